@@ -1,0 +1,96 @@
+// The only code in ifmeter that touches libnl-route-3 and getifaddrs.
+// Everything crosses into Swift as plain structs: no libnl object, no
+// callback, no pointer into kernel memory outlives a call.
+#ifndef IFMETER_CKERNEL_H
+#define IFMETER_CKERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define IFM_NAME_SIZE 16  /* IFNAMSIZ */
+#define IFM_KIND_SIZE 32
+
+typedef struct ifm_counters {
+    uint64_t rx_bytes, tx_bytes;
+    uint64_t rx_packets, tx_packets;
+    uint64_t rx_errors, tx_errors;
+    uint64_t rx_dropped, tx_dropped;
+} ifm_counters;
+
+typedef struct ifm_link {
+    int32_t ifindex;
+    uint32_t flags;        /* IFF_* */
+    uint16_t arptype;      /* ARPHRD_* */
+    uint8_t operstate;     /* IF_OPER_* */
+    char name[IFM_NAME_SIZE];
+    char kind[IFM_KIND_SIZE]; /* IFLA_INFO_KIND, "" when the driver sets none */
+    ifm_counters counters;
+} ifm_link;
+
+/* A growable array owned by the caller; reused across calls to avoid
+ * allocating on every sample. Free with ifm_link_list_free. */
+typedef struct ifm_link_list {
+    ifm_link *links;
+    size_t count;
+    size_t capacity;
+} ifm_link_list;
+
+void ifm_link_list_free(ifm_link_list *list);
+
+/* Error codes are libnl's (positive NLE_* values) unless said otherwise. */
+const char *ifm_netlink_error_string(int code);
+
+/* ---- Link dump over rtnetlink (IFLA_STATS64, 64-bit counters) ---- */
+
+typedef struct ifm_netlink ifm_netlink;
+
+/* Opens a NETLINK_ROUTE socket for dumps; NULL with *error set on failure. */
+ifm_netlink *ifm_netlink_open(int *error);
+void ifm_netlink_close(ifm_netlink *handle);
+/* Replaces list's contents with every link of the caller's namespace.
+ * Returns 0 or a libnl error code. */
+int ifm_netlink_dump(ifm_netlink *handle, ifm_link_list *list);
+
+/* ---- Link events (RTNLGRP_LINK) ---- */
+
+enum {
+    IFM_LINK_NEW = 1,  /* RTM_NEWLINK: created or changed */
+    IFM_LINK_DEL = 2,  /* RTM_DELLINK: deleted, or moved to another namespace */
+};
+
+typedef struct ifm_link_event {
+    int32_t type;      /* IFM_LINK_NEW or IFM_LINK_DEL */
+    int32_t moved;     /* DELLINK carrying IFLA_NEW_NETNSID or IFLA_NEW_IFINDEX */
+    ifm_link link;     /* the message's own counters */
+} ifm_link_event;
+
+typedef struct ifm_event_list {
+    ifm_link_event *events;
+    size_t count;
+    size_t capacity;
+} ifm_event_list;
+
+void ifm_event_list_free(ifm_event_list *list);
+
+typedef struct ifm_events ifm_events;
+
+/* Subscribes to link events on a non-blocking socket whose kernel receive
+ * buffer is receive_buffer_bytes (0 keeps the default). */
+ifm_events *ifm_events_open(int receive_buffer_bytes, int *error);
+void ifm_events_close(ifm_events *handle);
+int ifm_events_fd(const ifm_events *handle);
+
+/* Appends every pending event to list without blocking. Sets *overrun when
+ * the kernel dropped messages because the receive buffer was full (ENOBUFS):
+ * events were lost and the caller must re-dump. Returns 0 or a libnl error. */
+int ifm_events_read(ifm_events *handle, ifm_event_list *list, int *overrun);
+
+/* ---- getifaddrs (32-bit IFLA_STATS copies; every counter wraps at 2^32) ---- */
+
+/* Replaces list's contents with one entry per link getifaddrs reports,
+ * including links without a hardware address (ifa_addr == NULL: tun,
+ * WireGuard, raw-IP modems). kind is empty: getifaddrs does not report it.
+ * Returns 0 or an errno value. */
+int ifm_ifaddrs_dump(ifm_link_list *list);
+
+#endif

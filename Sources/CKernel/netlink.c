@@ -1,0 +1,216 @@
+// rtnetlink link dumps and link events through libnl-route-3.
+//
+// Both paths parse each message themselves (nl_msg_parse) rather than use
+// libnl's cache manager: its delete callback hands back the stale cached
+// object, while the DELLINK message itself carries the final counters.
+#include "ckernel.h"
+#include "lists.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+#include <netlink/netlink.h>
+#include <netlink/msg.h>
+#include <netlink/route/link.h>
+
+/* Large enough for any single rtnetlink datagram: with MSG_PEEK disabled
+ * libnl reads into a buffer of this size, one syscall per datagram. */
+enum { MESSAGE_BUFFER_BYTES = 64 * 1024 };
+
+const char *ifm_netlink_error_string(int code) {
+    return nl_geterror(code);
+}
+
+static void copy_link(struct rtnl_link *link, ifm_link *out) {
+    out->ifindex = rtnl_link_get_ifindex(link);
+    out->flags = rtnl_link_get_flags(link);
+    out->arptype = (uint16_t)rtnl_link_get_arptype(link);
+    out->operstate = rtnl_link_get_operstate(link);
+    const char *name = rtnl_link_get_name(link);
+    if (name) strncpy(out->name, name, IFM_NAME_SIZE - 1);
+    const char *kind = rtnl_link_get_type(link);
+    if (kind) strncpy(out->kind, kind, IFM_KIND_SIZE - 1);
+    /* libnl stores IFLA_STATS64 over IFLA_STATS when both are present. */
+    ifm_counters *c = &out->counters;
+    c->rx_bytes = rtnl_link_get_stat(link, RTNL_LINK_RX_BYTES);
+    c->tx_bytes = rtnl_link_get_stat(link, RTNL_LINK_TX_BYTES);
+    c->rx_packets = rtnl_link_get_stat(link, RTNL_LINK_RX_PACKETS);
+    c->tx_packets = rtnl_link_get_stat(link, RTNL_LINK_TX_PACKETS);
+    c->rx_errors = rtnl_link_get_stat(link, RTNL_LINK_RX_ERRORS);
+    c->tx_errors = rtnl_link_get_stat(link, RTNL_LINK_TX_ERRORS);
+    c->rx_dropped = rtnl_link_get_stat(link, RTNL_LINK_RX_DROPPED);
+    c->tx_dropped = rtnl_link_get_stat(link, RTNL_LINK_TX_DROPPED);
+}
+
+/* Bridge-port (AF_BRIDGE) messages arrive on the same group without
+ * statistics: only AF_UNSPEC messages describe the link itself. */
+static int is_link_message(struct nlmsghdr *header) {
+    if (header->nlmsg_type != RTM_NEWLINK && header->nlmsg_type != RTM_DELLINK) return 0;
+    if (!nlmsg_valid_hdr(header, sizeof(struct ifinfomsg))) return 0;
+    const struct ifinfomsg *info = nlmsg_data(header);
+    return info->ifi_family == AF_UNSPEC;
+}
+
+struct parse_target {
+    ifm_link *slot;
+};
+
+static void on_parsed_link(struct nl_object *object, void *arg) {
+    struct parse_target *target = arg;
+    copy_link((struct rtnl_link *)object, target->slot);
+}
+
+/* Parses one link message into slot; returns 0 or a libnl error. */
+static int parse_link(struct nl_msg *message, ifm_link *slot) {
+    struct parse_target target = { slot };
+    return nl_msg_parse(message, on_parsed_link, &target);
+}
+
+/* ---- Dump ---- */
+
+struct ifm_netlink {
+    struct nl_sock *sock;
+    ifm_link_list *list;  /* the list being filled by the current dump */
+    int error;            /* first error met inside the callback */
+};
+
+static int on_dump_message(struct nl_msg *message, void *arg) {
+    struct ifm_netlink *handle = arg;
+    if (!is_link_message(nlmsg_hdr(message))) return NL_OK;
+    ifm_link *slot = ifm_link_list_append(handle->list);
+    if (!slot) {
+        handle->error = NLE_NOMEM;
+        return NL_STOP;
+    }
+    int err = parse_link(message, slot);
+    if (err < 0) {
+        handle->list->count--;
+        handle->error = -err;
+        return NL_STOP;
+    }
+    return NL_OK;
+}
+
+ifm_netlink *ifm_netlink_open(int *error) {
+    ifm_netlink *handle = calloc(1, sizeof *handle);
+    if (!handle) { *error = NLE_NOMEM; return NULL; }
+    handle->sock = nl_socket_alloc();
+    if (!handle->sock) { free(handle); *error = NLE_NOMEM; return NULL; }
+    int err = nl_connect(handle->sock, NETLINK_ROUTE);
+    if (err < 0) {
+        nl_socket_free(handle->sock);
+        free(handle);
+        *error = -err;
+        return NULL;
+    }
+    nl_socket_disable_msg_peek(handle->sock);
+    nl_socket_set_msg_buf_size(handle->sock, MESSAGE_BUFFER_BYTES);
+    nl_socket_modify_cb(handle->sock, NL_CB_VALID, NL_CB_CUSTOM, on_dump_message, handle);
+    return handle;
+}
+
+void ifm_netlink_close(ifm_netlink *handle) {
+    if (!handle) return;
+    nl_socket_free(handle->sock);
+    free(handle);
+}
+
+int ifm_netlink_dump(ifm_netlink *handle, ifm_link_list *list) {
+    list->count = 0;
+    handle->list = list;
+    handle->error = 0;
+    struct ifinfomsg request = { .ifi_family = AF_UNSPEC };
+    int err = nl_send_simple(handle->sock, RTM_GETLINK, NLM_F_DUMP, &request, sizeof request);
+    if (err < 0) return -err;
+    err = nl_recvmsgs_default(handle->sock);
+    handle->list = NULL;
+    if (handle->error) return handle->error;
+    return err < 0 ? -err : 0;
+}
+
+/* ---- Events ---- */
+
+struct ifm_events {
+    struct nl_sock *sock;
+    ifm_event_list *list;
+    int error;
+};
+
+static int on_event_message(struct nl_msg *message, void *arg) {
+    struct ifm_events *handle = arg;
+    struct nlmsghdr *header = nlmsg_hdr(message);
+    if (!is_link_message(header)) return NL_OK;
+    ifm_link_event *event = ifm_event_list_append(handle->list);
+    if (!event) {
+        handle->error = NLE_NOMEM;
+        return NL_STOP;
+    }
+    event->type = header->nlmsg_type == RTM_DELLINK ? IFM_LINK_DEL : IFM_LINK_NEW;
+    /* A DELLINK with these attributes is a move to another namespace, not
+     * the end of the device. */
+    event->moved = header->nlmsg_type == RTM_DELLINK &&
+        (nlmsg_find_attr(header, sizeof(struct ifinfomsg), IFLA_NEW_NETNSID) ||
+         nlmsg_find_attr(header, sizeof(struct ifinfomsg), IFLA_NEW_IFINDEX));
+    int err = parse_link(message, &event->link);
+    if (err < 0) {
+        handle->list->count--;
+        handle->error = -err;
+        return NL_STOP;
+    }
+    return NL_OK;
+}
+
+ifm_events *ifm_events_open(int receive_buffer_bytes, int *error) {
+    ifm_events *handle = calloc(1, sizeof *handle);
+    if (!handle) { *error = NLE_NOMEM; return NULL; }
+    handle->sock = nl_socket_alloc();
+    if (!handle->sock) { free(handle); *error = NLE_NOMEM; return NULL; }
+    nl_socket_disable_seq_check(handle->sock);
+    nl_socket_modify_cb(handle->sock, NL_CB_VALID, NL_CB_CUSTOM, on_event_message, handle);
+    int err = nl_connect(handle->sock, NETLINK_ROUTE);
+    if (err >= 0) err = nl_socket_add_membership(handle->sock, RTNLGRP_LINK);
+    if (err >= 0) err = nl_socket_set_nonblocking(handle->sock);
+    if (err >= 0 && receive_buffer_bytes > 0)
+        err = nl_socket_set_buffer_size(handle->sock, receive_buffer_bytes, 0);
+    if (err < 0) {
+        nl_socket_free(handle->sock);
+        free(handle);
+        *error = -err;
+        return NULL;
+    }
+    nl_socket_disable_msg_peek(handle->sock);
+    nl_socket_set_msg_buf_size(handle->sock, MESSAGE_BUFFER_BYTES);
+    return handle;
+}
+
+void ifm_events_close(ifm_events *handle) {
+    if (!handle) return;
+    nl_socket_free(handle->sock);
+    free(handle);
+}
+
+int ifm_events_fd(const ifm_events *handle) {
+    return nl_socket_get_fd(handle->sock);
+}
+
+int ifm_events_read(ifm_events *handle, ifm_event_list *list, int *overrun) {
+    *overrun = 0;
+    handle->list = list;
+    handle->error = 0;
+    for (;;) {
+        int err = nl_recvmsgs_default(handle->sock);
+        if (handle->error) { handle->list = NULL; return handle->error; }
+        if (err >= 0) continue;
+        if (err == -NLE_AGAIN) break;
+        /* libnl maps the kernel's ENOBUFS (receive queue overrun) to NOMEM;
+         * the socket stays usable and the queued messages still follow. */
+        if (err == -NLE_NOMEM) { *overrun = 1; continue; }
+        handle->list = NULL;
+        return -err;
+    }
+    handle->list = NULL;
+    return 0;
+}

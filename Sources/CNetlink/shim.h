@@ -1,0 +1,3 @@
+#include <netlink/netlink.h>
+#include <netlink/msg.h>
+#include <netlink/route/link.h>

@@ -1,0 +1,70 @@
+/// One link with what ifmeter makes of it.
+public struct ClassifiedLink: Sendable {
+    public var sample: LinkSample
+    public var classification: Classification
+
+    public init(sample: LinkSample, classification: Classification) {
+        self.sample = sample
+        self.classification = classification
+    }
+
+    public func isWatched(by classes: Set<InterfaceClass>) -> Bool {
+        classification.interfaceClass.map(classes.contains) ?? false
+    }
+}
+
+/// `ifmeter interfaces`: the links, their class, the deciding signal and
+/// their raw 64-bit counters.
+public enum InterfacesReport {
+    public static let schema = "ifmeter.interfaces/1"
+
+    public static func table(_ links: [ClassifiedLink]) -> String {
+        var table = TextTable([
+            ("INTERFACE", .left), ("CLASS", .left), ("SIGNAL", .left), ("IFINDEX", .right),
+            ("KIND", .left), ("STATE", .left), ("RX BYTES", .right), ("TX BYTES", .right),
+            ("RX PKTS", .right), ("TX PKTS", .right), ("ERRORS", .right), ("DROPS", .right),
+        ])
+        for link in links {
+            let c = link.sample.counters
+            table.append([
+                link.sample.name, link.classification.interfaceClass?.displayName ?? "ignored",
+                link.classification.signal.description, String(link.sample.ifindex),
+                link.sample.kind.isEmpty ? "-" : link.sample.kind, link.sample.operState.name,
+                String(c.rxBytes), String(c.txBytes), String(c.rxPackets), String(c.txPackets),
+                String(c.rxErrors + c.txErrors), String(c.rxDropped + c.txDropped),
+            ])
+        }
+        let footer = links.isEmpty ? "No watched interfaces (Wi-Fi, cellular, tunnel); --all lists the rest.\n" : ""
+        return table.rendered() + footer + "Counters since each interface was created: \(Estimate.basis).\n"
+    }
+
+    public static func json(_ links: [ClassifiedLink]) -> JSON {
+        .object([
+            ("schema", .string(schema)),
+            ("estimate", .bool(true)),
+            ("basis", .string(Estimate.basis)),
+            ("interfaces", .array(links.map(json))),
+        ])
+    }
+
+    static func json(_ link: ClassifiedLink) -> JSON {
+        let c = link.sample.counters
+        return .object([
+            ("name", .string(link.sample.name)),
+            ("class", link.classification.interfaceClass.map { .string($0.rawValue) } ?? .null),
+            ("ignored", .bool(link.classification.interfaceClass == nil)),
+            ("signal", .string(link.classification.signal.description)),
+            ("ifindex", .int(Int64(link.sample.ifindex))),
+            ("kind", .string(link.sample.kind)),
+            ("arp_type", .int(Int64(link.sample.arpType))),
+            ("operstate", .string(link.sample.operState.name)),
+            ("up", .bool(link.sample.isUp)),
+            ("counters", .object([
+                ("rx_bytes", .uint(c.rxBytes)), ("tx_bytes", .uint(c.txBytes)),
+                ("rx_packets", .uint(c.rxPackets)), ("tx_packets", .uint(c.txPackets)),
+                ("rx_errors", .uint(c.rxErrors)), ("tx_errors", .uint(c.txErrors)),
+                ("rx_dropped", .uint(c.rxDropped)), ("tx_dropped", .uint(c.txDropped)),
+            ])),
+        ])
+    }
+}

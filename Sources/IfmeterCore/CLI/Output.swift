@@ -1,0 +1,18 @@
+import Glibc
+
+/// Writing to the standard streams through the file descriptors, so output
+/// needs neither Foundation nor C globals like `stderr`.
+public enum Output {
+    public static func standardOutput(_ text: String) { write(text, to: 1) }
+    public static func standardError(_ text: String) { write(text, to: 2) }
+
+    static func write(_ text: String, to fd: Int32) {
+        try? FileSystem.writeAll(fd, Array(text.utf8), path: fd == 1 ? "stdout" : "stderr")
+    }
+
+    /// Prints "program: message" to stderr and exits with the sysexits code.
+    public static func fail(_ program: String, _ message: String, _ code: ExitCode) -> Never {
+        standardError("\(program): \(message)\n")
+        exit(code.rawValue)
+    }
+}

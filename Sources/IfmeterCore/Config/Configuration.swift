@@ -1,0 +1,49 @@
+/// How long each kind of time bucket is kept; 0 keeps it forever.
+/// The defaults are vnStat's.
+public struct Retention: Sendable, Hashable {
+    public var fiveMinuteHours = 48
+    public var hourlyDays = 4
+    public var dailyDays = 62
+    public var monthlyMonths = 25
+    public var yearlyYears = 0
+
+    public init() {}
+}
+
+/// Everything the daemon and the CLI can be told. Defaults are the values a
+/// fresh install runs with; `ConfigurationFile` fills in what a file says.
+public struct Configuration: Sendable {
+    public static let defaultPath = "/etc/ifmeter/ifmeter.conf"
+    public static let defaultStateDirectory = "/var/lib/ifmeter"
+
+    /// Seconds between counter samples (rates, event reconciliation, metrics).
+    public var sampleInterval: Double = 15
+    /// Seconds between store commits; deltas wait in memory meanwhile, and a
+    /// crash loses none of them for links that live on (the kernel still has them).
+    public var commitInterval: Double = 300
+    /// Where the store lives; nil falls back to $STATE_DIRECTORY, then the default.
+    public var stateDirectory: String?
+    /// A delta faster than this (bits per second) is discarded as implausible.
+    public var maxRateBitsPerSecond: UInt64 = 10_000_000_000
+    /// Kernel receive buffer of the link-event socket.
+    public var eventBufferBytes = 4 << 20
+    public var bootIDPath = "/proc/sys/kernel/random/boot_id"
+    public var sysfsRoot = "/sys"
+    public var watchedClasses = InterfaceClass.watchedByDefault
+    public var overrides: [InterfaceOverride] = []
+    public var retention = Retention()
+
+    public init() {}
+
+    /// The state directory in force: explicit setting, then systemd's
+    /// $STATE_DIRECTORY (first entry), then the default.
+    public func resolvedStateDirectory(environment: [String: String]) -> String {
+        if let stateDirectory { return stateDirectory }
+        if let fromSystemd = environment["STATE_DIRECTORY"]?.split(separator: ":").first {
+            return String(fromSystemd)
+        }
+        return Self.defaultStateDirectory
+    }
+
+    public var classifier: Classifier { Classifier(sysfsRoot: sysfsRoot, overrides: overrides) }
+}

@@ -1,0 +1,199 @@
+/// A configuration problem, located to the file and line.
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible, Equatable {
+    public var path: String
+    public var line: Int?
+    public var message: String
+
+    /// The file named explicitly does not exist (EX_NOINPUT rather than EX_CONFIG).
+    public var isMissingFile: Bool { line == nil && message == ConfigurationError.noSuchFile }
+    static let noSuchFile = "no such file"
+
+    public var description: String {
+        line.map { "\(path):\($0): \(message)" } ?? "\(path): \(message)"
+    }
+}
+
+/// The configuration file: systemd-style `[Section]` and `Key=Value` lines,
+/// `#` or `;` comments. Unknown sections and keys are errors, never ignored:
+/// a misspelt key would otherwise silently run with a default.
+///
+///     [Daemon]
+///     SampleIntervalSec=15
+///     CommitIntervalSec=300
+///     MaxRate=10G
+///     [Interfaces]
+///     Watch=wifi cellular tunnel
+///     [Classes]
+///     ppp*=cellular
+///     veth*=ignore
+public enum ConfigurationFile {
+    /// Longest accepted line; anything longer is not a hand-written config.
+    static let maximumLineLength = 4096
+
+    public static func parse(_ text: String, path: String, into base: Configuration = Configuration()) throws -> Configuration {
+        var configuration = base
+        var section: String?
+        var seen: Set<String> = []
+        for (offset, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let number = offset + 1
+            func fail(_ message: String) -> ConfigurationError {
+                ConfigurationError(path: path, line: number, message: message)
+            }
+            if rawLine.utf8.count > maximumLineLength { throw fail("line longer than \(maximumLineLength) bytes") }
+            if rawLine.unicodeScalars.contains(where: { $0.value == 0 }) { throw fail("NUL byte in line") }
+            let line = rawLine.trimmingWhitespace()
+            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
+            if line.hasPrefix("[") {
+                guard line.hasSuffix("]"), line.count > 2 else { throw fail("malformed section header \(quoted(line))") }
+                let name = String(line.dropFirst().dropLast())
+                guard ["Daemon", "Interfaces", "Classes", "Retention"].contains(name) else {
+                    throw fail("unknown section [\(name)] (known: [Daemon], [Interfaces], [Classes], [Retention])")
+                }
+                section = name
+                continue
+            }
+            guard let equals = line.firstIndex(of: "=") else { throw fail("expected Key=Value, got \(quoted(line))") }
+            let key = line[..<equals].trimmingWhitespace()
+            let value = line[line.index(after: equals)...].trimmingWhitespace()
+            guard let section else { throw fail("\(key)= outside any section") }
+            guard !key.isEmpty else { throw fail("empty key") }
+            if section != "Classes" {
+                guard seen.insert("\(section).\(key)").inserted else { throw fail("\(key)= set twice in [\(section)]") }
+            }
+            do {
+                try apply(section: section, key: key, value: value, to: &configuration)
+            } catch let message as Message {
+                throw fail(message.text)
+            } catch {
+                preconditionFailure("apply throws only Message")
+            }
+        }
+        return configuration
+    }
+
+    struct Message: Error { var text: String }
+
+    private static func apply(section: String, key: String, value: String, to c: inout Configuration) throws {
+        switch (section, key) {
+        case ("Daemon", "SampleIntervalSec"): c.sampleInterval = try seconds(value, key: key, range: 0.1...86_400)
+        case ("Daemon", "CommitIntervalSec"): c.commitInterval = try seconds(value, key: key, range: 1...86_400)
+        case ("Daemon", "StateDirectory"): c.stateDirectory = try absolutePath(value, key: key)
+        case ("Daemon", "MaxRate"): c.maxRateBitsPerSecond = try rate(value, key: key)
+        case ("Daemon", "EventBufferBytes"): c.eventBufferBytes = Int(try count(value, key: key, range: 4096...(1 << 30)))
+        case ("Daemon", "BootIDPath"): c.bootIDPath = try absolutePath(value, key: key)
+        case ("Daemon", "SysfsRoot"): c.sysfsRoot = try absolutePath(value, key: key)
+        case ("Interfaces", "Watch"): c.watchedClasses = try classes(value)
+        case ("Classes", _): c.overrides.append(try override(pattern: key, value: value))
+        case ("Retention", "FiveMinuteHours"): c.retention.fiveMinuteHours = Int(try count(value, key: key, range: 0...100_000))
+        case ("Retention", "HourlyDays"): c.retention.hourlyDays = Int(try count(value, key: key, range: 0...100_000))
+        case ("Retention", "DailyDays"): c.retention.dailyDays = Int(try count(value, key: key, range: 0...100_000))
+        case ("Retention", "MonthlyMonths"): c.retention.monthlyMonths = Int(try count(value, key: key, range: 0...100_000))
+        case ("Retention", "YearlyYears"): c.retention.yearlyYears = Int(try count(value, key: key, range: 0...10_000))
+        default: throw Message(text: "unknown key \(key)= in [\(section)]")
+        }
+    }
+
+    static func seconds(_ value: String, key: String, range: ClosedRange<Double>) throws -> Double {
+        guard let number = Double(value), number.isFinite, range.contains(number) else {
+            throw Message(text: "\(key)=\(quoted(value)): expected seconds from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
+    }
+
+    static func count(_ value: String, key: String, range: ClosedRange<UInt64>) throws -> UInt64 {
+        guard let number = parseScaled(value, base: 1024), range.contains(number) else {
+            throw Message(text: "\(key)=\(quoted(value)): expected a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
+    }
+
+    /// Bits per second with an optional SI suffix (K, M, G, T), like `100M`.
+    static func rate(_ value: String, key: String) throws -> UInt64 {
+        guard let number = parseScaled(value, base: 1000), number > 0 else {
+            throw Message(text: "\(key)=\(quoted(value)): expected bits per second like 100M or 10G")
+        }
+        return number
+    }
+
+    /// A whole number with an optional K/M/G/T suffix in powers of `base`.
+    static func parseScaled(_ value: String, base: UInt64) -> UInt64? {
+        var digits = Substring(value)
+        var multiplier: UInt64 = 1
+        if let last = digits.last, let power = ["K": 1, "M": 2, "G": 3, "T": 4][last.uppercased()] {
+            digits = digits.dropLast()
+            for _ in 0..<power { multiplier *= base }
+        }
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let number = UInt64(digits) else { return nil }
+        let (product, overflow) = number.multipliedReportingOverflow(by: multiplier)
+        return overflow ? nil : product
+    }
+
+    static func absolutePath(_ value: String, key: String) throws -> String {
+        guard value.hasPrefix("/") else { throw Message(text: "\(key)=\(quoted(value)): expected an absolute path") }
+        return value
+    }
+
+    static func classes(_ value: String) throws -> Set<InterfaceClass> {
+        var result: Set<InterfaceClass> = []
+        for word in value.split(whereSeparator: { $0 == " " || $0 == "," }) {
+            guard let parsed = InterfaceClass(rawValue: String(word)) else {
+                throw Message(text: "Watch=: unknown class \(quoted(String(word))) (known: wifi cellular tunnel other)")
+            }
+            result.insert(parsed)
+        }
+        guard !result.isEmpty else { throw Message(text: "Watch= names no class") }
+        return result
+    }
+
+    static func override(pattern: String, value: String) throws -> InterfaceOverride {
+        guard isValidGlob(pattern) else { throw Message(text: "\(quoted(pattern)): invalid name pattern (unclosed [ or longer than 15 characters of name)") }
+        if value == "ignore" { return InterfaceOverride(pattern: pattern, action: .ignore) }
+        guard let assigned = InterfaceClass(rawValue: value) else {
+            throw Message(text: "\(pattern)=\(quoted(value)): expected wifi, cellular, tunnel, other or ignore")
+        }
+        return InterfaceOverride(pattern: pattern, action: .assign(assigned))
+    }
+
+    /// Interface names are at most 15 bytes of printable characters; a pattern
+    /// needs balanced brackets to mean what it says.
+    static func isValidGlob(_ pattern: String) -> Bool {
+        guard pattern.utf8.count <= 64, pattern.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7f && $0 != "/" }) else {
+            return false
+        }
+        var inBracket = false
+        for character in pattern {
+            if character == "[" && !inBracket { inBracket = true } else if character == "]" && inBracket { inBracket = false }
+        }
+        return !inBracket
+    }
+
+    static func quoted(_ text: some StringProtocol) -> String {
+        let limit = 40
+        let shown = text.count > limit ? text.prefix(limit) + "…" : Substring(text)
+        return "\"" + shown.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? "?" : String($0) }.joined() + "\""
+    }
+
+    /// Reads and parses a file; a missing explicit file is an error, the
+    /// default path may be absent.
+    public static func load(path: String, required: Bool) throws -> Configuration {
+        let text: String?
+        do {
+            text = try FileSystem.readText(path)
+        } catch {
+            throw ConfigurationError(path: path, line: nil, message: "cannot read: \(error)")
+        }
+        guard let text else {
+            if required { throw ConfigurationError(path: path, line: nil, message: ConfigurationError.noSuchFile) }
+            return Configuration()
+        }
+        return try parse(text, path: path)
+    }
+}
+
+extension StringProtocol {
+    func trimmingWhitespace() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(self[first...last])
+    }
+}

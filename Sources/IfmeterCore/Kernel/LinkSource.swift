@@ -1,0 +1,15 @@
+/// A place to read every link's counters from.
+public protocol LinkSource: AnyObject {
+    /// How wide this source's counters are, which decides the wrap rule.
+    var counterWidth: CounterWidth { get }
+    /// Every link of the caller's network namespace, now.
+    func links() throws -> [LinkSample]
+}
+
+/// A failure reported by libnl or getifaddrs, with what was being done.
+public struct KernelError: Error, Sendable, CustomStringConvertible {
+    public let operation: String
+    public let message: String
+
+    public var description: String { "\(operation): \(message)" }
+}

@@ -1,0 +1,112 @@
+// The one Swift file that wraps libc file I/O. Everything above it sees
+// Strings and byte arrays; unsafe buffers stay here.
+import Glibc
+
+/// A failed system call, with errno and what was being done.
+public struct SystemError: Error, Sendable, CustomStringConvertible {
+    public let operation: String
+    public let path: String
+    public let errno: Int32
+
+    public init(_ operation: String, path: String, errno: Int32) {
+        self.operation = operation
+        self.path = path
+        self.errno = errno
+    }
+
+    public var description: String {
+        "\(path): \(operation): \(String(cString: strerror(errno)))"
+    }
+}
+
+/// Minimal file access on libc, kept out of Foundation so the daemon stays small.
+public enum FileSystem {
+    /// Retries a system call interrupted by a signal (EINTR).
+    @inline(__always)
+    static func retrying<T: BinaryInteger>(_ call: () -> T) -> T {
+        while true {
+            let result = call()
+            if result >= 0 || Glibc.errno != EINTR { return result }
+        }
+    }
+
+    /// The whole file, or nil when it does not exist.
+    public static func readBytes(_ path: String) throws -> [UInt8]? {
+        let fd = retrying { open(path, O_RDONLY | O_CLOEXEC) }
+        if fd < 0 {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw SystemError("open", path: path, errno: errno)
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { buffer in
+                retrying { read(fd, buffer.baseAddress, buffer.count) }
+            }
+            if count < 0 { throw SystemError("read", path: path, errno: errno) }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    /// The file as UTF-8 text, or nil when it does not exist.
+    public static func readText(_ path: String) throws -> String? {
+        try readBytes(path).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Whether anything (file, directory, symlink target) exists at path.
+    public static func exists(_ path: String) -> Bool {
+        access(path, F_OK) == 0
+    }
+
+    /// Whether path is a directory (following symlinks).
+    public static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// Creates the directory and its parents, like `mkdir -p`.
+    public static func createDirectory(_ path: String, mode: mode_t = 0o755) throws {
+        if isDirectory(path) { return }
+        let parent = directoryName(path)
+        if parent != path && !parent.isEmpty { try createDirectory(parent, mode: mode) }
+        if mkdir(path, mode) != 0 && errno != EEXIST {
+            throw SystemError("mkdir", path: path, errno: errno)
+        }
+    }
+
+    /// Writes bytes to a new file or replaces its contents.
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws {
+        let fd = retrying { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode) }
+        if fd < 0 { throw SystemError("open", path: path, errno: errno) }
+        defer { close(fd) }
+        try writeAll(fd, bytes, path: path)
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { buffer in
+                retrying { Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset) }
+            }
+            if written < 0 { throw SystemError("write", path: path, errno: errno) }
+            offset += written
+        }
+    }
+
+    /// The part of path before its last slash ("." when none).
+    public static func directoryName(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        if slash == path.startIndex { return "/" }
+        return String(path[..<slash])
+    }
+
+    /// The path of the running executable.
+    public static func executablePath() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

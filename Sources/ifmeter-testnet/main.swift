@@ -1,0 +1,162 @@
+// Test support, run inside a network namespace the tests made
+// (`ip netns exec NS ifmeter-testnet ...`). It makes interface counters move
+// by an exact number of bytes, as KERNEL.md describes:
+//   RX: IPv4/UDP packets written into the tun fd, to a bound port (else the
+//       kernel answers with ICMP port-unreachable, which is TX too);
+//   TX: datagrams sent to the peer address routed into the tun, read back
+//       out of the fd so none is dropped.
+// IPv6 is disabled on the device before it goes up (no RS, no MLD).
+// Addresses are in 198.18.0.0/15 (RFC 2544 benchmarking) and never leave the
+// namespace.
+import CTestTun
+@preconcurrency import Glibc
+
+func fail(_ message: String) -> Never {
+    fputs("ifmeter-testnet: \(message)\n", stderr)
+    exit(1)
+}
+
+func run(_ command: String) {
+    if system(command) != 0 { fail("command failed: \(command)") }
+}
+
+struct Options {
+    var name = "tun0"
+    var subnet = 0
+    var rxPackets = 0
+    var txPackets = 0
+    var size = 100
+    var persist = false
+    var lives = 1
+    var holdMilliseconds = 0
+    var untilStdinClosed = false
+}
+
+func parse(_ words: [String]) -> Options {
+    var options = Options()
+    var index = 0
+    func value() -> String {
+        index += 1
+        guard index < words.count else { fail("\(words[index - 1]) needs a value") }
+        return words[index]
+    }
+    func number() -> Int {
+        guard let parsed = Int(value()) else { fail("\(words[index - 1]) needs a number") }
+        return parsed
+    }
+    while index < words.count {
+        switch words[index] {
+        case "--name": options.name = value()
+        case "--subnet": options.subnet = number()
+        case "--rx-packets": options.rxPackets = number()
+        case "--tx-packets": options.txPackets = number()
+        case "--size": options.size = number()
+        case "--persist": options.persist = true
+        case "--lives": options.lives = number()
+        case "--hold-ms": options.holdMilliseconds = number()
+        case "--until-stdin-closed": options.untilStdinClosed = true
+        default: fail("unknown option \(words[index])")
+        }
+        index += 1
+    }
+    guard (28...1400).contains(options.size) else { fail("--size must be 28...1400 (an IPv4/UDP packet)") }
+    guard (0...255).contains(options.subnet) else { fail("--subnet must be 0...255") }
+    return options
+}
+
+func address(_ subnet: Int, _ host: UInt8) -> in_addr {
+    in_addr(s_addr: UInt32(198 | 18 << 8 | subnet << 16 | Int(host) << 24))
+}
+
+func socketAddress(_ address: in_addr, port: UInt16) -> sockaddr_in {
+    var socketAddress = sockaddr_in()
+    socketAddress.sin_family = sa_family_t(AF_INET)
+    socketAddress.sin_port = port.bigEndian
+    socketAddress.sin_addr = address
+    return socketAddress
+}
+
+func udpSocket(boundTo address: in_addr?, port: UInt16) -> Int32 {
+    let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    guard fd >= 0 else { fail("socket: \(errno)") }
+    if let address {
+        var local = socketAddress(address, port: port)
+        let status = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard status == 0 else { fail("bind: \(errno)") }
+    }
+    return fd
+}
+
+/// An IPv4/UDP packet of exactly `size` bytes, checksummed header, UDP checksum off.
+func ipv4Packet(size: Int, from source: in_addr, to destination: in_addr, port: UInt16) -> [UInt8] {
+    var packet = [UInt8](repeating: 0x5a, count: size)
+    let header: [UInt8] = [
+        0x45, 0, UInt8(size >> 8), UInt8(size & 0xff), 0, 0, 0x40, 0, 64, 17, 0, 0,
+    ]
+    packet.replaceSubrange(0..<12, with: header)
+    withUnsafeBytes(of: source.s_addr) { packet.replaceSubrange(12..<16, with: $0) }
+    withUnsafeBytes(of: destination.s_addr) { packet.replaceSubrange(16..<20, with: $0) }
+    var sum: UInt32 = 0
+    for index in stride(from: 0, to: 20, by: 2) { sum += UInt32(packet[index]) << 8 | UInt32(packet[index + 1]) }
+    while sum > 0xffff { sum = (sum & 0xffff) + (sum >> 16) }
+    let checksum = ~UInt16(sum)
+    packet[10] = UInt8(checksum >> 8)
+    packet[11] = UInt8(checksum & 0xff)
+    let udpLength = size - 20
+    let udp: [UInt8] = [0x9c, 0x40, UInt8(port >> 8), UInt8(port & 0xff), UInt8(udpLength >> 8), UInt8(udpLength & 0xff), 0, 0]
+    packet.replaceSubrange(20..<28, with: udp)
+    return packet
+}
+
+func live(_ options: Options) {
+    let fd = ifm_test_tun_open(options.name, 0, options.persist ? 1 : 0)
+    guard fd >= 0 else { fail("opening tun \(options.name): \(String(cString: strerror(-fd)))") }
+    let local = address(options.subnet, 1)
+    let peer = address(options.subnet, 2)
+    let port = UInt16(9000 + options.subnet)
+    // Disable IPv6 before the link goes up, or router solicitations and MLD
+    // reports add bytes nobody asked for.
+    let sysctl = "/proc/sys/net/ipv6/conf/\(options.name)/disable_ipv6"
+    if let file = fopen(sysctl, "w") {
+        fputs("1", file)
+        fclose(file)
+    }
+    run("ip addr replace 198.18.\(options.subnet).1 peer 198.18.\(options.subnet).2 dev \(options.name) && ip link set \(options.name) up")
+    let receiver = udpSocket(boundTo: local, port: port)
+    let rxPacket = ipv4Packet(size: options.size, from: peer, to: local, port: port)
+    for _ in 0..<options.rxPackets {
+        let written = rxPacket.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard written == options.size else { fail("write to tun: \(errno)") }
+    }
+    let sender = udpSocket(boundTo: nil, port: 0)
+    var destination = socketAddress(peer, port: port)
+    let payload = [UInt8](repeating: 0xa5, count: options.size - 28)
+    var readBack = [UInt8](repeating: 0, count: 2048)
+    for _ in 0..<options.txPackets {
+        let sent = withUnsafePointer(to: &destination) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                sendto(sender, payload, payload.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard sent == payload.count else { fail("sendto: \(errno)") }
+        // Read it back out of the tun: once read, it was counted as TX.
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, 2000) == 1 else { fail("the datagram did not reach the tun") }
+        let count = read(fd, &readBack, readBack.count)
+        guard count == options.size else { fail("read \(count) bytes back from the tun, expected \(options.size)") }
+    }
+    if options.holdMilliseconds > 0 { usleep(UInt32(options.holdMilliseconds) * 1000) }
+    if options.untilStdinClosed {
+        var byte: UInt8 = 0
+        while read(0, &byte, 1) > 0 {}
+    }
+    close(sender)
+    close(receiver)
+    close(fd)
+}
+
+setvbuf(stdout, nil, _IOLBF, 0)
+let options = parse(Array(CommandLine.arguments.dropFirst()))
+for _ in 0..<options.lives { live(options) }

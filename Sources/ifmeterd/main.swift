@@ -1,0 +1,2 @@
+import IfmeterCore
+Output.standardError("ifmeterd: not built yet\n")

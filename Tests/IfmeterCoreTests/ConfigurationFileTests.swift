@@ -1,0 +1,82 @@
+import Testing
+@testable import IfmeterCore
+
+@Suite struct ConfigurationFileTests {
+    @Test func parsesEverySection() throws {
+        let text = """
+            # comment
+            [Daemon]
+            SampleIntervalSec = 5
+            CommitIntervalSec=60
+            StateDirectory=/tmp/state
+            MaxRate=100M
+            EventBufferBytes=64K
+            BootIDPath=/tmp/boot_id
+            [Interfaces]
+            Watch=cellular tunnel
+            [Classes]
+            ppp*=tunnel
+            veth*=ignore
+            [Retention]
+            DailyDays=400
+            YearlyYears=0
+            """
+        let configuration = try ConfigurationFile.parse(text, path: "test.conf")
+        #expect(configuration.sampleInterval == 5)
+        #expect(configuration.commitInterval == 60)
+        #expect(configuration.stateDirectory == "/tmp/state")
+        #expect(configuration.maxRateBitsPerSecond == 100_000_000)
+        #expect(configuration.eventBufferBytes == 65536)
+        #expect(configuration.bootIDPath == "/tmp/boot_id")
+        #expect(configuration.watchedClasses == [.cellular, .tunnel])
+        #expect(configuration.overrides == [
+            InterfaceOverride(pattern: "ppp*", action: .assign(.tunnel)),
+            InterfaceOverride(pattern: "veth*", action: .ignore),
+        ])
+        #expect(configuration.retention.dailyDays == 400)
+    }
+
+    static let badFiles: [(text: String, error: String)] = [
+        ("[Daemon]\nSampleIntervalSec=fast", "bad.conf:2: SampleIntervalSec=\"fast\": expected seconds from 0.1 to 86400.0"),
+        ("[Daemon]\nSampleIntervalSec=0", "bad.conf:2: SampleIntervalSec=\"0\": expected seconds from 0.1 to 86400.0"),
+        ("[Daemon]\nSampelIntervalSec=5", "bad.conf:2: unknown key SampelIntervalSec= in [Daemon]"),
+        ("[Deamon]", "bad.conf:1: unknown section [Deamon] (known: [Daemon], [Interfaces], [Classes], [Retention])"),
+        ("SampleIntervalSec=5", "bad.conf:1: SampleIntervalSec= outside any section"),
+        ("[Daemon]\n\nMaxRate=99999999999999999999T", "bad.conf:3: MaxRate=\"99999999999999999999T\": expected bits per second like 100M or 10G"),
+        ("[Daemon]\nStateDirectory=relative", "bad.conf:2: StateDirectory=\"relative\": expected an absolute path"),
+        ("[Daemon]\nSampleIntervalSec=5\nSampleIntervalSec=6", "bad.conf:3: SampleIntervalSec= set twice in [Daemon]"),
+        ("[Interfaces]\nWatch=wifi satellite", "bad.conf:2: Watch=: unknown class \"satellite\" (known: wifi cellular tunnel other)"),
+        ("[Classes]\nppp[0-9=cellular", "bad.conf:2: \"ppp[0-9\": invalid name pattern (unclosed [ or longer than 15 characters of name)"),
+        ("[Classes]\nppp*=modem", "bad.conf:2: ppp*=\"modem\": expected wifi, cellular, tunnel, other or ignore"),
+        ("[Daemon]\nMaxRate=1\u{0}0", "bad.conf:2: NUL byte in line"),
+        ("[Daemon]\nnonsense", "bad.conf:2: expected Key=Value, got \"nonsense\""),
+        ("[Daemon", "bad.conf:1: malformed section header \"[Daemon\""),
+        ("[Retention]\nDailyDays=-1", "bad.conf:2: DailyDays=\"-1\": expected a whole number from 0 to 100000"),
+        ("[Daemon]\n" + String(repeating: "x", count: 5000), "bad.conf:2: line longer than 4096 bytes"),
+    ]
+
+    @Test(arguments: badFiles)
+    func rejectsWithFileAndLine(_ testCase: (text: String, error: String)) {
+        #expect {
+            _ = try ConfigurationFile.parse(testCase.text, path: "bad.conf")
+        } throws: { error in
+            (error as? ConfigurationError)?.description == testCase.error
+        }
+    }
+
+    @Test func missingDefaultFileMeansDefaults() throws {
+        let configuration = try ConfigurationFile.load(path: "/nonexistent/ifmeter.conf", required: false)
+        #expect(configuration.sampleInterval == Configuration().sampleInterval)
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationFile.load(path: "/nonexistent/ifmeter.conf", required: true)
+        }
+    }
+
+    @Test func stateDirectoryPrecedence() {
+        var configuration = Configuration()
+        #expect(configuration.resolvedStateDirectory(environment: [:]) == "/var/lib/ifmeter")
+        #expect(configuration.resolvedStateDirectory(environment: ["STATE_DIRECTORY": "/var/lib/x:/var/lib/y"]) == "/var/lib/x")
+        configuration.stateDirectory = "/srv/ifmeter"
+        #expect(configuration.resolvedStateDirectory(environment: ["STATE_DIRECTORY": "/var/lib/x"]) == "/srv/ifmeter")
+    }
+}

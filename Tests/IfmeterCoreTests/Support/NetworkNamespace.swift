@@ -1,0 +1,74 @@
+import Foundation
+import CTestTun
+import Glibc
+import Testing
+@testable import IfmeterCore
+
+/// A private network namespace made with `ip netns add`, deleted on deinit.
+/// Tests push traffic in it with `ifmeter-testnet` and read it back through
+/// the real kernel: nothing here is a mock.
+final class NetworkNamespace {
+    private static let counter = Counter()
+
+    let name: String
+
+    init() throws {
+        name = "ifmt-\(getpid())-\(NetworkNamespace.counter.next())"
+        try mustRun("/usr/bin/env", ["ip", "netns", "add", name])
+        try exec(["ip", "link", "set", "lo", "up"])
+    }
+
+    deinit {
+        _ = try? runProcess("/usr/bin/env", ["ip", "netns", "del", name])
+    }
+
+    /// Runs a command inside the namespace (sysfs remounted for it); must succeed.
+    @discardableResult
+    func exec(_ command: [String], input: String? = nil) throws -> String {
+        try mustRun("/usr/bin/env", ["ip", "netns", "exec", name] + command, input: input)
+    }
+
+    /// Runs a command inside the namespace and returns however it ended.
+    func run(_ command: [String]) throws -> ProcessResult {
+        try runProcess("/usr/bin/env", ["ip", "netns", "exec", name] + command)
+    }
+
+    /// Creates tun lives and pushes exact traffic (see ifmeter-testnet).
+    func tunTraffic(
+        name device: String = "tun0", subnet: Int = 0, rxPackets: Int = 0, txPackets: Int = 0, size: Int = 100,
+        persist: Bool = false, lives: Int = 1
+    ) throws {
+        var arguments = [
+            TestEnvironment.binary("ifmeter-testnet"), "--name", device, "--subnet", String(subnet),
+            "--rx-packets", String(rxPackets), "--tx-packets", String(txPackets), "--size", String(size),
+            "--lives", String(lives),
+        ]
+        if persist { arguments.append("--persist") }
+        try exec(arguments)
+    }
+
+    /// Calls `body` on this thread while it is inside the namespace. Sockets
+    /// opened in `body` stay in the namespace afterwards; nothing in `body`
+    /// may suspend (network namespaces are per thread).
+    func inside<T>(_ body: () throws -> T) throws -> T {
+        let original = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)
+        let target = open("/run/netns/\(name)", O_RDONLY | O_CLOEXEC)
+        defer {
+            close(original)
+            close(target)
+        }
+        guard original >= 0, target >= 0 else { throw SystemError("open", path: "/run/netns/\(name)", errno: errno) }
+        let entered = ifm_test_enter_network_namespace(target)
+        guard entered == 0 else {
+            throw SystemError("setns", path: "/run/netns/\(name)", errno: -entered)
+        }
+        defer { precondition(ifm_test_enter_network_namespace(original) == 0, "cannot return to the original namespace") }
+        return try body()
+    }
+}
+
+private final class Counter: @unchecked Sendable {
+    private var value = 0
+    private let lock = NSLock()
+    func next() -> Int { lock.withLock { value += 1; return value } }
+}
