@@ -1,0 +1,74 @@
+/// A moment as the accounting sees it. The wall clock decides which time
+/// bucket bytes land in; the boot clock decides rates. Neither is read here:
+/// callers pass them in, so the accounting stays a pure function.
+public struct Instant: Sendable, Hashable {
+    /// Seconds since the Unix epoch (UTC).
+    public var wall: Int64
+    /// Seconds since boot (CLOCK_BOOTTIME, which counts suspend). Comparable
+    /// across daemon restarts within one boot, never across boots.
+    public var sinceBoot: Double
+
+    public init(wall: Int64, sinceBoot: Double) {
+        self.wall = wall
+        self.sinceBoot = sinceBoot
+    }
+}
+
+/// Something that broke the continuity of an interface's counters, and what
+/// is known to be missing because of it.
+public struct ResetEvent: Sendable, Hashable {
+    public enum Reason: String, Sendable, CaseIterable {
+        /// Same name, new ifindex: recreated while the daemon was not watching.
+        case recreated
+        /// The boot id changed: counters restarted at boot.
+        case reboot
+        /// A life absent at the last save of this boot: counted from zero.
+        case appearedWhileStopped = "appeared-while-stopped"
+        /// First sight of an interface: what passed before is not counted.
+        case historyUnknown = "history-unknown"
+        /// A counter went down within one life (driver reset), not a wrap.
+        case counterReset = "counter-reset"
+        /// A delta faster than the configured maximum rate, discarded.
+        case implausible
+        /// RTM_DELLINK: the interface was deleted; its final counters counted.
+        case removed
+        /// The interface disappeared while the daemon was stopped.
+        case removedWhileStopped = "removed-while-stopped"
+        /// The event socket overran and the interface was gone at the re-dump.
+        case eventsLost = "events-lost"
+    }
+
+    public enum Loss: Sendable, Hashable {
+        /// Nothing is missing.
+        case none
+        /// Some traffic may be missing, and how much cannot be known.
+        case unknown
+        /// A delta was left out as implausible; these are its bytes.
+        case discarded(rxBytes: UInt64, txBytes: UInt64)
+
+        public var name: String {
+            switch self {
+            case .none: "none"
+            case .unknown: "unknown"
+            case .discarded: "discarded"
+            }
+        }
+    }
+
+    public var reason: Reason
+    public var name: String
+    public var oldIfindex: Int32?
+    public var newIfindex: Int32?
+    public var loss: Loss
+    /// One sentence for people: what happened and what it means for the totals.
+    public var detail: String
+
+    public init(_ reason: Reason, name: String, old: Int32?, new: Int32?, loss: Loss, detail: String) {
+        self.reason = reason
+        self.name = name
+        self.oldIfindex = old
+        self.newIfindex = new
+        self.loss = loss
+        self.detail = detail
+    }
+}
