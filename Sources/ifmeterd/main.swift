@@ -1,2 +1,91 @@
+import Glibc
 import IfmeterCore
-Output.standardError("ifmeterd: not built yet\n")
+
+let program = "ifmeterd"
+
+let usage = """
+    Usage: ifmeterd [--config FILE] [--state-dir DIR] [--interval SECONDS]
+                    [--commit-interval SECONDS] [--once]
+
+    Counts traffic on Wi-Fi, cellular and tunnel interfaces from the kernel's
+    interface counters and keeps totals across interface recreation, driver
+    resets and reboots in an SQLite store. Runs in the foreground (systemd
+    supervises it). Figures are estimates: not per-application, not
+    billing-grade.
+
+    Options (they override the configuration file):
+      --config FILE              configuration (default \(Configuration.defaultPath), optional)
+      --state-dir DIR            store directory (default: StateDirectory= in the
+                                 config, else $STATE_DIRECTORY, else \(Configuration.defaultStateDirectory))
+      --interval SECONDS         sampling interval (default 15)
+      --commit-interval SECONDS  store commit interval (default 300)
+      --once                     one sample pass, commit, exit (tests, cron)
+      -h, --help                 this help
+
+    Signals: SIGTERM/SIGINT take a final sample, commit and exit 0; SIGHUP
+    commits, then reloads the configuration.
+
+    """
+
+func usageFailure(_ message: String) -> Never {
+    Output.fail(program, "\(message) (see 'ifmeterd --help')", .usage)
+}
+
+// Parse.
+var arguments = Arguments(CommandLine.arguments.dropFirst())
+if arguments.flag("--help") || arguments.flag("-h") {
+    Output.standardOutput(usage)
+    exit(0)
+}
+let once = arguments.flag("--once")
+let configPath: String?
+let stateDirectory: String?
+let interval: String?
+let commitInterval: String?
+do {
+    configPath = try arguments.option("--config")
+    stateDirectory = try arguments.option("--state-dir")
+    interval = try arguments.option("--interval")
+    commitInterval = try arguments.option("--commit-interval")
+    try arguments.finish()
+} catch {
+    usageFailure(error.message)
+}
+
+// Validate.
+var configuration: Configuration
+do {
+    configuration = try ConfigurationFile.load(path: configPath ?? Configuration.defaultPath, required: configPath != nil)
+} catch let error as ConfigurationError {
+    Output.fail(program, error.description, error.isMissingFile ? .noInput : .config)
+} catch {
+    Output.fail(program, "\(error)", .config)
+}
+func seconds(_ text: String?, option: String, range: ClosedRange<Double>) -> Double? {
+    guard let text else { return nil }
+    guard let value = Double(text), value.isFinite, range.contains(value) else {
+        usageFailure("\(option) \(text): expected seconds from \(range.lowerBound) to \(range.upperBound)")
+    }
+    return value
+}
+if let value = seconds(interval, option: "--interval", range: 0.1...86_400) { configuration.sampleInterval = value }
+if let value = seconds(commitInterval, option: "--commit-interval", range: 0...86_400) { configuration.commitInterval = value }
+if let stateDirectory {
+    guard stateDirectory.hasPrefix("/") || !stateDirectory.isEmpty else { usageFailure("--state-dir needs a directory") }
+    configuration.stateDirectory = stateDirectory
+}
+let environment = Dictionary(
+    CommandLine.environment.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+
+// Run.
+// Top-level code runs on the main actor, which owns the daemon's state.
+do {
+    let daemon = try Daemon(Daemon.Options(
+        configuration: configuration, configurationPath: configPath ?? (FileSystem.exists(Configuration.defaultPath) ? Configuration.defaultPath : nil),
+        stateDirectory: configuration.resolvedStateDirectory(environment: environment), environment: environment))
+    try daemon.start()
+    if once { daemon.finishOnce() }
+    daemon.run()
+} catch {
+    Output.fail(program, error.message, error.exitCode)
+}

@@ -16,3 +16,19 @@ public enum Output {
         exit(code.rawValue)
     }
 }
+
+extension CommandLine {
+    /// The process environment, read without Foundation.
+    public static var environment: [(key: String, value: String)] {
+        var result: [(key: String, value: String)] = []
+        var entry = Glibc.environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let equals = text.firstIndex(of: "=") {
+                result.append((String(text[..<equals]), String(text[text.index(after: equals)...])))
+            }
+            entry += 1
+        }
+        return result
+    }
+}

@@ -102,6 +102,19 @@ public enum FileSystem {
         return String(path[..<slash])
     }
 
+    /// Takes an exclusive advisory lock on path (created if missing) and
+    /// keeps it for the life of the process; returns false when another
+    /// process holds it.
+    public static func lockExclusively(_ path: String) throws -> Bool {
+        let fd = retrying { open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644) }
+        if fd < 0 { throw SystemError("open", path: path, errno: errno) }
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
+        let saved = errno
+        close(fd)
+        if saved == EWOULDBLOCK { return false }
+        throw SystemError("flock", path: path, errno: saved)
+    }
+
     /// The path of the running executable.
     public static func executablePath() -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)

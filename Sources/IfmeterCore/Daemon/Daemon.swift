@@ -1,0 +1,292 @@
+import Dispatch
+import Glibc
+
+/// A reason the daemon cannot start, with the sysexits code to leave with.
+public struct DaemonStartError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public var exitCode: ExitCode
+    public var description: String { message }
+}
+
+/// ifmeterd's single event loop. It owns every piece of mutable state (the
+/// tracker, pending writes, the store, the netlink sockets) and runs on the
+/// main queue only: the sampling timer, the link-event socket and signals
+/// are Dispatch sources on that same queue, so nothing here needs a lock.
+@MainActor
+public final class Daemon {
+    public struct Options: Sendable {
+        public var configuration: Configuration
+        public var configurationPath: String?
+        public var stateDirectory: String
+        public var environment: [String: String]
+
+        public init(configuration: Configuration, configurationPath: String?, stateDirectory: String, environment: [String: String]) {
+            self.configuration = configuration
+            self.configurationPath = configurationPath
+            self.stateDirectory = stateDirectory
+            self.environment = environment
+        }
+    }
+
+    private var configuration: Configuration
+    private let configurationPath: String?
+    private let stateDirectory: String
+    private let clock: SystemClock
+    private let bootID: String
+    private let store: CounterStore
+    private let linkSource: NetlinkLinkSource
+    private let events: LinkEventSocket
+    private var classifier: Classifier
+    private var tracker: CounterTracker
+    private var pending = PendingWrites()
+    /// Classifications of links seen but not tracked (unwatched or ignored),
+    /// so sysfs is read once per link life rather than once per sample.
+    private var untracked: [Int32: String] = [:]
+    private var lastCommit = SystemClock.monotonic()
+    private var storeFailing = false
+    private var sources: [any DispatchSourceProtocol] = []
+    private var sampleTimer: (any DispatchSourceTimer)?
+
+    /// Opens the store and the kernel sockets. The event socket is opened
+    /// before the first dump, so no link can slip between the two.
+    public init(_ options: Options) throws(DaemonStartError) {
+        configuration = options.configuration
+        configurationPath = options.configurationPath
+        stateDirectory = options.stateDirectory
+        clock = SystemClock(environment: options.environment)
+        classifier = options.configuration.classifier
+        do {
+            try FileSystem.createDirectory(stateDirectory)
+        } catch {
+            throw DaemonStartError(message: "cannot create state directory: \(error)", exitCode: .cannotCreate)
+        }
+        do {
+            guard try FileSystem.lockExclusively(stateDirectory + "/ifmeterd.lock") else {
+                throw DaemonStartError(message: "\(stateDirectory): another ifmeterd is using this state directory", exitCode: .unavailable)
+            }
+        } catch let error as DaemonStartError {
+            throw error
+        } catch {
+            throw DaemonStartError(message: "cannot lock the state directory: \(error)", exitCode: .cannotCreate)
+        }
+        do {
+            bootID = try BootID.read(from: options.configuration.bootIDPath)
+        } catch {
+            throw DaemonStartError(message: "cannot read the boot id: \(error)", exitCode: .noInput)
+        }
+        do {
+            store = try CounterStore(directory: stateDirectory)
+        } catch {
+            throw DaemonStartError(message: error.description, exitCode: error.exitCode)
+        }
+        do {
+            events = try LinkEventSocket(receiveBufferBytes: options.configuration.eventBufferBytes)
+            linkSource = try NetlinkLinkSource()
+        } catch {
+            throw DaemonStartError(message: "netlink: \(error)", exitCode: .unavailable)
+        }
+        tracker = CounterTracker(bootID: bootID, settings: .init(width: linkSource.counterWidth, maxRateBitsPerSecond: options.configuration.maxRateBitsPerSecond))
+    }
+
+    // MARK: Start
+
+    /// Reconciles the store with the kernel (rules 2 to 5), reads the events
+    /// queued meanwhile and commits: when this returns, the first sample is
+    /// in the store.
+    public func start() throws(DaemonStartError) {
+        let stored: StoredState
+        do {
+            stored = try store.loadState()
+        } catch {
+            throw DaemonStartError(message: error.description, exitCode: error.exitCode)
+        }
+        let now = clock.now()
+        let links: [LinkSample]
+        do {
+            links = try linkSource.links()
+        } catch {
+            throw DaemonStartError(message: "netlink: \(error)", exitCode: .unavailable)
+        }
+        let watched = links.filter(isWatched)
+        let outcome = tracker.start(stored: stored, links: watched, at: now)
+        record(outcome, at: now)
+        _ = drainEvents()
+        commit(at: clock.now())
+        if storeFailing {
+            throw DaemonStartError(message: "\(store.path): the first commit failed", exitCode: .ioError)
+        }
+        Log.notice("ifmeterd: store \(store.path), boot \(bootID), \(tracker.lives.count) watched interfaces (\(tracker.lives.values.map(\.name).sorted().joined(separator: " "))); \(Estimate.basis)")
+    }
+
+    /// Runs the loop until SIGTERM or SIGINT. Never returns.
+    public func run() -> Never {
+        for signalNumber in [SIGTERM, SIGINT, SIGHUP] {
+            signal(signalNumber, SIG_IGN)  // delivered to the Dispatch source instead
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
+            source.setEventHandler { [self] in
+                MainActor.assumeIsolated { signalNumber == SIGHUP ? reload() : shutdown() }
+            }
+            source.resume()
+            sources.append(source)
+        }
+        let readable = DispatchSource.makeReadSource(fileDescriptor: events.fileDescriptor, queue: .main)
+        readable.setEventHandler { [self] in
+            MainActor.assumeIsolated { handleLinkEvents() }
+        }
+        readable.resume()
+        sources.append(readable)
+        scheduleSampling()
+        dispatchMain()
+    }
+
+    private func scheduleSampling() {
+        sampleTimer?.cancel()
+        let timer = DispatchSource.makeTimerSource(queue: .main)
+        let interval = DispatchTimeInterval.milliseconds(Int(configuration.sampleInterval * 1000))
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(100))
+        timer.setEventHandler { [self] in
+            MainActor.assumeIsolated { samplePass(eventsWereLost: false) }
+        }
+        timer.resume()
+        sampleTimer = timer
+    }
+
+    // MARK: The loop's work
+
+    /// Whether a link is counted. Tracked lives stay tracked; a new ifindex
+    /// is classified once.
+    private func isWatched(_ link: LinkSample) -> Bool {
+        if let life = tracker.lives[link.ifindex] {
+            if life.name != link.name { noteInterface(link) }  // renamed
+            return true
+        }
+        if untracked[link.ifindex] == link.name { return false }
+        let classification = classifier.classify(link)
+        guard let interfaceClass = classification.interfaceClass, configuration.watchedClasses.contains(interfaceClass) else {
+            untracked[link.ifindex] = link.name
+            return false
+        }
+        untracked[link.ifindex] = nil
+        pending.interfaces[link.name] = InterfaceInfo(interfaceClass: interfaceClass, signal: classification.signal.description, kind: link.kind)
+        return true
+    }
+
+    private func noteInterface(_ link: LinkSample) {
+        let classification = classifier.classify(link)
+        pending.interfaces[link.name] = InterfaceInfo(
+            interfaceClass: classification.interfaceClass ?? .other, signal: classification.signal.description, kind: link.kind)
+    }
+
+    private func record(_ outcome: AccountingOutcome, at now: Instant) {
+        for event in outcome.events {
+            let indexes = [event.oldIfindex, event.newIfindex].map { $0.map(String.init) ?? "-" }.joined(separator: " -> ")
+            Log.info("\(event.name): \(event.reason.rawValue) (ifindex \(indexes), loss \(event.loss.name)): \(event.detail)")
+        }
+        pending.record(outcome, at: now)
+    }
+
+    /// Reads every pending link event; returns whether some were lost.
+    private func drainEvents() -> Bool {
+        let batch: (events: [LinkEvent], overrun: Bool)
+        do {
+            batch = try events.read()
+        } catch {
+            Log.error("reading link events: \(error); re-dumping")
+            return true
+        }
+        let now = clock.now()
+        for event in batch.events {
+            switch event.kind {
+            case .new:
+                guard isWatched(event.link) else { continue }
+            case .deleted:
+                untracked[event.link.ifindex] = nil
+            }
+            record(tracker.observe(event: event, at: now), at: now)
+        }
+        if batch.overrun { Log.warning("link events were lost (event socket overrun); re-dumping to reconcile") }
+        return batch.overrun
+    }
+
+    private func handleLinkEvents() {
+        if drainEvents() { samplePass(eventsWereLost: true) }
+    }
+
+    /// One sample: queued events first, then a fresh dump of every link.
+    private func samplePass(eventsWereLost: Bool) {
+        let lost = drainEvents() || eventsWereLost
+        let now = clock.now()
+        let links: [LinkSample]
+        do {
+            links = try linkSource.links()
+        } catch {
+            Log.error("netlink dump failed: \(error)")
+            return
+        }
+        record(tracker.observe(dump: links.filter(isWatched), at: now, eventsWereLost: lost), at: now)
+        if SystemClock.monotonic() - lastCommit >= configuration.commitInterval { commit(at: now) }
+    }
+
+    /// Writes pending deltas with the baselines that produced them. On
+    /// failure (a full disk, a read-only remount) everything stays in memory
+    /// for the next try, and the condition is logged once, not every time.
+    private func commit(at now: Instant) {
+        do {
+            try store.commit(pending, openLives: tracker.lives.values, bootID: bootID, at: now.wall, retention: configuration.retention)
+            pending = PendingWrites()
+            lastCommit = SystemClock.monotonic()
+            if storeFailing {
+                storeFailing = false
+                Log.notice("\(store.path): writes succeed again; pending deltas committed")
+            }
+        } catch {
+            if !storeFailing { Log.error("\(error); keeping deltas in memory and retrying") }
+            storeFailing = true
+        }
+    }
+
+    /// SIGTERM and SIGINT: a final sample, a commit, exit 0.
+    private func shutdown() {
+        samplePass(eventsWereLost: false)
+        commit(at: clock.now())
+        Log.notice("ifmeterd: stopped\(storeFailing ? " with uncommitted deltas (the store could not be written)" : "")")
+        exit(storeFailing ? ExitCode.ioError.rawValue : 0)
+    }
+
+    /// SIGHUP: commit what was counted under the old configuration, then
+    /// apply the new one. A bad file is logged and the old one kept.
+    private func reload() {
+        samplePass(eventsWereLost: false)
+        commit(at: clock.now())
+        guard let path = configurationPath else {
+            Log.notice("reload: no configuration file; nothing to change")
+            return
+        }
+        let reloaded: Configuration
+        do {
+            reloaded = try ConfigurationFile.load(path: path, required: true)
+        } catch {
+            Log.error("reload failed, keeping the running configuration: \(error)")
+            return
+        }
+        if reloaded.resolvedStateDirectory(environment: [:]) != configuration.resolvedStateDirectory(environment: [:]) {
+            Log.warning("reload: StateDirectory changes take effect at restart")
+        }
+        configuration.sampleInterval = reloaded.sampleInterval
+        configuration.commitInterval = reloaded.commitInterval
+        configuration.maxRateBitsPerSecond = reloaded.maxRateBitsPerSecond
+        configuration.watchedClasses = reloaded.watchedClasses
+        configuration.overrides = reloaded.overrides
+        configuration.retention = reloaded.retention
+        classifier = configuration.classifier
+        tracker.settings.maxRateBitsPerSecond = reloaded.maxRateBitsPerSecond
+        untracked.removeAll()
+        scheduleSampling()
+        Log.notice("reloaded \(path)")
+    }
+
+    /// `--once`: the start-up pass is the whole run.
+    public func finishOnce() -> Never {
+        exit(storeFailing ? ExitCode.ioError.rawValue : 0)
+    }
+}

@@ -1,0 +1,305 @@
+/// Why the store could not be used, with the sysexits code to leave with.
+public enum StoreError: Error, Sendable, CustomStringConvertible {
+    case missing(path: String)
+    case newerSchema(path: String, found: Int64, supported: Int64)
+    case notAStore(path: String)
+    case sqlite(SQLiteError)
+
+    public var description: String {
+        switch self {
+        case .missing(let path): "\(path): no store yet"
+        case .newerSchema(let path, let found, let supported):
+            "\(path): store schema version \(found) is newer than this ifmeter supports (\(supported)); upgrade ifmeter, the store was left untouched"
+        case .notAStore(let path): "\(path): not an ifmeter store (left untouched; move it aside to start a new one)"
+        case .sqlite(let error):
+            error.isCorrupt ? "\(error.path): store is corrupt or not a database (\(error.message)); left untouched, see README 'Recovery'" : error.description
+        }
+    }
+
+    public var exitCode: ExitCode {
+        switch self {
+        case .missing: .noInput
+        case .newerSchema, .notAStore: .dataError
+        case .sqlite(let error):
+            if error.isCorrupt { .dataError } else if error.isReadOnly || error.isCannotOpen || error.isFull { .cannotCreate } else { .ioError }
+        }
+    }
+}
+
+/// The embedded SQLite store: per interface its lives, the last counters of
+/// each open life, all-time totals, time buckets and the reset log. Every
+/// row carries its estimate label. A commit writes deltas and the baselines
+/// they came from in one transaction, so a crash can never count twice.
+public final class CounterStore {
+    public static let fileName = "ifmeter.db"
+    public static let schemaVersion: Int64 = 1
+    /// The label stored on every row.
+    public static let basis = "estimate: kernel interface counters"
+
+    public let path: String
+    let database: SQLiteDatabase
+    private var interfaceIDs: [String: Int64] = [:]
+
+    /// Opens `directory/ifmeter.db`. The daemon creates it when absent; a
+    /// reader (`readOnly`) never creates or changes anything. A file that is
+    /// not an ifmeter store, or has a newer schema, is refused untouched.
+    public init(directory: String, readOnly: Bool = false) throws(StoreError) {
+        path = directory + "/" + Self.fileName
+        let exists = FileSystem.exists(path)
+        if readOnly && !exists { throw .missing(path: path) }
+        do {
+            database = try SQLiteDatabase(path: path, readOnly: readOnly, create: !readOnly)
+            try prepareSchema(readOnly: readOnly, isNew: !exists)
+        } catch let error as StoreError {
+            throw error
+        } catch let error as SQLiteError {
+            throw .sqlite(error)
+        } catch {
+            preconditionFailure("unexpected error \(error)")
+        }
+    }
+
+    private func prepareSchema(readOnly: Bool, isNew: Bool) throws {
+        // Reading user_version is the first read of the file: a non-SQLite
+        // file fails here with SQLITE_NOTADB.
+        let version = try database.query("PRAGMA user_version") { $0.integer(0) }.first ?? 0
+        if version > Self.schemaVersion {
+            throw StoreError.newerSchema(path: path, found: version, supported: Self.schemaVersion)
+        }
+        if version == Self.schemaVersion {
+            if !readOnly { try configureWriter() }
+            return
+        }
+        let tables = try database.query("SELECT count(*) FROM sqlite_schema") { $0.integer(0) }.first ?? 0
+        guard tables == 0 else { throw StoreError.notAStore(path: path) }
+        if readOnly { throw StoreError.missing(path: path) }
+        try configureWriter()
+        try database.transaction {
+            try database.execute(Self.schema)
+            try database.execute("PRAGMA user_version = \(Self.schemaVersion)")
+            try database.run("INSERT INTO meta(key, value) VALUES ('basis', ?), ('created', strftime('%s','now'))", [.text(Self.basis)])
+        }
+    }
+
+    /// WAL: readers never block the daemon and commits append rather than
+    /// rewrite. synchronous=NORMAL: a power cut may lose the last commit,
+    /// never half of one, and a lost commit is recomputed from the kernel.
+    private func configureWriter() throws {
+        try database.execute("PRAGMA journal_mode = WAL")
+        try database.execute("PRAGMA synchronous = NORMAL")
+        try database.execute("PRAGMA foreign_keys = ON")
+    }
+
+    static let counterColumns = "rx_bytes, tx_bytes, rx_packets, tx_packets, rx_errors, tx_errors, rx_dropped, tx_dropped"
+
+    static let schema = """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+        CREATE TABLE interface (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            class TEXT NOT NULL,
+            signal TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            first_seen INTEGER NOT NULL,
+            last_seen INTEGER NOT NULL,
+            rx_bytes INTEGER NOT NULL DEFAULT 0, tx_bytes INTEGER NOT NULL DEFAULT 0,
+            rx_packets INTEGER NOT NULL DEFAULT 0, tx_packets INTEGER NOT NULL DEFAULT 0,
+            rx_errors INTEGER NOT NULL DEFAULT 0, tx_errors INTEGER NOT NULL DEFAULT 0,
+            rx_dropped INTEGER NOT NULL DEFAULT 0, tx_dropped INTEGER NOT NULL DEFAULT 0,
+            basis TEXT NOT NULL DEFAULT '\(basis)',
+            incomplete TEXT
+        );
+        CREATE TABLE life (
+            id INTEGER PRIMARY KEY,
+            interface_id INTEGER NOT NULL REFERENCES interface(id),
+            boot_id TEXT NOT NULL,
+            ifindex INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            first_seen INTEGER NOT NULL,
+            last_seen INTEGER NOT NULL,
+            since_boot REAL NOT NULL,
+            ended INTEGER,
+            end_reason TEXT,
+            rx_bytes INTEGER NOT NULL, tx_bytes INTEGER NOT NULL,
+            rx_packets INTEGER NOT NULL, tx_packets INTEGER NOT NULL,
+            rx_errors INTEGER NOT NULL, tx_errors INTEGER NOT NULL,
+            rx_dropped INTEGER NOT NULL, tx_dropped INTEGER NOT NULL
+        );
+        CREATE UNIQUE INDEX life_open ON life(boot_id, ifindex) WHERE ended IS NULL;
+        CREATE TABLE bucket (
+            interface_id INTEGER NOT NULL REFERENCES interface(id),
+            granularity TEXT NOT NULL CHECK (granularity IN ('5min', 'hour', 'day', 'month', 'year')),
+            start INTEGER NOT NULL,
+            rx_bytes INTEGER NOT NULL DEFAULT 0, tx_bytes INTEGER NOT NULL DEFAULT 0,
+            rx_packets INTEGER NOT NULL DEFAULT 0, tx_packets INTEGER NOT NULL DEFAULT 0,
+            basis TEXT NOT NULL DEFAULT '\(basis)',
+            incomplete TEXT,
+            PRIMARY KEY (interface_id, granularity, start)
+        ) WITHOUT ROWID;
+        CREATE INDEX bucket_age ON bucket(granularity, start);
+        CREATE TABLE event (
+            id INTEGER PRIMARY KEY,
+            time INTEGER NOT NULL,
+            interface_id INTEGER NOT NULL REFERENCES interface(id),
+            boot_id TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            old_ifindex INTEGER,
+            new_ifindex INTEGER,
+            loss TEXT NOT NULL CHECK (loss IN ('none', 'unknown', 'discarded')),
+            discarded_rx_bytes INTEGER,
+            discarded_tx_bytes INTEGER,
+            detail TEXT NOT NULL,
+            basis TEXT NOT NULL DEFAULT '\(basis)'
+        );
+        CREATE INDEX event_time ON event(time);
+        """
+
+    // MARK: Reading back state for the daemon
+
+    /// What the daemon needs before its first sample.
+    public func loadState() throws(StoreError) -> StoredState {
+        do {
+            let lastBoot = try database.query("SELECT value FROM meta WHERE key = 'boot_id'") { $0.text(0) }.first
+            let lives = try database.query("SELECT boot_id, ifindex, name, since_boot, first_seen, last_seen, \(Self.counterColumns) FROM life WHERE ended IS NULL") { row in
+                (bootID: row.text(0), life: TrackedLife(
+                    ifindex: Int32(truncatingIfNeeded: row.integer(1)), name: row.text(2), counters: Self.counters(row, from: 6),
+                    sinceBoot: row.real(3), firstSeen: row.integer(4), lastSeen: row.integer(5)))
+            }
+            let names = try database.query("SELECT name FROM interface") { $0.text(0) }
+            return StoredState(lastBootID: lastBoot, openLives: lives, knownNames: Set(names))
+        } catch {
+            throw Self.wrap(error)
+        }
+    }
+
+    // MARK: Committing
+
+    /// Writes everything pending and the baselines of all open lives in one
+    /// transaction, then prunes buckets past their retention.
+    public func commit(_ pending: PendingWrites, openLives: some Collection<TrackedLife>, bootID: String, at now: Int64, retention: Retention) throws(StoreError) {
+        do {
+            try database.transaction {
+                try database.run("INSERT INTO meta(key, value) VALUES ('boot_id', ?), ('last_commit', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                                 [.text(bootID), .text(String(now))])
+                for (name, info) in pending.interfaces { _ = try interfaceID(name, info: info, at: now) }
+                try writeDeltas(pending.deltas, at: now)
+                for (time, event) in pending.events { try writeEvent(event, at: time, bootID: bootID) }
+                for (life, end, time) in pending.endedLives { try writeLife(life, bootID: bootID, ended: (time, end)) }
+                for life in openLives { try writeLife(life, bootID: bootID, ended: nil) }
+                try prune(retention, at: now)
+            }
+        } catch {
+            interfaceIDs.removeAll()  // a rolled-back insert may have cached an id
+            throw Self.wrap(error)
+        }
+    }
+
+    private func interfaceID(_ name: String, info: InterfaceInfo?, at now: Int64) throws -> Int64 {
+        if let info {
+            let id = try database.query("""
+                INSERT INTO interface(name, class, signal, kind, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT(name) DO UPDATE SET class = excluded.class, signal = excluded.signal, kind = excluded.kind, last_seen = excluded.last_seen
+                RETURNING id
+                """, [.text(name), .text(info.interfaceClass.rawValue), .text(info.signal), .text(info.kind), .integer(now), .integer(now)]) { $0.integer(0) }.first!
+            interfaceIDs[name] = id
+            return id
+        }
+        if let cached = interfaceIDs[name] { return cached }
+        let id = try database.query("""
+            INSERT INTO interface(name, class, signal, kind, first_seen, last_seen) VALUES (?, 'other', 'unknown', '', ?, ?)
+            ON CONFLICT(name) DO UPDATE SET last_seen = excluded.last_seen RETURNING id
+            """, [.text(name), .integer(now), .integer(now)]) { $0.integer(0) }.first!
+        interfaceIDs[name] = id
+        return id
+    }
+
+    private func writeDeltas(_ deltas: [PendingWrites.Slot: LinkCounters], at now: Int64) throws {
+        var totals: [String: LinkCounters] = [:]
+        for (slot, counters) in deltas {
+            totals[slot.name, default: .zero] += counters
+            let id = try interfaceID(slot.name, info: nil, at: now)
+            for granularity in Granularity.allCases {
+                try database.run("""
+                    INSERT INTO bucket(interface_id, granularity, start, rx_bytes, tx_bytes, rx_packets, tx_packets) VALUES (?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(interface_id, granularity, start) DO UPDATE SET
+                      rx_bytes = rx_bytes + excluded.rx_bytes, tx_bytes = tx_bytes + excluded.tx_bytes,
+                      rx_packets = rx_packets + excluded.rx_packets, tx_packets = tx_packets + excluded.tx_packets
+                    """, [.integer(id), .text(granularity.rawValue), .integer(TimeBuckets.start(of: granularity, containing: slot.start))]
+                    + [counters.rxBytes, counters.txBytes, counters.rxPackets, counters.txPackets].map(Self.value))
+            }
+        }
+        for (name, counters) in totals {
+            try database.run("""
+                UPDATE interface SET rx_bytes = rx_bytes + ?, tx_bytes = tx_bytes + ?, rx_packets = rx_packets + ?, tx_packets = tx_packets + ?,
+                  rx_errors = rx_errors + ?, tx_errors = tx_errors + ?, rx_dropped = rx_dropped + ?, tx_dropped = tx_dropped + ?
+                WHERE id = ?
+                """, counters.fields.map(Self.value) + [.integer(try interfaceID(name, info: nil, at: now))])
+        }
+    }
+
+    private func writeEvent(_ event: ResetEvent, at time: Int64, bootID: String) throws {
+        let id = try interfaceID(event.name, info: nil, at: time)
+        var discarded: [SQLiteValue] = [.null, .null]
+        if case .discarded(let rx, let tx) = event.loss { discarded = [Self.value(rx), Self.value(tx)] }
+        try database.run("""
+            INSERT INTO event(time, interface_id, boot_id, reason, old_ifindex, new_ifindex, loss, discarded_rx_bytes, discarded_tx_bytes, detail)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.integer(time), .integer(id), .text(bootID), .text(event.reason.rawValue),
+                  event.oldIfindex.map { .integer(Int64($0)) } ?? .null, event.newIfindex.map { .integer(Int64($0)) } ?? .null,
+                  .text(event.loss.name)] + discarded + [.text(event.detail)])
+        guard event.loss != .none else { return }
+        // The totals and the buckets of that moment may miss traffic: say why on the rows.
+        let why = "\(event.reason.rawValue) at \(time): \(event.detail)"
+        try database.run("UPDATE interface SET incomplete = ? WHERE id = ?", [.text(why), .integer(id)])
+        for granularity in Granularity.allCases {
+            try database.run("""
+                INSERT INTO bucket(interface_id, granularity, start, incomplete) VALUES (?, ?, ?, ?)
+                ON CONFLICT(interface_id, granularity, start) DO UPDATE SET incomplete = excluded.incomplete
+                """, [.integer(id), .text(granularity.rawValue), .integer(TimeBuckets.start(of: granularity, containing: time)), .text(why)])
+        }
+    }
+
+    private func writeLife(_ life: TrackedLife, bootID: String, ended: (time: Int64, end: LifeEnd)?) throws {
+        let counters = life.counters.fields.map(Self.value)
+        let end: [SQLiteValue] = ended.map { [.integer($0.time), .text($0.end.rawValue)] } ?? [.null, .null]
+        let updated = try database.run("""
+            UPDATE life SET name = ?, last_seen = ?, since_boot = ?, ended = ?, end_reason = ?,
+              rx_bytes = ?, tx_bytes = ?, rx_packets = ?, tx_packets = ?, rx_errors = ?, tx_errors = ?, rx_dropped = ?, tx_dropped = ?
+            WHERE boot_id = ? AND ifindex = ? AND ended IS NULL
+            """, [.text(life.name), .integer(life.lastSeen), .real(life.sinceBoot)] + end + counters + [.text(bootID), .integer(Int64(life.ifindex))])
+        guard updated == 0 else { return }
+        // Never committed while open (a life shorter than the commit interval).
+        try database.run("""
+            INSERT INTO life(interface_id, boot_id, ifindex, name, first_seen, last_seen, since_boot, ended, end_reason, \(Self.counterColumns))
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.integer(try interfaceID(life.name, info: nil, at: life.lastSeen)), .text(bootID), .integer(Int64(life.ifindex)), .text(life.name),
+                  .integer(life.firstSeen), .integer(life.lastSeen), .real(life.sinceBoot)] + end + counters)
+    }
+
+    private func prune(_ retention: Retention, at now: Int64) throws {
+        let limits: [(Granularity, Int)] = [
+            (.fiveMinutes, retention.fiveMinuteHours * 12), (.hour, retention.hourlyDays * 24), (.day, retention.dailyDays),
+            (.month, retention.monthlyMonths), (.year, retention.yearlyYears),
+        ]
+        for (granularity, count) in limits where count > 0 {
+            try database.run("DELETE FROM bucket WHERE granularity = ? AND start < ?",
+                             [.text(granularity.rawValue), .integer(TimeBuckets.start(of: granularity, count, before: now))])
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Counters are unsigned 64-bit; SQLite integers are signed. The bit
+    /// pattern round-trips, and totals never come near 2^63.
+    static func value(_ number: UInt64) -> SQLiteValue { .integer(Int64(bitPattern: number)) }
+
+    static func counters(_ row: SQLiteRow, from column: Int32) -> LinkCounters {
+        LinkCounters(fields: (0..<8).map { UInt64(bitPattern: row.integer(column + Int32($0))) })
+    }
+
+    static func wrap(_ error: any Error) -> StoreError {
+        if let error = error as? StoreError { return error }
+        if let error = error as? SQLiteError { return .sqlite(error) }
+        preconditionFailure("unexpected error \(error)")
+    }
+}

@@ -1,0 +1,180 @@
+// The one Swift file that wraps SQLite's C API. Above it: Swift values only.
+import CSQLite
+
+/// A failed SQLite call: the extended result code, sqlite3_errmsg's text,
+/// the database path and what was being done. Match on `code`, never on text.
+public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    public let code: Int32
+    public let message: String
+    public let path: String
+    public let operation: String
+
+    /// The primary result code (the extended code's low byte).
+    public var primaryCode: Int32 { code & 0xff }
+    public var isFull: Bool { primaryCode == SQLITE_FULL }
+    public var isCorrupt: Bool { primaryCode == SQLITE_CORRUPT || primaryCode == SQLITE_NOTADB }
+    public var isReadOnly: Bool { primaryCode == SQLITE_READONLY }
+    public var isCannotOpen: Bool { primaryCode == SQLITE_CANTOPEN }
+    public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
+    public var isIOError: Bool { primaryCode == SQLITE_IOERR }
+
+    public var description: String { "\(path): \(operation): \(message) (SQLite code \(code))" }
+}
+
+/// A value bound to or read from a statement.
+public enum SQLiteValue: Sendable, Hashable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+}
+
+/// A connection owning its `sqlite3*` and a cache of prepared statements,
+/// finalized before the connection closes. Not thread-safe: one owner.
+final class SQLiteDatabase {
+    let path: String
+    private let handle: OpaquePointer
+    private var statements: [String: SQLiteStatement] = [:]
+
+    /// Opens (`sqlite3_open_v2`) with extended result codes and a busy
+    /// timeout, so a reader and the daemon wait for each other briefly
+    /// instead of failing.
+    init(path: String, readOnly: Bool, create: Bool) throws {
+        self.path = path
+        var connection: OpaquePointer?
+        var flags = SQLITE_OPEN_NOMUTEX | (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE)
+        if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
+        let status = sqlite3_open_v2(path, &connection, flags, nil)
+        guard let connection else {
+            throw SQLiteError(code: status, message: String(cString: sqlite3_errstr(status)), path: path, operation: "open")
+        }
+        guard status == SQLITE_OK else {
+            let error = SQLiteError(code: sqlite3_extended_errcode(connection), message: String(cString: sqlite3_errmsg(connection)), path: path, operation: "open")
+            sqlite3_close_v2(connection)
+            throw error
+        }
+        handle = connection
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, 5000)
+    }
+
+    deinit {
+        statements.removeAll()  // finalize before closing
+        sqlite3_close_v2(handle)
+    }
+
+    func error(_ operation: String, code: Int32? = nil) -> SQLiteError {
+        SQLiteError(code: code ?? sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), path: path, operation: operation)
+    }
+
+    /// Runs SQL text that returns no rows (`sqlite3_exec`).
+    func execute(_ sql: String) throws {
+        let status = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard status == SQLITE_OK else { throw error(sql.prefix(60).description, code: status) }
+    }
+
+    /// A prepared statement for `sql`, compiled once and reused.
+    func statement(_ sql: String) throws -> SQLiteStatement {
+        if let cached = statements[sql] { return cached }
+        var compiled: OpaquePointer?
+        let status = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &compiled, nil)
+        guard status == SQLITE_OK, let compiled else { throw error("prepare \(sql.prefix(60))", code: status) }
+        let statement = SQLiteStatement(handle: compiled, database: self)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Runs a statement for its effect; returns the rows it changed.
+    @discardableResult
+    func run(_ sql: String, _ values: [SQLiteValue] = []) throws -> Int {
+        let statement = try statement(sql)
+        try statement.bind(values)
+        defer { statement.reset() }
+        while try statement.step() {}
+        return Int(sqlite3_changes(handle))
+    }
+
+    /// Runs a query and maps each row.
+    func query<T>(_ sql: String, _ values: [SQLiteValue] = [], row: (SQLiteRow) throws -> T) throws -> [T] {
+        let statement = try statement(sql)
+        try statement.bind(values)
+        defer { statement.reset() }
+        var rows: [T] = []
+        while try statement.step() { rows.append(try row(SQLiteRow(statement: statement))) }
+        return rows
+    }
+
+    /// Runs `body` in one write transaction (BEGIN IMMEDIATE): all of it
+    /// commits or none of it does.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+}
+
+/// A compiled statement (`sqlite3_stmt*`), finalized in deinit.
+final class SQLiteStatement {
+    fileprivate let handle: OpaquePointer
+    private unowned let database: SQLiteDatabase
+
+    fileprivate init(handle: OpaquePointer, database: SQLiteDatabase) {
+        self.handle = handle
+        self.database = database
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    /// SQLITE_TRANSIENT: SQLite copies the bytes before the call returns.
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    func bind(_ values: [SQLiteValue]) throws {
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let status: Int32
+            switch value {
+            case .null: status = sqlite3_bind_null(handle, index)
+            case .integer(let number): status = sqlite3_bind_int64(handle, index, number)
+            case .real(let number): status = sqlite3_bind_double(handle, index, number)
+            case .text(let text): status = sqlite3_bind_text(handle, index, text, -1, Self.transient)
+            }
+            guard status == SQLITE_OK else { throw database.error("bind", code: status) }
+        }
+    }
+
+    /// Advances; true while there is a row to read.
+    func step() throws -> Bool {
+        let status = sqlite3_step(handle)
+        switch status {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw database.error("step \(String(cString: sqlite3_sql(handle)).prefix(60))")
+        }
+    }
+
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+}
+
+/// The current row of a stepping statement.
+struct SQLiteRow {
+    fileprivate let statement: SQLiteStatement
+
+    func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement.handle, column) }
+    func real(_ column: Int32) -> Double { sqlite3_column_double(statement.handle, column) }
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement.handle, column) == SQLITE_NULL }
+    func text(_ column: Int32) -> String {
+        guard let bytes = sqlite3_column_text(statement.handle, column) else { return "" }
+        return String(cString: bytes)
+    }
+    func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+    func optionalInteger(_ column: Int32) -> Int64? { isNull(column) ? nil : integer(column) }
+}

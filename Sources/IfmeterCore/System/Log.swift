@@ -1,0 +1,28 @@
+import Glibc
+
+/// One line per event on stderr. Under systemd (`$JOURNAL_STREAM` set) each
+/// line starts with a `<N>` priority prefix the journal understands.
+public enum Log {
+    public enum Priority: Int {
+        case error = 3, warning = 4, notice = 5, info = 6, debug = 7
+    }
+
+    nonisolated(unsafe) static var toJournal = getenv("JOURNAL_STREAM") != nil
+
+    public static func error(_ message: String) { write(.error, message) }
+    public static func warning(_ message: String) { write(.warning, message) }
+    public static func notice(_ message: String) { write(.notice, message) }
+    public static func info(_ message: String) { write(.info, message) }
+
+    static func write(_ priority: Priority, _ message: String) {
+        let line = message.replacingNewlines()
+        Output.standardError(toJournal ? "<\(priority.rawValue)>\(line)\n" : "\(line)\n")
+    }
+}
+
+extension String {
+    /// Keeps a log record on one line whatever it quotes.
+    func replacingNewlines() -> String {
+        contains("\n") ? split(separator: "\n").joined(separator: " ") : self
+    }
+}
