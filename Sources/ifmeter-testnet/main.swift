@@ -30,6 +30,9 @@ struct Options {
     var lives = 1
     var holdMilliseconds = 0
     var untilStdinClosed = false
+    /// Packets written while the device is down: each fails with EIO and
+    /// counts one rx_dropped, with no link event at all.
+    var downDrops = 0
 }
 
 func parse(_ words: [String]) -> Options {
@@ -55,6 +58,7 @@ func parse(_ words: [String]) -> Options {
         case "--lives": options.lives = number()
         case "--hold-ms": options.holdMilliseconds = number()
         case "--until-stdin-closed": options.untilStdinClosed = true
+        case "--down-drops": options.downDrops = number()
         default: fail("unknown option \(words[index])")
         }
         index += 1
@@ -113,6 +117,15 @@ func ipv4Packet(size: Int, from source: in_addr, to destination: in_addr, port: 
 func live(_ options: Options) {
     let fd = ifm_test_tun_open(options.name, 0, options.persist ? 1 : 0)
     guard fd >= 0 else { fail("opening tun \(options.name): \(String(cString: strerror(-fd)))") }
+    if options.downDrops > 0 {
+        let packet = ipv4Packet(size: options.size, from: address(options.subnet, 2), to: address(options.subnet, 1), port: 9)
+        for _ in 0..<options.downDrops {
+            let written = packet.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            guard written < 0, errno == EIO else { fail("a write to the down tun did not fail with EIO") }
+        }
+        close(fd)
+        return
+    }
     let local = address(options.subnet, 1)
     let peer = address(options.subnet, 2)
     let port = UInt16(9000 + options.subnet)

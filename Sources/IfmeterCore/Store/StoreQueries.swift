@@ -1,0 +1,85 @@
+/// An interface's all-time totals as stored.
+public struct StoredInterface: Sendable, Hashable {
+    public var name: String
+    public var interfaceClass: String
+    public var signal: String
+    public var kind: String
+    public var firstSeen: Int64
+    public var lastSeen: Int64
+    public var totals: LinkCounters
+    /// Why the totals may miss traffic; nil when nothing is known missing.
+    public var incomplete: String?
+}
+
+/// One row of the reset log.
+public struct StoredEvent: Sendable, Hashable {
+    public var time: Int64
+    public var name: String
+    public var reason: String
+    public var oldIfindex: Int32?
+    public var newIfindex: Int32?
+    public var loss: String
+    public var detail: String
+}
+
+extension CounterStore {
+    /// Every interface with its all-time totals, by name.
+    public func interfaces() throws(StoreError) -> [StoredInterface] {
+        do {
+            return try database.query("""
+                SELECT name, class, signal, kind, first_seen, last_seen, incomplete, \(Self.counterColumns) FROM interface ORDER BY name
+                """) { row in
+                StoredInterface(
+                    name: row.text(0), interfaceClass: row.text(1), signal: row.text(2), kind: row.text(3),
+                    firstSeen: row.integer(4), lastSeen: row.integer(5), totals: Self.counters(row, from: 7), incomplete: row.optionalText(6))
+            }
+        } catch {
+            throw Self.wrap(error)
+        }
+    }
+
+    /// The reset log, oldest first.
+    public func events() throws(StoreError) -> [StoredEvent] {
+        do {
+            return try database.query("""
+                SELECT e.time, i.name, e.reason, e.old_ifindex, e.new_ifindex, e.loss, e.detail
+                FROM event e JOIN interface i ON i.id = e.interface_id ORDER BY e.id
+                """) { row in
+                StoredEvent(
+                    time: row.integer(0), name: row.text(1), reason: row.text(2),
+                    oldIfindex: row.optionalInteger(3).map { Int32(truncatingIfNeeded: $0) },
+                    newIfindex: row.optionalInteger(4).map { Int32(truncatingIfNeeded: $0) },
+                    loss: row.text(5), detail: row.text(6))
+            }
+        } catch {
+            throw Self.wrap(error)
+        }
+    }
+
+    /// The sum of one granularity's buckets per interface (a consistency check:
+    /// every granularity must add up to the same totals while nothing is pruned).
+    public func bucketTotals(_ granularity: Granularity) throws(StoreError) -> [String: LinkCounters] {
+        do {
+            let rows = try database.query("""
+                SELECT i.name, sum(b.rx_bytes), sum(b.tx_bytes), sum(b.rx_packets), sum(b.tx_packets)
+                FROM bucket b JOIN interface i ON i.id = b.interface_id WHERE b.granularity = ? GROUP BY i.name
+                """, [.text(granularity.rawValue)]) { row in
+                (row.text(0), LinkCounters(
+                    rxBytes: UInt64(bitPattern: row.integer(1)), txBytes: UInt64(bitPattern: row.integer(2)),
+                    rxPackets: UInt64(bitPattern: row.integer(3)), txPackets: UInt64(bitPattern: row.integer(4))))
+            }
+            return Dictionary(rows, uniquingKeysWith: { first, _ in first })
+        } catch {
+            throw Self.wrap(error)
+        }
+    }
+
+    /// SQLite's own structural check ("ok" when sound).
+    public func integrityCheck() throws(StoreError) -> String {
+        do {
+            return try database.query("PRAGMA integrity_check") { $0.text(0) }.joined(separator: "; ")
+        } catch {
+            throw Self.wrap(error)
+        }
+    }
+}

@@ -1,0 +1,208 @@
+import Foundation
+import Glibc
+import Testing
+@testable import IfmeterCore
+
+/// ifmeterd against the real kernel: tun devices in a private namespace,
+/// exact traffic, and the totals the store holds afterwards, to the byte.
+@Suite(.enabled(if: TestEnvironment.isRoot, TestEnvironment.rootReason))
+struct DaemonTests {
+    @Test func fiftyShortLivesAreCountedToTheByte() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        // Each life is created, carries traffic and is gone within
+        // milliseconds: far shorter than the sampling interval.
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 3, txPackets: 2, size: 200, lives: 50)
+        #expect(daemon.stop() == 0)
+        let totals = try #require(try daemon.totals("tun0"))
+        #expect(totals.rxBytes == 50 * 3 * 200)
+        #expect(totals.txBytes == 50 * 2 * 200)
+        #expect(totals.rxPackets == 150)
+        #expect(totals.txPackets == 100)
+        #expect(try daemon.reasons("tun0") == Array(repeating: "removed", count: 50))
+        // Every granularity of bucket adds up to the same totals.
+        for granularity in Granularity.allCases {
+            #expect(try daemon.store().bucketTotals(granularity)["tun0"]?.rxBytes == 30_000)
+        }
+    }
+
+    @Test func recreatedWithinOneIntervalHasNoPhantomTraffic() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 10, txPackets: 10, size: 1000, persist: true)
+        try daemon.namespace.exec(["ip", "link", "del", "tun0"])
+        // Same name, new ifindex, smaller counters: a naive tool sees the
+        // counter go down and invents ~2^64 or 4 GiB of traffic.
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, txPackets: 2, size: 100, persist: true)
+        #expect(daemon.stop() == 0)
+        let totals = try #require(try daemon.totals("tun0"))
+        #expect(totals.rxBytes == 10_000 + 100)
+        #expect(totals.txBytes == 10_000 + 200)
+        #expect(try daemon.reasons("tun0") == ["removed"])
+        #expect(try daemon.kernelCounters("tun0")?.rxBytes == 100)
+    }
+
+    @Test func trafficJustBeforeDeletionIsCounted() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.tunTraffic(name: "tun0", persist: true)
+        try daemon.start(interval: 60)
+        // Traffic, then deletion, with no sample in between: only the
+        // RTM_DELLINK message knows these bytes.
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 4, txPackets: 5, size: 500)
+        try daemon.namespace.exec(["ip", "tuntap", "del", "dev", "tun0", "mode", "tun"])
+        #expect(daemon.stop() == 0)
+        let totals = try #require(try daemon.totals("tun0"))
+        #expect(totals.rxBytes == 2000)
+        #expect(totals.txBytes == 2500)
+    }
+
+    /// Deleting an up device first sends a NEWLINK (IFF_UP cleared) with
+    /// the counters; a down device sends only RTM_DELLINK. Drops counted on
+    /// a down tun are therefore known from the DELLINK message alone.
+    @Test func theDeleteMessageAloneCarriesTheFinalCounters() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.exec(["ip", "tuntap", "add", "dev", "tun0", "mode", "tun"])
+        try daemon.start(interval: 60)
+        try daemon.namespace.exec([TestEnvironment.binary("ifmeter-testnet"), "--name", "tun0", "--down-drops", "7"])
+        try daemon.namespace.exec(["ip", "tuntap", "del", "dev", "tun0", "mode", "tun"])
+        #expect(daemon.stop() == 0)
+        #expect(try daemon.totals("tun0")?.rxDropped == 7)
+        #expect(try daemon.reasons("tun0") == ["history-unknown", "removed"])
+    }
+
+    @Test func aStopLongerThanSixMinutesIsCountedOnce() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, persist: true)
+        try daemon.runOnce()  // first sight: baseline
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 6, txPackets: 7, size: 300)
+        // Restart with both clocks 400 s on (vnStat drops gaps over 360 s).
+        try daemon.runOnce(clockOffset: 400)
+        try daemon.runOnce(clockOffset: 800)
+        let totals = try #require(try daemon.totals("tun0"))
+        #expect(totals.rxBytes == 1800)
+        #expect(totals.txBytes == 2100)
+        #expect(try daemon.reasons("tun0") == ["history-unknown"])
+    }
+
+    @Test func interfaceRecreatedWhileStoppedIsCountedFromZero() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.tunTraffic(name: "tun0", persist: true)
+        try daemon.runOnce()
+        try daemon.namespace.exec(["ip", "link", "del", "tun0"])
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 3, txPackets: 1, size: 100, persist: true)
+        try daemon.runOnce()
+        let totals = try #require(try daemon.totals("tun0"))
+        #expect(totals.rxBytes == 300)
+        #expect(totals.txBytes == 100)
+        #expect(try daemon.reasons("tun0") == ["history-unknown", "recreated"])
+        #expect(try daemon.store().events().last?.loss == "unknown")
+    }
+
+    @Test func sighupRightAfterTrafficLosesNothing() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 2, txPackets: 3, size: 400, persist: true)
+        // A reload that also changes the configuration.
+        try daemon.writeConfiguration("MaxRate=1G\n")
+        daemon.signal(SIGHUP)
+        try daemon.waitForLog("reloaded")
+        // Counted and committed before the new configuration applied.
+        #expect(try daemon.totals("tun0")?.rxBytes == 800)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, size: 400)
+        #expect(daemon.stop() == 0)
+        #expect(try daemon.totals("tun0")?.rxBytes == 1200)
+        #expect(try daemon.totals("tun0")?.txBytes == 1200)
+    }
+
+    @Test func aBadConfigurationOnReloadKeepsTheRunningOne() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        try daemon.writeConfiguration("Bogus=1\n")
+        daemon.signal(SIGHUP)
+        try daemon.waitForLog("reload failed")
+        #expect(daemon.log.contains("ifmeter.conf:3: unknown key Bogus= in [Daemon]"))
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func sigkillThenRestartLosesNothingAndCountsNothingTwice() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 0.1, commitInterval: 0)  // commit at every sample
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 5, txPackets: 5, size: 100, persist: true)
+        try daemon.waitForLog("watched interfaces")
+        usleep(300_000)  // several commits happen
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 2, txPackets: 0, size: 100)
+        #expect(daemon.stop(with: SIGKILL) == SIGKILL)
+        try daemon.runOnce()
+        try daemon.runOnce()
+        let totals = try #require(try daemon.totals("tun0"))
+        #expect(totals.rxBytes == 700)
+        #expect(totals.txBytes == 500)
+        #expect(try daemon.store().integrityCheck() == "ok")
+    }
+
+    @Test func sigkillBeforeAnyCommitIsRecoveredFromTheKernel() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.tunTraffic(name: "tun0", persist: true)
+        try daemon.start(interval: 0.1, commitInterval: 3600)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 9, txPackets: 4, size: 100)
+        usleep(300_000)  // sampled, but not committed
+        daemon.stop(with: SIGKILL)
+        #expect(try daemon.totals("tun0")?.rxBytes == 0)
+        try daemon.runOnce()
+        #expect(try daemon.totals("tun0")?.rxBytes == 900)
+        #expect(try daemon.totals("tun0")?.txBytes == 400)
+    }
+
+    @Test func wallClockJumpsMoveBytesBetweenBucketsWithoutLosingAny() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.tunTraffic(name: "tun0", persist: true)
+        try daemon.runOnce()
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 3, size: 100)
+        try daemon.runOnce(clockOffset: 86_400)  // a day ahead
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 4, size: 100)
+        try daemon.runOnce(clockOffset: -86_400)  // a day behind
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 5, size: 100)
+        try daemon.runOnce()
+        let store = try daemon.store()
+        #expect(try daemon.totals("tun0")?.rxBytes == 1200)
+        for granularity in Granularity.allCases {
+            #expect(try store.bucketTotals(granularity)["tun0"]?.rxBytes == 1200, "\(granularity)")
+        }
+    }
+
+    @Test func aRebootCountsFromZeroAndIsRecorded() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, size: 100, persist: true)
+        try daemon.runOnce()
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 2, size: 100)
+        try daemon.setBootID("test-boot-2")
+        try daemon.runOnce()
+        // After a reboot the kernel's counters started at boot: all of them count.
+        #expect(try daemon.totals("tun0")?.rxBytes == 300)
+        #expect(try daemon.reasons("tun0") == ["history-unknown", "reboot"])
+        try daemon.runOnce()
+        #expect(try daemon.totals("tun0")?.rxBytes == 300)
+    }
+
+    @Test func onlyWatchedClassesAreCounted() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "[Classes]\ntun1=ignore\n")
+        try daemon.start(interval: 60)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, size: 100, persist: true)
+        try daemon.namespace.tunTraffic(name: "tun1", subnet: 1, rxPackets: 1, size: 100, persist: true)
+        #expect(daemon.stop() == 0)
+        let names = try daemon.store().interfaces().map(\.name)
+        #expect(names == ["tun0"])  // lo is "other", tun1 is ignored
+    }
+
+    @Test func aSecondDaemonOnTheSameStoreIsRefused() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        let second = try runProcess("/usr/bin/env", [
+            "ip", "netns", "exec", daemon.namespace.name, TestEnvironment.binary("ifmeterd"),
+            "--config", daemon.configPath, "--state-dir", daemon.stateDirectory, "--once",
+        ])
+        #expect(second.status == ExitCode.unavailable.rawValue)
+        #expect(second.standardError == "ifmeterd: \(daemon.stateDirectory): another ifmeterd is using this state directory\n")
+        #expect(daemon.stop() == 0)
+    }
+}

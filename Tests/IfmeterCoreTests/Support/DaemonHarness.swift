@@ -1,0 +1,120 @@
+import Foundation
+import Glibc
+import Testing
+@testable import IfmeterCore
+
+/// Runs the real ifmeterd inside a test's network namespace, on a state
+/// directory and boot-id file of its own, and reads the store it leaves.
+final class DaemonHarness {
+    let namespace: NetworkNamespace
+    let directory: URL
+    var stateDirectory: String { directory.appendingPathComponent("state").path }
+    var bootIDPath: String { directory.appendingPathComponent("boot_id").path }
+    var configPath: String { directory.appendingPathComponent("ifmeter.conf").path }
+    var logPath: String { directory.appendingPathComponent("ifmeterd.log").path }
+    private(set) var process: Process?
+
+    init(namespace: NetworkNamespace, configuration extra: String = "") throws {
+        self.namespace = namespace
+        directory = try TestEnvironment.temporaryDirectory("ifmeterd")
+        try setBootID("test-boot-1")
+        try writeConfiguration(extra)
+    }
+
+    deinit {
+        if let process, process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    func setBootID(_ id: String) throws {
+        try "\(id)\n".write(toFile: bootIDPath, atomically: true, encoding: .utf8)
+    }
+
+    func writeConfiguration(_ extra: String) throws {
+        try "[Daemon]\nBootIDPath=\(bootIDPath)\n\(extra)".write(toFile: configPath, atomically: true, encoding: .utf8)
+    }
+
+    private func command(_ extra: [String]) -> [String] {
+        ["/usr/bin/env", "ip", "netns", "exec", namespace.name, TestEnvironment.binary("ifmeterd"),
+         "--config", configPath, "--state-dir", stateDirectory] + extra
+    }
+
+    /// `ifmeterd --once`; must succeed.
+    func runOnce(clockOffset: Double = 0) throws {
+        let arguments = command(["--once"])
+        var environment = ProcessInfo.processInfo.environment
+        environment["IFMETER_TEST_CLOCK_OFFSET"] = String(clockOffset)
+        let result = try runProcess(arguments[0], Array(arguments.dropFirst()), environment: environment)
+        if result.status != 0 {
+            Issue.record("ifmeterd --once exited \(result.status): \(result.standardError)")
+            throw CancellationError()
+        }
+    }
+
+    /// Starts the daemon loop and waits until its first commit is in the store.
+    func start(interval: Double = 60, commitInterval: Double = 300) throws {
+        let arguments = command(["--interval", String(interval), "--commit-interval", String(commitInterval)])
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        log.seekToEndOfFile()
+        process.standardError = log
+        process.standardOutput = log
+        try process.run()
+        self.process = process
+        try waitForLog("watched interfaces", occurrences: startsSoFar + 1)
+        startsSoFar += 1
+    }
+
+    private var startsSoFar = 0
+
+    /// Waits up to ten seconds for `text` to appear `occurrences` times in the log.
+    func waitForLog(_ text: String, occurrences: Int = 1) throws {
+        for _ in 0..<1000 {
+            let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            if log.components(separatedBy: text).count - 1 >= occurrences { return }
+            if let process, !process.isRunning {
+                Issue.record("ifmeterd exited \(process.terminationStatus): \(log)")
+                throw CancellationError()
+            }
+            usleep(10_000)
+        }
+        Issue.record("timed out waiting for \"\(text)\" in the daemon log: \((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")")
+        throw CancellationError()
+    }
+
+    func signal(_ number: Int32) {
+        guard let process else { return }
+        kill(process.processIdentifier, number)
+    }
+
+    /// Sends `number` and waits for the daemon to exit; returns its status.
+    @discardableResult
+    func stop(with number: Int32 = SIGTERM) -> Int32 {
+        guard let process else { return -1 }
+        kill(process.processIdentifier, number)
+        process.waitUntilExit()
+        self.process = nil
+        return process.terminationStatus
+    }
+
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// The store as a read-only reader sees it.
+    func store() throws -> CounterStore { try CounterStore(directory: stateDirectory, readOnly: true) }
+
+    func totals(_ name: String) throws -> LinkCounters? {
+        try store().interfaces().first { $0.name == name }?.totals
+    }
+
+    func reasons(_ name: String) throws -> [String] {
+        try store().events().filter { $0.name == name }.map(\.reason)
+    }
+
+    /// The kernel's own counters for a link in the namespace right now.
+    func kernelCounters(_ name: String) throws -> LinkCounters? {
+        try namespace.inside { try NetlinkLinkSource().links() }.first { $0.name == name }?.counters
+    }
+}
