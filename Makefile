@@ -38,9 +38,11 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
+# The daemon in the foreground on a state directory inside the checkout,
+# logging what it does; Ctrl-C takes a final sample, commits and exits.
 run: build
 	@mkdir -p $(RUN_STATE_DIR)
-	$(SWIFT) run ifmeter interfaces --all $(RUN_ARGS)
+	"$$($(SWIFT) build --show-bin-path)/ifmeterd" --state-dir $(RUN_STATE_DIR) $(RUN_ARGS)
 
 clean:
 	rm -rf .build $(RUN_STATE_DIR)
