@@ -45,4 +45,38 @@ import Testing
         #expect(missing.status == ExitCode.noInput.rawValue)
         #expect(missing.standardError.hasSuffix("absent.conf: no such file\n"))
     }
+
+    let ifmeterd = TestEnvironment.binary("ifmeterd")
+
+    @Test func daemonHelpAndUsageErrors() throws {
+        let help = try runProcess(ifmeterd, ["--help"])
+        #expect(help.status == 0)
+        #expect(help.standardOutput.hasPrefix("Usage: ifmeterd"))
+        let unknown = try runProcess(ifmeterd, ["--daemonize"])
+        #expect(unknown.status == ExitCode.usage.rawValue)
+        #expect(unknown.standardError == "ifmeterd: unknown option --daemonize (see 'ifmeterd --help')\n")
+        let interval = try runProcess(ifmeterd, ["--interval", "0"])
+        #expect(interval.status == ExitCode.usage.rawValue)
+        #expect(interval.standardError == "ifmeterd: --interval 0: expected seconds from 0.1 to 86400.0 (see 'ifmeterd --help')\n")
+    }
+
+    @Test func daemonStartErrorsNameThePath() throws {
+        let directory = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("ifmeter.conf").path
+        try "[Daemon]\nCommitIntervalSec=soon\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let bad = try runProcess(ifmeterd, ["--config", config, "--once"])
+        #expect(bad.status == ExitCode.config.rawValue)
+        #expect(bad.standardError == "ifmeterd: \(config):2: CommitIntervalSec=\"soon\": expected seconds from 1.0 to 86400.0\n")
+
+        try "[Daemon]\nBootIDPath=/nonexistent/boot_id\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let state = directory.appendingPathComponent("state").path
+        let noBoot = try runProcess(ifmeterd, ["--config", config, "--state-dir", state, "--once"])
+        #expect(noBoot.status == ExitCode.noInput.rawValue)
+        #expect(noBoot.standardError.hasPrefix("ifmeterd: cannot read the boot id: /nonexistent/boot_id: open: No such file or directory"))
+
+        let notADirectory = try runProcess(ifmeterd, ["--state-dir", config + "/state", "--once"])
+        #expect(notADirectory.status == ExitCode.cannotCreate.rawValue)
+        #expect(notADirectory.standardError.contains("\(config)"))
+    }
 }

@@ -184,6 +184,73 @@ struct DaemonTests {
         #expect(try daemon.totals("tun0")?.rxBytes == 300)
     }
 
+    /// veth clears its peer before the messages sent at deletion, so they
+    /// read rx 0. The guard keeps rx where the last sample left it instead
+    /// of judging a reset; tx since that sample still counts.
+    @Test func vethFinalCountersNeverGoBackwards() throws {
+        let far = try NetworkNamespace()
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "[Interfaces]\nWatch=other\n")
+        try daemon.namespace.vethPair("veth-near", to: far, "veth-far")
+        try daemon.start(interval: 60)
+        try daemon.namespace.sendOverVeth(to: far, count: 5, size: 500)
+        try far.sendOverVethBack(to: daemon.namespace, count: 3, size: 200)
+        daemon.signal(SIGHUP)  // a sample (and commit) between traffic and deletion
+        try daemon.waitForLog("reload")
+        try daemon.namespace.sendOverVeth(to: far, count: 2, size: 100)
+        try daemon.namespace.exec(["ip", "link", "del", "veth-near"])
+        #expect(daemon.stop() == 0)
+        let totals = try #require(try daemon.totals("veth-near"))
+        #expect(totals.txBytes == 5 * 514 + 2 * 114)  // Ethernet framing adds 14 bytes
+        #expect(totals.rxBytes == 3 * 214)
+        #expect(try daemon.reasons("veth-near") == ["history-unknown", "removed"])
+    }
+
+    @Test func aRenameKeepsTheLifeAndCountsUnderEachName() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 3, size: 100, persist: true)
+        try daemon.namespace.exec(["sh", "-c", "ip link set tun0 down && ip link set tun0 name tun5"])
+        try daemon.namespace.tunTraffic(name: "tun5", rxPackets: 2, size: 100)
+        #expect(daemon.stop() == 0)
+        #expect(try daemon.totals("tun0")?.rxBytes == 300)
+        #expect(try daemon.totals("tun5")?.rxBytes == 200)
+        #expect(try daemon.store().events().isEmpty)  // a rename is no reset
+    }
+
+    @Test func aMoveToAnotherNamespaceClosesTheLifeWithoutLoss() throws {
+        let elsewhere = try NetworkNamespace()
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 4, txPackets: 1, size: 100, persist: true)
+        try daemon.namespace.exec(["ip", "link", "set", "tun0", "netns", elsewhere.name])
+        #expect(daemon.stop() == 0)
+        #expect(try daemon.totals("tun0")?.rxBytes == 400)
+        #expect(try daemon.totals("tun0")?.txBytes == 100)
+        #expect(try daemon.store().events().isEmpty)  // moved, not removed
+    }
+
+    /// Rule 9: with the daemon stopped (SIGSTOP) and a tiny event buffer,
+    /// churn overruns the socket; on resuming the daemon re-dumps, records
+    /// the life that vanished unseen, and stays exact for the one that lived on.
+    @Test func anEventOverrunIsReconciledByARedump() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "EventBufferBytes=4K\n")
+        try daemon.namespace.tunTraffic(name: "tun0", persist: true)
+        try daemon.namespace.tunTraffic(name: "tun1", subnet: 1, persist: true)
+        try daemon.start(interval: 60)
+        daemon.signal(SIGSTOP)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 5, txPackets: 6, size: 100)
+        try daemon.namespace.tunTraffic(name: "tun9", subnet: 9, rxPackets: 1, size: 100, lives: 40)
+        try daemon.namespace.exec(["ip", "link", "del", "tun1"])
+        daemon.signal(SIGCONT)
+        try daemon.waitForLog("link events were lost")
+        #expect(daemon.stop() == 0)
+        #expect(try daemon.totals("tun0")?.rxBytes == 500)
+        #expect(try daemon.totals("tun0")?.txBytes == 600)
+        #expect(try daemon.reasons("tun1") == ["history-unknown", "events-lost"])
+        // Lives that came and went unseen cannot be counted, and nothing is invented.
+        #expect(try (daemon.totals("tun9")?.rxBytes ?? 0) <= 40 * 100)
+    }
+
     @Test func onlyWatchedClassesAreCounted() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "[Classes]\ntun1=ignore\n")
         try daemon.start(interval: 60)

@@ -40,26 +40,10 @@ struct KernelSourceTests {
     @Test func netlinkReportsExactVethBytes() throws {
         let near = try NetworkNamespace()
         let far = try NetworkNamespace()
-        try near.exec(["sh", "-c", """
-            ip link add veth-near type veth peer name veth-far netns \(far.name) &&
-            echo 1 > /proc/sys/net/ipv6/conf/veth-near/disable_ipv6 &&
-            ip addr add 198.18.200.1/30 dev veth-near && ip link set veth-near up
-            """])
-        try far.exec(["sh", "-c", """
-            echo 1 > /proc/sys/net/ipv6/conf/veth-far/disable_ipv6 &&
-            ip addr add 198.18.200.2/30 dev veth-far && ip link set veth-far up
-            """])
-        // Static neighbours: no ARP bytes in the count.
-        let nearMac = try near.exec(["cat", "/sys/class/net/veth-near/address"]).trimmingCharacters(in: .whitespacesAndNewlines)
-        let farMac = try far.exec(["cat", "/sys/class/net/veth-far/address"]).trimmingCharacters(in: .whitespacesAndNewlines)
-        try near.exec(["ip", "neigh", "replace", "198.18.200.2", "lladdr", farMac, "dev", "veth-near", "nud", "permanent"])
-        try far.exec(["ip", "neigh", "replace", "198.18.200.1", "lladdr", nearMac, "dev", "veth-far", "nud", "permanent"])
+        try near.vethPair("veth-near", to: far, "veth-far")
         let before = try near.inside { try NetlinkLinkSource().links() }.first { $0.name == "veth-near" }
         // A bound receiver in the far namespace: no ICMP port-unreachable back.
-        let receiver = try far.inside { try UDPSocket(bindTo: "198.18.200.2", port: 7000) }
-        let sender = try near.inside { try UDPSocket(bindTo: nil, port: 0) }
-        for _ in 0..<9 { try sender.send(bytes: 472, to: "198.18.200.2", port: 7000) }  // IP length 500
-        for _ in 0..<9 { _ = try receiver.receive() }
+        try near.sendOverVeth(to: far, count: 9, size: 500)
         let near2 = try #require(try near.inside { try NetlinkLinkSource().links() }.first { $0.name == "veth-near" })
         let far2 = try #require(try far.inside { try NetlinkLinkSource().links() }.first { $0.name == "veth-far" })
         let sentBefore = before?.counters.txBytes ?? 0

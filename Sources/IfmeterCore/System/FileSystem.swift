@@ -74,6 +74,7 @@ public enum FileSystem {
         if mkdir(path, mode) != 0 && errno != EEXIST {
             throw SystemError("mkdir", path: path, errno: errno)
         }
+        if !isDirectory(path) { throw SystemError("mkdir", path: path, errno: ENOTDIR) }
     }
 
     /// Writes bytes to a new file or replaces its contents.

@@ -47,6 +47,34 @@ final class NetworkNamespace {
         try exec(arguments)
     }
 
+    /// A veth pair from here (`near`, 198.18.200.1) to `far` (198.18.200.2)
+    /// with IPv6 off and static neighbours, so only the datagrams sent cross
+    /// it: no ARP, no router solicitations.
+    func vethPair(_ near: String, to far: NetworkNamespace, _ farName: String) throws {
+        try exec(["sh", "-c", """
+            ip link add \(near) type veth peer name \(farName) netns \(far.name) &&
+            echo 1 > /proc/sys/net/ipv6/conf/\(near)/disable_ipv6 &&
+            ip addr add 198.18.200.1/30 dev \(near) && ip link set \(near) up
+            """])
+        try far.exec(["sh", "-c", """
+            echo 1 > /proc/sys/net/ipv6/conf/\(farName)/disable_ipv6 &&
+            ip addr add 198.18.200.2/30 dev \(farName) && ip link set \(farName) up
+            """])
+        let nearAddress = try exec(["cat", "/sys/class/net/\(near)/address"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let farAddress = try far.exec(["cat", "/sys/class/net/\(farName)/address"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        try exec(["ip", "neigh", "replace", "198.18.200.2", "lladdr", farAddress, "dev", near, "nud", "permanent"])
+        try far.exec(["ip", "neigh", "replace", "198.18.200.1", "lladdr", nearAddress, "dev", farName, "nud", "permanent"])
+    }
+
+    /// Sends `count` UDP datagrams of IP length `size` from here to the far
+    /// end of `vethPair`, received by a bound socket there.
+    func sendOverVeth(to far: NetworkNamespace, count: Int, size: Int) throws {
+        let receiver = try far.inside { try UDPSocket(bindTo: "198.18.200.2", port: 7000) }
+        let sender = try inside { try UDPSocket(bindTo: nil, port: 0) }
+        for _ in 0..<count { try sender.send(bytes: size - 28, to: "198.18.200.2", port: 7000) }
+        for _ in 0..<count { _ = try receiver.receive() }
+    }
+
     /// Calls `body` on this thread while it is inside the namespace. Sockets
     /// opened in `body` stay in the namespace afterwards; nothing in `body`
     /// may suspend (network namespaces are per thread).
@@ -71,4 +99,15 @@ private final class Counter: @unchecked Sendable {
     private var value = 0
     private let lock = NSLock()
     func next() -> Int { lock.withLock { value += 1; return value } }
+}
+
+extension NetworkNamespace {
+    /// Sends from the far end of a veth pair (this namespace, passed as
+    /// `far` to `vethPair`) back to its near end, received by a bound socket.
+    func sendOverVethBack(to near: NetworkNamespace, count: Int, size: Int) throws {
+        let receiver = try near.inside { try UDPSocket(bindTo: "198.18.200.1", port: 7001) }
+        let sender = try inside { try UDPSocket(bindTo: nil, port: 0) }
+        for _ in 0..<count { try sender.send(bytes: size - 28, to: "198.18.200.1", port: 7001) }
+        for _ in 0..<count { _ = try receiver.receive() }
+    }
 }

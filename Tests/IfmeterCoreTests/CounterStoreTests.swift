@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+@testable import IfmeterCore
+
+@Suite struct CounterStoreTests {
+    let directory: URL
+    var path: String { directory.appendingPathComponent(CounterStore.fileName).path }
+
+    init() throws { directory = try TestEnvironment.temporaryDirectory("store") }
+
+    private func life(_ ifindex: Int32, _ counters: LinkCounters) -> TrackedLife {
+        TrackedLife(ifindex: ifindex, name: "tun0", counters: counters, sinceBoot: 12.5, firstSeen: 1_700_000_000, lastSeen: 1_700_000_100)
+    }
+
+    @Test func commitsAndLoadsBackTheSameState() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let huge = LinkCounters(rxBytes: UInt64.max - 1, txBytes: 1 << 63, rxPackets: 3)
+        do {
+            let store = try CounterStore(directory: directory.path)
+            var pending = PendingWrites()
+            pending.interfaces["tun0"] = InterfaceInfo(interfaceClass: .tunnel, signal: "kind tun", kind: "tun")
+            var outcome = AccountingOutcome()
+            outcome.deltas = [Delta(name: "tun0", ifindex: 4, counters: LinkCounters(rxBytes: 500, txBytes: 700, rxPackets: 5, txPackets: 7))]
+            outcome.events = [ResetEvent(.historyUnknown, name: "tun0", old: nil, new: 4, loss: .unknown, detail: "first seen")]
+            pending.record(outcome, at: Instant(wall: 1_700_000_100, sinceBoot: 12.5))
+            try store.commit(pending, openLives: [life(4, huge)], bootID: "boot-1", at: 1_700_000_100, retention: Retention())
+        }
+        let reader = try CounterStore(directory: directory.path, readOnly: true)
+        let state = try reader.loadState()
+        #expect(state.lastBootID == "boot-1")
+        #expect(state.knownNames == ["tun0"])
+        #expect(state.openLives.count == 1)
+        #expect(state.openLives.first?.life == life(4, huge))
+        let interface = try #require(try reader.interfaces().first)
+        #expect(interface.interfaceClass == "tunnel")
+        #expect(interface.totals == LinkCounters(rxBytes: 500, txBytes: 700, rxPackets: 5, txPackets: 7))
+        #expect(interface.incomplete?.hasPrefix("history-unknown at 1700000100") == true)
+        #expect(try reader.events().map(\.reason) == ["history-unknown"])
+        #expect(try reader.integrityCheck() == "ok")
+    }
+
+    @Test func aNonSQLiteFileIsRefusedAndLeftUntouched() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 7) })
+        try garbage.write(to: URL(fileURLWithPath: path))
+        #expect {
+            _ = try CounterStore(directory: directory.path)
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.exitCode == .dataError && error.description.contains("left untouched")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage)
+    }
+
+    @Test func aForeignDatabaseIsRefusedAndLeftUntouched() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try mustRun("/usr/bin/sqlite3", [path, "CREATE TABLE photos(id INTEGER); INSERT INTO photos VALUES (1);"])
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(throws: StoreError.self) { try CounterStore(directory: directory.path) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+
+    @Test func aNewerSchemaIsRefused() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        _ = try CounterStore(directory: directory.path)
+        try mustRun("/usr/bin/sqlite3", [path, "PRAGMA user_version = 99;"])
+        #expect {
+            _ = try CounterStore(directory: directory.path)
+        } throws: { error in
+            (error as? StoreError)?.description == "\(path): store schema version 99 is newer than this ifmeter supports (1); upgrade ifmeter, the store was left untouched"
+        }
+    }
+
+    @Test func aReaderNeverCreatesAStore() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect {
+            _ = try CounterStore(directory: directory.path, readOnly: true)
+        } throws: { error in
+            (error as? StoreError)?.exitCode == .noInput
+        }
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test(arguments: [Granularity.fiveMinutes, .hour, .day, .month, .year])
+    func bucketStartsContainTheirTime(_ granularity: Granularity) {
+        for time: Int64 in [0, 1_700_000_000, 1_709_251_199, 1_735_689_600, 1_800_000_123] {
+            let start = TimeBuckets.start(of: granularity, containing: time)
+            #expect(start <= time)
+            #expect(TimeBuckets.start(of: granularity, containing: start) == start)
+            // The next bucket starts after `time`.
+            let next = TimeBuckets.start(of: granularity, -1, before: time)
+            #expect(next > time)
+        }
+    }
+}
