@@ -69,6 +69,23 @@ static int parse_link(struct nl_msg *message, ifm_link *slot) {
     return nl_msg_parse(message, on_parsed_link, &target);
 }
 
+/* A connected NETLINK_ROUTE socket whose valid messages go to callback.
+ * MSG_PEEK is off (libnl 3.7 peeks by default: two syscalls per read). */
+static struct nl_sock *open_route_socket(nl_recvmsg_msg_cb_t callback, void *arg, int *error) {
+    struct nl_sock *sock = nl_socket_alloc();
+    if (!sock) { *error = NLE_NOMEM; return NULL; }
+    nl_socket_modify_cb(sock, NL_CB_VALID, NL_CB_CUSTOM, callback, arg);
+    int err = nl_connect(sock, NETLINK_ROUTE);
+    if (err < 0) {
+        nl_socket_free(sock);
+        *error = -err;
+        return NULL;
+    }
+    nl_socket_disable_msg_peek(sock);
+    nl_socket_set_msg_buf_size(sock, MESSAGE_BUFFER_BYTES);
+    return sock;
+}
+
 /* ---- Dump ---- */
 
 struct ifm_netlink {
@@ -97,18 +114,8 @@ static int on_dump_message(struct nl_msg *message, void *arg) {
 ifm_netlink *ifm_netlink_open(int *error) {
     ifm_netlink *handle = calloc(1, sizeof *handle);
     if (!handle) { *error = NLE_NOMEM; return NULL; }
-    handle->sock = nl_socket_alloc();
-    if (!handle->sock) { free(handle); *error = NLE_NOMEM; return NULL; }
-    int err = nl_connect(handle->sock, NETLINK_ROUTE);
-    if (err < 0) {
-        nl_socket_free(handle->sock);
-        free(handle);
-        *error = -err;
-        return NULL;
-    }
-    nl_socket_disable_msg_peek(handle->sock);
-    nl_socket_set_msg_buf_size(handle->sock, MESSAGE_BUFFER_BYTES);
-    nl_socket_modify_cb(handle->sock, NL_CB_VALID, NL_CB_CUSTOM, on_dump_message, handle);
+    handle->sock = open_route_socket(on_dump_message, handle, error);
+    if (!handle->sock) { free(handle); return NULL; }
     return handle;
 }
 
@@ -166,12 +173,11 @@ static int on_event_message(struct nl_msg *message, void *arg) {
 ifm_events *ifm_events_open(int receive_buffer_bytes, int *error) {
     ifm_events *handle = calloc(1, sizeof *handle);
     if (!handle) { *error = NLE_NOMEM; return NULL; }
-    handle->sock = nl_socket_alloc();
-    if (!handle->sock) { free(handle); *error = NLE_NOMEM; return NULL; }
+    handle->sock = open_route_socket(on_event_message, handle, error);
+    if (!handle->sock) { free(handle); return NULL; }
+    /* Multicast messages carry no sequence numbers of ours. */
     nl_socket_disable_seq_check(handle->sock);
-    nl_socket_modify_cb(handle->sock, NL_CB_VALID, NL_CB_CUSTOM, on_event_message, handle);
-    int err = nl_connect(handle->sock, NETLINK_ROUTE);
-    if (err >= 0) err = nl_socket_add_membership(handle->sock, RTNLGRP_LINK);
+    int err = nl_socket_add_membership(handle->sock, RTNLGRP_LINK);
     if (err >= 0) err = nl_socket_set_nonblocking(handle->sock);
     if (err >= 0 && receive_buffer_bytes > 0)
         err = nl_socket_set_buffer_size(handle->sock, receive_buffer_bytes, 0);
@@ -181,8 +187,6 @@ ifm_events *ifm_events_open(int receive_buffer_bytes, int *error) {
         *error = -err;
         return NULL;
     }
-    nl_socket_disable_msg_peek(handle->sock);
-    nl_socket_set_msg_buf_size(handle->sock, MESSAGE_BUFFER_BYTES);
     return handle;
 }
 
