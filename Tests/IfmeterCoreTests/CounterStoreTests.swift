@@ -23,7 +23,7 @@ import Testing
             outcome.deltas = [Delta(name: "tun0", ifindex: 4, counters: LinkCounters(rxBytes: 500, txBytes: 700, rxPackets: 5, txPackets: 7))]
             outcome.events = [ResetEvent(.historyUnknown, name: "tun0", old: nil, new: 4, loss: .unknown, detail: "first seen")]
             pending.record(outcome, at: Instant(wall: 1_700_000_100, sinceBoot: 12.5))
-            try store.commit(pending, openLives: [life(4, huge)], bootID: "boot-1", at: 1_700_000_100, retention: Retention())
+            try store.commit(pending, openLives: [life(4, huge)], bootID: "boot-1", at: 1_700_000_100, retention: Retention(), intervals: (15, 300))
         }
         let reader = try CounterStore(directory: directory.path, readOnly: true)
         let state = try reader.loadState()

@@ -180,8 +180,11 @@ struct DaemonTests {
         // After a reboot the kernel's counters started at boot: all of them count.
         #expect(try daemon.totals("tun0")?.rxBytes == 300)
         #expect(try daemon.reasons("tun0") == ["history-unknown", "reboot"])
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, size: 100)
         try daemon.runOnce()
-        #expect(try daemon.totals("tun0")?.rxBytes == 300)
+        // The life of the boot before was closed once: no second reboot event.
+        #expect(try daemon.totals("tun0")?.rxBytes == 400)
+        #expect(try daemon.reasons("tun0") == ["history-unknown", "reboot"])
     }
 
     /// veth clears its peer before the messages sent at deletion, so they

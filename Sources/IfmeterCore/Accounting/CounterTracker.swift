@@ -49,11 +49,19 @@ public enum LifeEnd: String, Sendable {
     case reboot, eventsLost = "events-lost"
 }
 
+/// A life that stopped being counted, with the boot it belongs to (a life
+/// ended by a reboot belongs to the boot before).
+public struct EndedLife: Sendable, Hashable {
+    public var life: TrackedLife
+    public var end: LifeEnd
+    public var bootID: String
+}
+
 /// The result of one accounting step: what to add, what to log, which lives ended.
 public struct AccountingOutcome: Sendable {
     public var deltas: [Delta] = []
     public var events: [ResetEvent] = []
-    public var endedLives: [(life: TrackedLife, end: LifeEnd)] = []
+    public var endedLives: [EndedLife] = []
 
     public init() {}
 
@@ -102,7 +110,7 @@ public struct CounterTracker: Sendable {
         for (lifeBoot, life) in stored.openLives {
             if lifeBoot != bootID {
                 // Rule 4: the successor (same name) is counted from zero below.
-                outcome.endedLives.append((life, .reboot))
+                outcome.endedLives.append(EndedLife(life: life, end: .reboot, bootID: lifeBoot))
                 outcome.events.append(ResetEvent(
                     .reboot, name: life.name, old: life.ifindex, new: byName[life.name]?.ifindex, loss: .unknown,
                     detail: "rebooted; traffic between the last save and the reboot is unknown; counted from zero since boot"))
@@ -115,13 +123,13 @@ public struct CounterTracker: Sendable {
             } else if let successor = byName[life.name], !handled.contains(successor.ifindex) {
                 // Rule 3: recreated under the same name while we were stopped.
                 handled.insert(successor.ifindex)
-                outcome.endedLives.append((life, .removedWhileStopped))
+                outcome.endedLives.append(EndedLife(life: life, end: .removedWhileStopped, bootID: bootID))
                 outcome.events.append(ResetEvent(
                     .recreated, name: life.name, old: life.ifindex, new: successor.ifindex, loss: .unknown,
                     detail: "recreated while the daemon was stopped; the old life's traffic after the last save is unknown"))
                 outcome.append(beginFromZero(successor, at: now))
             } else {
-                outcome.endedLives.append((life, .removedWhileStopped))
+                outcome.endedLives.append(EndedLife(life: life, end: .removedWhileStopped, bootID: bootID))
                 outcome.events.append(ResetEvent(
                     .removedWhileStopped, name: life.name, old: life.ifindex, new: nil, loss: .unknown,
                     detail: "removed while the daemon was stopped; its traffic after the last save is unknown"))
@@ -174,7 +182,7 @@ public struct CounterTracker: Sendable {
         if eventsWereLost {
             for (ifindex, life) in lives where !present.contains(ifindex) {
                 lives[ifindex] = nil
-                outcome.endedLives.append((life, .eventsLost))
+                outcome.endedLives.append(EndedLife(life: life, end: .eventsLost, bootID: bootID))
                 outcome.events.append(ResetEvent(
                     .eventsLost, name: life.name, old: ifindex, new: nil, loss: .unknown,
                     detail: "link events were lost and the interface was gone at the re-dump; its traffic after the last sample is unknown"))
@@ -208,7 +216,7 @@ public struct CounterTracker: Sendable {
             // peer before the snapshot (final rx reads 0): the guard keeps it.
             outcome.append(advance(&life, to: link, at: now, detectResets: false))
             lives[link.ifindex] = nil
-            outcome.endedLives.append((life, moved ? .movedAway : .removed))
+            outcome.endedLives.append(EndedLife(life: life, end: moved ? .movedAway : .removed, bootID: bootID))
             if !moved {
                 outcome.events.append(ResetEvent(
                     .removed, name: life.name, old: life.ifindex, new: nil, loss: .none,

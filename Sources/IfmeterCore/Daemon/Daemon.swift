@@ -232,7 +232,9 @@ public final class Daemon {
     /// for the next try, and the condition is logged once, not every time.
     private func commit(at now: Instant) {
         do {
-            try store.commit(pending, openLives: tracker.lives.values, bootID: bootID, at: now.wall, retention: configuration.retention)
+            try store.commit(
+                pending, openLives: tracker.lives.values, bootID: bootID, at: now.wall, retention: configuration.retention,
+                intervals: (configuration.sampleInterval, configuration.commitInterval))
             pending = PendingWrites()
             lastCommit = SystemClock.monotonic()
             if storeFailing {

@@ -123,7 +123,9 @@ public final class CounterStore {
             rx_bytes INTEGER NOT NULL, tx_bytes INTEGER NOT NULL,
             rx_packets INTEGER NOT NULL, tx_packets INTEGER NOT NULL,
             rx_errors INTEGER NOT NULL, tx_errors INTEGER NOT NULL,
-            rx_dropped INTEGER NOT NULL, tx_dropped INTEGER NOT NULL
+            rx_dropped INTEGER NOT NULL, tx_dropped INTEGER NOT NULL,
+            counted_rx_bytes INTEGER NOT NULL DEFAULT 0, counted_tx_bytes INTEGER NOT NULL DEFAULT 0,
+            counted_rx_packets INTEGER NOT NULL DEFAULT 0, counted_tx_packets INTEGER NOT NULL DEFAULT 0
         );
         CREATE UNIQUE INDEX life_open ON life(boot_id, ifindex) WHERE ended IS NULL;
         CREATE TABLE bucket (
@@ -176,16 +178,25 @@ public final class CounterStore {
 
     /// Writes everything pending and the baselines of all open lives in one
     /// transaction, then prunes buckets past their retention.
-    public func commit(_ pending: PendingWrites, openLives: some Collection<TrackedLife>, bootID: String, at now: Int64, retention: Retention) throws(StoreError) {
+    public func commit(
+        _ pending: PendingWrites, openLives: some Collection<TrackedLife>, bootID: String, at now: Int64,
+        retention: Retention, intervals: (sample: Double, commit: Double)
+    ) throws(StoreError) {
         do {
             try database.transaction {
-                try database.run("INSERT INTO meta(key, value) VALUES ('boot_id', ?), ('last_commit', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                                 [.text(bootID), .text(String(now))])
+                // The daemon's heartbeat for readers: when it last committed, and how often it means to.
+                try database.run("""
+                    INSERT INTO meta(key, value) VALUES ('boot_id', ?), ('last_commit', ?), ('sample_interval', ?), ('commit_interval', ?)
+                    ON CONFLICT(key) DO UPDATE SET value = excluded.value
+                    """, [.text(bootID), .text(String(now)), .text(String(intervals.sample)), .text(String(intervals.commit))])
                 for (name, info) in pending.interfaces { _ = try interfaceID(name, info: info, at: now) }
                 try writeDeltas(pending.deltas, at: now)
                 for (time, event) in pending.events { try writeEvent(event, at: time, bootID: bootID) }
-                for (life, end, time) in pending.endedLives { try writeLife(life, bootID: bootID, ended: (time, end)) }
-                for life in openLives { try writeLife(life, bootID: bootID, ended: nil) }
+                for (ended, time) in pending.endedLives {
+                    let counted = ended.bootID == bootID ? pending.countedByLife[ended.life.ifindex] : nil
+                    try writeLife(ended.life, bootID: ended.bootID, counted: counted ?? .zero, ended: (time, ended.end))
+                }
+                for life in openLives { try writeLife(life, bootID: bootID, counted: pending.countedByLife[life.ifindex] ?? .zero, ended: nil) }
                 try prune(retention, at: now)
             }
         } catch {
@@ -259,21 +270,27 @@ public final class CounterStore {
         }
     }
 
-    private func writeLife(_ life: TrackedLife, bootID: String, ended: (time: Int64, end: LifeEnd)?) throws {
+    /// Updates the open row of a life (boot id, ifindex), or inserts it when
+    /// it was never committed open (a life shorter than the commit interval).
+    private func writeLife(_ life: TrackedLife, bootID: String, counted: LinkCounters, ended: (time: Int64, end: LifeEnd)?) throws {
         let counters = life.counters.fields.map(Self.value)
         let end: [SQLiteValue] = ended.map { [.integer($0.time), .text($0.end.rawValue)] } ?? [.null, .null]
+        let countedValues = [counted.rxBytes, counted.txBytes, counted.rxPackets, counted.txPackets].map(Self.value)
         let updated = try database.run("""
             UPDATE life SET name = ?, last_seen = ?, since_boot = ?, ended = ?, end_reason = ?,
-              rx_bytes = ?, tx_bytes = ?, rx_packets = ?, tx_packets = ?, rx_errors = ?, tx_errors = ?, rx_dropped = ?, tx_dropped = ?
+              rx_bytes = ?, tx_bytes = ?, rx_packets = ?, tx_packets = ?, rx_errors = ?, tx_errors = ?, rx_dropped = ?, tx_dropped = ?,
+              counted_rx_bytes = counted_rx_bytes + ?, counted_tx_bytes = counted_tx_bytes + ?,
+              counted_rx_packets = counted_rx_packets + ?, counted_tx_packets = counted_tx_packets + ?
             WHERE boot_id = ? AND ifindex = ? AND ended IS NULL
-            """, [.text(life.name), .integer(life.lastSeen), .real(life.sinceBoot)] + end + counters + [.text(bootID), .integer(Int64(life.ifindex))])
+            """, [.text(life.name), .integer(life.lastSeen), .real(life.sinceBoot)] + end + counters + countedValues
+                + [.text(bootID), .integer(Int64(life.ifindex))])
         guard updated == 0 else { return }
-        // Never committed while open (a life shorter than the commit interval).
         try database.run("""
-            INSERT INTO life(interface_id, boot_id, ifindex, name, first_seen, last_seen, since_boot, ended, end_reason, \(Self.counterColumns))
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO life(interface_id, boot_id, ifindex, name, first_seen, last_seen, since_boot, ended, end_reason, \(Self.counterColumns),
+              counted_rx_bytes, counted_tx_bytes, counted_rx_packets, counted_tx_packets)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [.integer(try interfaceID(life.name, info: nil, at: life.lastSeen)), .text(bootID), .integer(Int64(life.ifindex)), .text(life.name),
-                  .integer(life.firstSeen), .integer(life.lastSeen), .real(life.sinceBoot)] + end + counters)
+                  .integer(life.firstSeen), .integer(life.lastSeen), .real(life.sinceBoot)] + end + counters + countedValues)
     }
 
     private func prune(_ retention: Retention, at now: Int64) throws {
