@@ -31,7 +31,8 @@ let package = Package(
         .executableTarget(name: "ifmeter-testnet", dependencies: ["CTestTun"]),
         .testTarget(
             name: "IfmeterCoreTests",
-            dependencies: ["IfmeterCore", "CTestTun", "ifmeterd", "ifmeter", "ifmeter-testnet"]
+            dependencies: ["IfmeterCore", "CTestTun", "ifmeterd", "ifmeter", "ifmeter-testnet"],
+            exclude: ["Golden"]
         ),
     ]
 )

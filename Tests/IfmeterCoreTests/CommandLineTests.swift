@@ -17,7 +17,6 @@ import Testing
     }
 
     static let usageErrors: [(arguments: [String], message: String)] = [
-        ([], "ifmeter: missing command (see 'ifmeter --help')\n"),
         (["frobnicate"], "ifmeter: unknown command frobnicate (see 'ifmeter --help')\n"),
         (["interfaces", "--colour"], "ifmeter: unknown option --colour (see 'ifmeter interfaces --help')\n"),
         (["interfaces", "extra"], "ifmeter: unexpected argument extra (see 'ifmeter interfaces --help')\n"),

@@ -20,6 +20,10 @@ import Testing
             [Retention]
             DailyDays=400
             YearlyYears=0
+            [Budgets]
+            BillingDay=15
+            cellular=20GB
+            wwan0=1.5GiB
             """
         let configuration = try ConfigurationFile.parse(text, path: "test.conf")
         #expect(configuration.sampleInterval == 5)
@@ -34,13 +38,18 @@ import Testing
             InterfaceOverride(pattern: "veth*", action: .ignore),
         ])
         #expect(configuration.retention.dailyDays == 400)
+        #expect(configuration.billingDay == 15)
+        #expect(configuration.budgets == [
+            Budget(target: .interfaceClass(.cellular), bytes: 20_000_000_000),
+            Budget(target: .interface("wwan0"), bytes: 1_610_612_736),
+        ])
     }
 
     static let badFiles: [(text: String, error: String)] = [
         ("[Daemon]\nSampleIntervalSec=fast", "bad.conf:2: SampleIntervalSec=\"fast\": expected seconds from 0.1 to 86400.0"),
         ("[Daemon]\nSampleIntervalSec=0", "bad.conf:2: SampleIntervalSec=\"0\": expected seconds from 0.1 to 86400.0"),
         ("[Daemon]\nSampelIntervalSec=5", "bad.conf:2: unknown key SampelIntervalSec= in [Daemon]"),
-        ("[Deamon]", "bad.conf:1: unknown section [Deamon] (known: [Daemon], [Interfaces], [Classes], [Retention])"),
+        ("[Deamon]", "bad.conf:1: unknown section [Deamon] (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets])"),
         ("SampleIntervalSec=5", "bad.conf:1: SampleIntervalSec= outside any section"),
         ("[Daemon]\n\nMaxRate=99999999999999999999T", "bad.conf:3: MaxRate=\"99999999999999999999T\": expected bits per second like 100M or 10G"),
         ("[Daemon]\nStateDirectory=relative", "bad.conf:2: StateDirectory=\"relative\": expected an absolute path"),
@@ -53,6 +62,10 @@ import Testing
         ("[Daemon", "bad.conf:1: malformed section header \"[Daemon\""),
         ("[Retention]\nDailyDays=-1", "bad.conf:2: DailyDays=\"-1\": expected a whole number from 0 to 100000"),
         ("[Daemon]\n" + String(repeating: "x", count: 5000), "bad.conf:2: line longer than 4096 bytes"),
+        ("[Retention]\nDailyDays=7", "bad.conf:2: DailyDays=7: keep at least 32 days (or 0, forever) to cover a billing cycle"),
+        ("[Budgets]\nBillingDay=31", "bad.conf:2: BillingDay=\"31\": expected a whole number from 1 to 28"),
+        ("[Budgets]\ncellular=lots", "bad.conf:2: cellular=\"lots\": expected an amount like 20GB (1000-based) or 5GiB (1024-based)"),
+        ("[Budgets]\nwwan*=5G", "bad.conf:2: \"wwan*\": a budget names a class (wifi, cellular, tunnel, other) or an interface"),
     ]
 
     @Test(arguments: badFiles)

@@ -10,6 +10,31 @@ public struct Retention: Sendable, Hashable {
     public init() {}
 }
 
+/// A data-plan budget over a billing cycle: received plus transmitted bytes,
+/// as carriers count them.
+public struct Budget: Sendable, Hashable {
+    public enum Target: Sendable, Hashable {
+        case interfaceClass(InterfaceClass)
+        case interface(String)
+    }
+
+    public var target: Target
+    public var bytes: UInt64
+
+    public init(target: Target, bytes: UInt64) {
+        self.target = target
+        self.bytes = bytes
+    }
+
+    /// The name as configured: a class (`cellular`) or an interface (`wwan0`).
+    public var label: String {
+        switch target {
+        case .interfaceClass(let interfaceClass): interfaceClass.rawValue
+        case .interface(let name): name
+        }
+    }
+}
+
 /// Everything the daemon and the CLI can be told. Defaults are the values a
 /// fresh install runs with; `ConfigurationFile` fills in what a file says.
 public struct Configuration: Sendable {
@@ -32,6 +57,9 @@ public struct Configuration: Sendable {
     public var watchedClasses = InterfaceClass.watchedByDefault
     public var overrides: [InterfaceOverride] = []
     public var retention = Retention()
+    /// Day of the month a billing cycle starts (1...28), like vnStat's MonthRotate.
+    public var billingDay = 1
+    public var budgets: [Budget] = []
 
     public init() {}
 

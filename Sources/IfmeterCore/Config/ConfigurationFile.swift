@@ -26,6 +26,10 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible, Equa
 ///     [Classes]
 ///     ppp*=cellular
 ///     veth*=ignore
+///     [Budgets]
+///     BillingDay=15
+///     cellular=20GB
+///     wwan0=5GiB
 public enum ConfigurationFile {
     /// Longest accepted line; anything longer is not a hand-written config.
     static let maximumLineLength = 4096
@@ -46,8 +50,8 @@ public enum ConfigurationFile {
             if line.hasPrefix("[") {
                 guard line.hasSuffix("]"), line.count > 2 else { throw fail("malformed section header \(quoted(line))") }
                 let name = String(line.dropFirst().dropLast())
-                guard ["Daemon", "Interfaces", "Classes", "Retention"].contains(name) else {
-                    throw fail("unknown section [\(name)] (known: [Daemon], [Interfaces], [Classes], [Retention])")
+                guard ["Daemon", "Interfaces", "Classes", "Retention", "Budgets"].contains(name) else {
+                    throw fail("unknown section [\(name)] (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets])")
                 }
                 section = name
                 continue
@@ -86,7 +90,13 @@ public enum ConfigurationFile {
         case ("Classes", _): c.overrides.append(try override(pattern: key, value: value))
         case ("Retention", "FiveMinuteHours"): c.retention.fiveMinuteHours = Int(try count(value, key: key, range: 0...100_000))
         case ("Retention", "HourlyDays"): c.retention.hourlyDays = Int(try count(value, key: key, range: 0...100_000))
-        case ("Retention", "DailyDays"): c.retention.dailyDays = Int(try count(value, key: key, range: 0...100_000))
+        case ("Retention", "DailyDays"):
+            // Billing-cycle totals are summed from day buckets: keep a whole cycle.
+            let days = Int(try count(value, key: key, range: 0...100_000))
+            guard days == 0 || days >= 32 else { throw Message(text: "DailyDays=\(days): keep at least 32 days (or 0, forever) to cover a billing cycle") }
+            c.retention.dailyDays = days
+        case ("Budgets", "BillingDay"): c.billingDay = Int(try count(value, key: key, range: 1...28))
+        case ("Budgets", _): c.budgets.append(try budget(target: key, value: value))
         case ("Retention", "MonthlyMonths"): c.retention.monthlyMonths = Int(try count(value, key: key, range: 0...100_000))
         case ("Retention", "YearlyYears"): c.retention.yearlyYears = Int(try count(value, key: key, range: 0...10_000))
         default: throw Message(text: "unknown key \(key)= in [\(section)]")
@@ -126,6 +136,38 @@ public enum ConfigurationFile {
         guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let number = UInt64(digits) else { return nil }
         let (product, overflow) = number.multipliedReportingOverflow(by: multiplier)
         return overflow ? nil : product
+    }
+
+    /// A budget for a class (`cellular=20GB`) or an interface (`wwan0=5GiB`).
+    static func budget(target: String, value: String) throws -> Budget {
+        guard let bytes = byteAmount(value), bytes > 0 else {
+            throw Message(text: "\(target)=\(quoted(value)): expected an amount like 20GB (1000-based) or 5GiB (1024-based)")
+        }
+        if let interfaceClass = InterfaceClass(rawValue: target) { return Budget(target: .interfaceClass(interfaceClass), bytes: bytes) }
+        guard target.utf8.count <= 15, isValidGlob(target), !target.contains(where: { "*?[".contains($0) }) else {
+            throw Message(text: "\(quoted(target)): a budget names a class (wifi, cellular, tunnel, other) or an interface")
+        }
+        return Budget(target: .interface(target), bytes: bytes)
+    }
+
+    /// Bytes with an optional unit: B, K/KB/M/MB/G/GB/T/TB (powers of 1000)
+    /// or KiB/MiB/GiB/TiB (powers of 1024); decimals allowed ("1.5GiB").
+    static func byteAmount(_ value: String) -> UInt64? {
+        let units: [(String, Double)] = [
+            ("KiB", 1024), ("MiB", 1_048_576), ("GiB", 1_073_741_824), ("TiB", 1_099_511_627_776),
+            ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12), ("K", 1e3), ("M", 1e6), ("G", 1e9), ("T", 1e12), ("B", 1),
+        ]
+        var number = value
+        var multiplier = 1.0
+        for (suffix, factor) in units where value.hasSuffix(suffix) {
+            number = String(value.dropLast(suffix.count))
+            multiplier = factor
+            break
+        }
+        guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let amount = Double(number) else { return nil }
+        let bytes = amount * multiplier
+        guard bytes.isFinite, bytes < 9.2e18 else { return nil }
+        return UInt64(bytes.rounded())
     }
 
     static func absolutePath(_ value: String, key: String) throws -> String {

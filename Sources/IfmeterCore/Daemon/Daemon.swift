@@ -251,6 +251,7 @@ public final class Daemon {
     private func shutdown() {
         samplePass(eventsWereLost: false)
         commit(at: clock.now())
+        store.close()
         Log.notice("ifmeterd: stopped\(storeFailing ? " with uncommitted deltas (the store could not be written)" : "")")
         exit(storeFailing ? ExitCode.ioError.rawValue : 0)
     }
@@ -289,6 +290,7 @@ public final class Daemon {
 
     /// `--once`: the start-up pass is the whole run.
     public func finishOnce() -> Never {
+        store.close()
         exit(storeFailing ? ExitCode.ioError.rawValue : 0)
     }
 }

@@ -37,7 +37,7 @@ public final class CounterStore {
     public static let basis = "estimate: kernel interface counters"
 
     public let path: String
-    let database: SQLiteDatabase
+    private(set) var database: SQLiteDatabase
     private var interfaceIDs: [String: Int64] = [:]
 
     /// Opens `directory/ifmeter.db`. The daemon creates it when absent; a
@@ -49,7 +49,16 @@ public final class CounterStore {
         if readOnly && !exists { throw .missing(path: path) }
         do {
             database = try SQLiteDatabase(path: path, readOnly: readOnly, create: !readOnly)
-            try prepareSchema(readOnly: readOnly, isNew: !exists)
+            do {
+                try prepareSchema(readOnly: readOnly, isNew: !exists)
+            } catch let error as SQLiteError where readOnly && (error.isCannotOpen || error.isReadOnly) {
+                // A reader without write access to the directory cannot
+                // create the WAL index (-shm) that a stopped daemon removed.
+                // With no -shm there is no writer and no WAL to read:
+                // reading the file as immutable is then exact.
+                database = try SQLiteDatabase(path: path, readOnly: true, create: false, immutable: true)
+                try prepareSchema(readOnly: true, isNew: false)
+            }
         } catch let error as StoreError {
             throw error
         } catch let error as SQLiteError {
@@ -155,6 +164,9 @@ public final class CounterStore {
         );
         CREATE INDEX event_time ON event(time);
         """
+
+    /// Checkpoints and closes; nothing may use the store afterwards.
+    public func close() { database.close() }
 
     // MARK: Reading back state for the daemon
 

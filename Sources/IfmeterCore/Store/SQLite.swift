@@ -39,12 +39,21 @@ final class SQLiteDatabase {
     /// Opens (`sqlite3_open_v2`) with extended result codes and a busy
     /// timeout, so a reader and the daemon wait for each other briefly
     /// instead of failing.
-    init(path: String, readOnly: Bool, create: Bool) throws {
+    ///
+    /// `immutable` (read-only) promises SQLite that nobody writes the file:
+    /// no locks and no WAL index, for a reader who may not create `-shm`.
+    init(path: String, readOnly: Bool, create: Bool, immutable: Bool = false) throws {
         self.path = path
         var connection: OpaquePointer?
         var flags = SQLITE_OPEN_NOMUTEX | (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE)
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
-        let status = sqlite3_open_v2(path, &connection, flags, nil)
+        var name = path
+        if immutable {
+            flags |= SQLITE_OPEN_URI
+            let escaped = path.map { "?#%".contains($0) ? "%" + String($0.asciiValue!, radix: 16) : String($0) }.joined()
+            name = "file:\(escaped)?immutable=1"
+        }
+        let status = sqlite3_open_v2(name, &connection, flags, nil)
         guard let connection else {
             throw SQLiteError(code: status, message: String(cString: sqlite3_errstr(status)), path: path, operation: "open")
         }
@@ -58,8 +67,16 @@ final class SQLiteDatabase {
         sqlite3_busy_timeout(handle, 5000)
     }
 
-    deinit {
-        statements.removeAll()  // finalize before closing
+    private var isOpen = true
+
+    deinit { close() }
+
+    /// Finalizes the statements and closes the connection; the last writer
+    /// to close checkpoints the WAL and removes `-wal` and `-shm`.
+    func close() {
+        guard isOpen else { return }
+        isOpen = false
+        statements.removeAll()
         sqlite3_close_v2(handle)
     }
 

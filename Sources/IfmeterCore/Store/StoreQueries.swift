@@ -83,3 +83,79 @@ extension CounterStore {
         }
     }
 }
+
+/// One time bucket of one interface.
+public struct StoredBucket: Sendable, Hashable {
+    public var name: String
+    public var interfaceClass: String
+    public var granularity: Granularity
+    public var start: Int64
+    public var counters: LinkCounters
+    public var incomplete: String?
+}
+
+/// An open life of the current boot, for the live delta.
+public struct StoredLife: Sendable, Hashable {
+    public var name: String
+    public var ifindex: Int32
+    public var counters: LinkCounters
+}
+
+extension CounterStore {
+    /// A value from the meta table (boot_id, last_commit, sample_interval, commit_interval).
+    public func meta(_ key: String) throws(StoreError) -> String? {
+        do {
+            return try database.query("SELECT value FROM meta WHERE key = ?", [.text(key)]) { $0.text(0) }.first
+        } catch {
+            throw Self.wrap(error)
+        }
+    }
+
+    /// Buckets of one granularity with `from <= start < to`, oldest first.
+    public func buckets(_ granularity: Granularity, from: Int64 = .min, to: Int64 = .max) throws(StoreError) -> [StoredBucket] {
+        do {
+            return try database.query("""
+                SELECT i.name, i.class, b.start, b.rx_bytes, b.tx_bytes, b.rx_packets, b.tx_packets, b.incomplete
+                FROM bucket b JOIN interface i ON i.id = b.interface_id
+                WHERE b.granularity = ? AND b.start >= ? AND b.start < ? ORDER BY b.start, i.name
+                """, [.text(granularity.rawValue), .integer(from), .integer(to)]) { row in
+                StoredBucket(
+                    name: row.text(0), interfaceClass: row.text(1), granularity: granularity, start: row.integer(2),
+                    counters: LinkCounters(
+                        rxBytes: UInt64(bitPattern: row.integer(3)), txBytes: UInt64(bitPattern: row.integer(4)),
+                        rxPackets: UInt64(bitPattern: row.integer(5)), txPackets: UInt64(bitPattern: row.integer(6))),
+                    incomplete: row.optionalText(7))
+            }
+        } catch {
+            throw Self.wrap(error)
+        }
+    }
+
+    /// The open lives of one boot with the kernel counters last accounted.
+    public func openLives(bootID: String) throws(StoreError) -> [StoredLife] {
+        do {
+            return try database.query("SELECT name, ifindex, \(Self.counterColumns) FROM life WHERE ended IS NULL AND boot_id = ?", [.text(bootID)]) { row in
+                StoredLife(name: row.text(0), ifindex: Int32(truncatingIfNeeded: row.integer(1)), counters: Self.counters(row, from: 2))
+            }
+        } catch {
+            throw Self.wrap(error)
+        }
+    }
+
+    /// What ifmeter counted per interface during one boot (bytes and packets).
+    public func counted(bootID: String) throws(StoreError) -> [String: LinkCounters] {
+        do {
+            let rows = try database.query("""
+                SELECT i.name, sum(l.counted_rx_bytes), sum(l.counted_tx_bytes), sum(l.counted_rx_packets), sum(l.counted_tx_packets)
+                FROM life l JOIN interface i ON i.id = l.interface_id WHERE l.boot_id = ? GROUP BY i.name
+                """, [.text(bootID)]) { row in
+                (row.text(0), LinkCounters(
+                    rxBytes: UInt64(bitPattern: row.integer(1)), txBytes: UInt64(bitPattern: row.integer(2)),
+                    rxPackets: UInt64(bitPattern: row.integer(3)), txPackets: UInt64(bitPattern: row.integer(4))))
+            }
+            return Dictionary(rows, uniquingKeysWith: { first, _ in first })
+        } catch {
+            throw Self.wrap(error)
+        }
+    }
+}

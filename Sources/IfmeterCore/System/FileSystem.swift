@@ -124,3 +124,28 @@ public enum FileSystem {
         return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
+
+extension FileSystem {
+    /// Whether another process holds an exclusive lock on path (the daemon
+    /// on its lock file). Readers only test it; they never take it.
+    public static func isLockedByAnotherProcess(_ path: String) -> Bool {
+        let fd = retrying { open(path, O_RDONLY | O_CLOEXEC) }
+        if fd < 0 { return false }
+        defer { close(fd) }
+        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            return false
+        }
+        return errno == EWOULDBLOCK
+    }
+
+    /// Whether fd is a terminal.
+    public static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
+
+    /// Sleeps, resuming after signals that do not end the process.
+    public static func sleep(seconds: Double) {
+        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+    }
+}

@@ -1,0 +1,29 @@
+/// `ifmeter events`: the reset log.
+public enum EventsReport {
+    public static let schema = "ifmeter.events/1"
+
+    public static func text(_ events: [StoredEvent]) -> String {
+        var table = TextTable([("TIME", .left), ("INTERFACE", .left), ("IFINDEX", .left), ("REASON", .left), ("LOSS", .left), ("DETAIL", .left)])
+        for event in events {
+            let indexes = [event.oldIfindex, event.newIfindex].map { $0.map(String.init) ?? "-" }.joined(separator: " -> ")
+            table.append([TimeText.moment(event.time), event.name, indexes, event.reason, event.loss, event.detail])
+        }
+        return table.rendered() + (events.isEmpty ? "No reset recorded.\n" : "")
+    }
+
+    public static func json(_ events: [StoredEvent]) -> JSON {
+        .object([
+            ("schema", .string(schema)), ("estimate", .bool(true)), ("basis", .string(Estimate.basis)),
+            ("events", .array(events.map(eventJSON))),
+        ])
+    }
+
+    static func eventJSON(_ event: StoredEvent) -> JSON {
+        .object([
+            ("time", .string(TimeText.utc(event.time))), ("interface", .string(event.name)),
+            ("old_ifindex", event.oldIfindex.map { .int(Int64($0)) } ?? .null),
+            ("new_ifindex", event.newIfindex.map { .int(Int64($0)) } ?? .null),
+            ("reason", .string(event.reason)), ("loss", .string(event.loss)), ("detail", .string(event.detail)),
+        ])
+    }
+}

@@ -1,0 +1,174 @@
+/// One row of `hours`, `days`, `months`, `years` or `top`.
+public struct HistoryRow: Sendable {
+    public var name: String
+    public var interfaceClass: String
+    public var start: Int64
+    public var counters: LinkCounters
+    /// Includes the live kernel delta (the current bucket).
+    public var live: Bool
+    public var incomplete: String?
+
+    public var total: UInt64 { counters.rxBytes + counters.txBytes }
+}
+
+/// Time-bucket listings with terminal bars.
+public enum HistoryReport {
+    public static let schema = "ifmeter.history/1"
+
+    public enum Kind: String, Sendable, CaseIterable {
+        case hours, days, months, years, top
+
+        public var granularity: Granularity {
+            switch self {
+            case .hours: .hour
+            case .days, .top: .day
+            case .months: .month
+            case .years: .year
+            }
+        }
+
+        public var defaultLimit: Int {
+            switch self {
+            case .hours: 24
+            case .days: 30
+            case .months: 12
+            case .years: 100
+            case .top: 10
+            }
+        }
+
+        var showsBars: Bool { self == .days || self == .months || self == .top }
+    }
+
+    /// The rows to show: buckets in [from, to), the live delta added to each
+    /// interface's current bucket, filtered by name, the latest `limit` per
+    /// interface (or the `limit` largest days overall for `top`).
+    public static func rows(
+        _ kind: Kind, buckets: [StoredBucket], live: [String: LinkCounters], classes: [String: String],
+        now: Int64, names: Set<String>, from: Int64, to: Int64, limit: Int
+    ) -> [HistoryRow] {
+        var rows = buckets.map {
+            HistoryRow(name: $0.name, interfaceClass: $0.interfaceClass, start: $0.start, counters: $0.counters, live: false, incomplete: $0.incomplete)
+        }
+        let current = TimeBuckets.start(of: kind.granularity, containing: now)
+        if current >= from && current < to {
+            for (name, delta) in live where delta != .zero {
+                if let index = rows.firstIndex(where: { $0.name == name && $0.start == current }) {
+                    rows[index].counters += delta
+                    rows[index].live = true
+                } else {
+                    rows.append(HistoryRow(name: name, interfaceClass: classes[name] ?? "other", start: current, counters: delta, live: true, incomplete: nil))
+                }
+            }
+        }
+        rows = rows.filter { names.isEmpty || names.contains($0.name) }
+        if kind == .top {
+            return Array(rows.sorted { ($0.total, $1.start) > ($1.total, $0.start) }.prefix(limit))
+        }
+        let grouped = Dictionary(grouping: rows, by: \.name)
+        return grouped.keys.sorted().flatMap { name in
+            grouped[name]!.sorted { $0.start < $1.start }.suffix(limit)
+        }
+    }
+
+    public static func text(_ kind: Kind, _ rows: [HistoryRow], units: Units) -> String {
+        let barWidth = 24
+        let largest = rows.map(\.total).max() ?? 0
+        var columns: [(String, TextTable.Alignment)] = [
+            (kind == .top ? "DAY" : kind.granularity.rawValue.uppercased(), .left), ("INTERFACE", .left),
+            ("RX", .right), ("TX", .right), ("TOTAL", .right),
+        ]
+        if kind.showsBars { columns.append(("", .left)) }
+        var table = TextTable(columns)
+        for row in rows {
+            var label = TimeText.bucket(row.start, kind.granularity)
+            if row.live { label += "*" }
+            if row.incomplete != nil { label += "!" }
+            var cells = [label, row.name, units.bytes(row.counters.rxBytes), units.bytes(row.counters.txBytes), units.bytes(row.total)]
+            if kind.showsBars { cells.append(bar(rx: row.counters.rxBytes, tx: row.counters.txBytes, largest: largest, width: barWidth)) }
+            table.append(cells)
+        }
+        var notes = ["\(Estimate.basis)."]
+        if rows.contains(where: \.live) { notes.append("* includes counters not yet committed by the daemon, read from the kernel now.") }
+        if rows.contains(where: { $0.incomplete != nil }) { notes.append("! a reset with unknown loss fell in this period (see 'ifmeter events').") }
+        if kind.showsBars { notes.append("Bars: r = received, t = transmitted.") }
+        if rows.isEmpty { return "No data in this range.\n" + notes.joined(separator: "\n") + "\n" }
+        return table.rendered() + notes.joined(separator: "\n") + "\n"
+    }
+
+    /// `rrrrtt`: the row's share of the largest row, split rx/tx.
+    static func bar(rx: UInt64, tx: UInt64, largest: UInt64, width: Int) -> String {
+        guard largest > 0 else { return "" }
+        let total = Double(rx + tx)
+        let length = Int((total / Double(largest) * Double(width)).rounded())
+        let rxLength = total > 0 ? Int((Double(rx) / total * Double(length)).rounded()) : 0
+        return String(repeating: "r", count: rxLength) + String(repeating: "t", count: length - rxLength)
+    }
+
+    public static func json(_ kind: Kind, _ rows: [HistoryRow]) -> JSON {
+        .object([
+            ("schema", .string(schema)), ("estimate", .bool(true)), ("basis", .string(Estimate.basis)),
+            ("kind", .string(kind.rawValue)), ("granularity", .string(kind.granularity.rawValue)),
+            ("rows", .array(rows.map { row in
+                .object([
+                    ("interface", .string(row.name)), ("class", .string(row.interfaceClass)),
+                    ("start", .string(TimeText.utc(row.start))), ("label", .string(TimeText.bucket(row.start, kind.granularity))),
+                    ("rx_bytes", .uint(row.counters.rxBytes)), ("tx_bytes", .uint(row.counters.txBytes)),
+                    ("rx_packets", .uint(row.counters.rxPackets)), ("tx_packets", .uint(row.counters.txPackets)),
+                    ("live", .bool(row.live)), ("incomplete", row.incomplete.map { .string($0) } ?? .null),
+                ])
+            })),
+        ])
+    }
+}
+
+/// `ifmeter export`: stored bucket records, each carrying its estimate label.
+public enum ExportWriter {
+    public enum Format: String, Sendable { case csv, jsonl }
+
+    static let columns = ["interface", "class", "granularity", "start_utc", "rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "incomplete", "basis"]
+
+    public static func render(_ buckets: [StoredBucket], format: Format) -> String {
+        switch format {
+        case .csv:
+            var output = columns.joined(separator: ",") + "\n"
+            for bucket in buckets {
+                output += [
+                    bucket.name, bucket.interfaceClass, bucket.granularity.rawValue, TimeText.utc(bucket.start),
+                    String(bucket.counters.rxBytes), String(bucket.counters.txBytes),
+                    String(bucket.counters.rxPackets), String(bucket.counters.txPackets),
+                    bucket.incomplete ?? "", CounterStore.basis,
+                ].map(csvField).joined(separator: ",") + "\n"
+            }
+            return output
+        case .jsonl:
+            return buckets.map { bucket in
+                JSON.object([
+                    ("interface", .string(bucket.name)), ("class", .string(bucket.interfaceClass)),
+                    ("granularity", .string(bucket.granularity.rawValue)), ("start_utc", .string(TimeText.utc(bucket.start))),
+                    ("rx_bytes", .uint(bucket.counters.rxBytes)), ("tx_bytes", .uint(bucket.counters.txBytes)),
+                    ("rx_packets", .uint(bucket.counters.rxPackets)), ("tx_packets", .uint(bucket.counters.txPackets)),
+                    ("incomplete", bucket.incomplete.map { .string($0) } ?? .null),
+                    ("estimate", .bool(true)), ("basis", .string(CounterStore.basis)),
+                ]).rendered(indent: nil) + "\n"
+            }.joined()
+        }
+    }
+
+    /// RFC 4180: quote fields holding a comma, quote or line break.
+    static func csvField(_ field: String) -> String {
+        guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
+        return "\"" + field.replacingQuotes() + "\""
+    }
+}
+
+extension String {
+    fileprivate func replacingQuotes() -> String {
+        var result = ""
+        for character in self {
+            result.append(character)
+            if character == "\"" { result.append("\"") }
+        }
+        return result
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import FoundationXML
+import Glibc
+import Testing
+@testable import IfmeterCore
+
+/// `ifmeter` as users run it, against a real daemon and kernel.
+@Suite(.enabled(if: TestEnvironment.isRoot, TestEnvironment.rootReason))
+struct StatusCommandTests {
+    func ifmeter(_ daemon: DaemonHarness, _ arguments: [String], asUser user: String? = nil) throws -> ProcessResult {
+        let command = [TestEnvironment.binary("ifmeter"), "--state-dir", daemon.stateDirectory, "--config", daemon.configPath] + arguments
+        let prefix = user.map { ["runuser", "-u", $0, "--"] } ?? []
+        return try daemon.namespace.run(prefix + command)
+    }
+
+    func json(_ result: ProcessResult) throws -> [String: Any] {
+        #expect(result.status == 0, "\(result.standardError)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+    }
+
+    func allTime(_ document: [String: Any], _ name: String) throws -> (rx: UInt64, tx: UInt64) {
+        let interfaces = try #require(document["interfaces"] as? [[String: Any]])
+        let interface = try #require(interfaces.first { $0["name"] as? String == name })
+        let counters = try #require(interface["all_time"] as? [String: Any])
+        return ((counters["rx_bytes"] as? NSNumber)?.uint64Value ?? 0, (counters["tx_bytes"] as? NSNumber)?.uint64Value ?? 0)
+    }
+
+    /// The store lags by a commit interval; status adds the kernel's delta of
+    /// the same life and so matches the kernel to the byte.
+    @Test func liveDeltaMakesStatusEqualTheKernel() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 3600, commitInterval: 3600)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 12, txPackets: 7, size: 1000, persist: true)
+        let document = try json(try ifmeter(daemon, ["status", "--json"]))
+        let kernel = try #require(try daemon.kernelCounters("tun0"))
+        let shown = try allTime(document, "tun0")
+        #expect(shown.rx == kernel.rxBytes)
+        #expect(shown.tx == kernel.txBytes)
+        #expect(shown.rx == 12_000)
+        // The store has not even a row for tun0 yet: the accounting rules,
+        // run over the store's state and the kernel now, did the work.
+        #expect(try daemon.totals("tun0") == nil)
+        let daemonState = try #require(document["daemon"] as? [String: Any])
+        #expect(daemonState["running"] as? Bool == true)
+        #expect(daemon.stop() == 0)
+    }
+
+    /// A local user with no write access anywhere reads the store while the
+    /// daemon runs (WAL index present) and after it stopped (none left).
+    @Test func anUnprivilegedUserReadsTheStore() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60, commitInterval: 0.5)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 3, size: 500, persist: true)
+        let running = try ifmeter(daemon, ["status", "--json"], asUser: "nobody")
+        #expect(try allTime(try json(running), "tun0").rx == 1500)
+        #expect(daemon.stop() == 0)
+        #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory + "/ifmeter.db-shm"))
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, size: 500)
+        let stopped = try ifmeter(daemon, ["status", "--json"], asUser: "nobody")
+        let document = try json(stopped)
+        #expect(try allTime(document, "tun0").rx == 2000)  // committed 1500 + live 500
+        #expect((document["daemon"] as? [String: Any])?["running"] as? Bool == false)
+        let days = try ifmeter(daemon, ["days"], asUser: "nobody")
+        #expect(days.status == 0)
+        #expect(days.standardOutput.contains("tun0"))
+    }
+
+    @Test func exitCodesForMissingAndCorruptStores() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        let missing = try ifmeter(daemon, ["status"])
+        #expect(missing.status == ExitCode.noInput.rawValue)
+        #expect(missing.standardError == "ifmeter: \(daemon.stateDirectory)/ifmeter.db: no store yet: start the daemon (systemctl start ifmeterd, or make run)\n")
+        try FileManager.default.createDirectory(atPath: daemon.stateDirectory, withIntermediateDirectories: true)
+        try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: daemon.stateDirectory + "/ifmeter.db"))
+        let corrupt = try ifmeter(daemon, ["status"])
+        #expect(corrupt.status == ExitCode.dataError.rawValue)
+        #expect(corrupt.standardError.hasPrefix("ifmeter: \(daemon.stateDirectory)/ifmeter.db: "))
+        #expect(corrupt.standardError.split(separator: "\n").count == 1)
+    }
+
+    @Test func checkExitCodesFollowTheBudgets() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 10, size: 1000, persist: true)
+        #expect(daemon.stop() == 0)
+        let noBudget = try ifmeter(daemon, ["check"])
+        #expect(noBudget.status == ExitCode.config.rawValue)
+        try daemon.writeConfiguration("[Budgets]\ntunnel=5KB\n")
+        let exceeded = try ifmeter(daemon, ["check", "--json"])
+        #expect(exceeded.status == 2)
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(exceeded.standardOutput.utf8)) as? [String: Any])
+        #expect(document["schema"] as? String == "ifmeter.check/1")
+        #expect(((document["budgets"] as? [[String: Any]])?.first?["state"] as? String) == "exceeded")
+        try daemon.writeConfiguration("[Budgets]\ntunnel=1TB\n")
+        #expect(try ifmeter(daemon, ["check"]).status == 0)
+    }
+
+    @Test func everyReadCommandSpeaksVersionedJSON() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 2, size: 100, persist: true)
+        #expect(daemon.stop() == 0)
+        let schemas = [
+            ["status"]: "ifmeter.status/1", ["hours"]: "ifmeter.history/1", ["days"]: "ifmeter.history/1",
+            ["months"]: "ifmeter.history/1", ["years"]: "ifmeter.history/1", ["top"]: "ifmeter.history/1",
+            ["classes"]: "ifmeter.classes/1", ["events"]: "ifmeter.events/1", ["interfaces"]: "ifmeter.interfaces/1",
+        ]
+        for (command, schema) in schemas {
+            let document = try json(try ifmeter(daemon, command + ["--json"]))
+            #expect(document["schema"] as? String == schema, "\(command)")
+            #expect(document["estimate"] as? Bool == true, "\(command)")
+            #expect(document["basis"] as? String == Estimate.basis, "\(command)")
+        }
+        let live = try ifmeter(daemon, ["live", "--json", "--count", "2", "--interval", "0.2"])
+        #expect(live.status == 0)
+        let lines = live.standardOutput.split(separator: "\n")
+        #expect(lines.count == 2)
+        for line in lines {
+            let record = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(record["schema"] as? String == "ifmeter.live/1")
+        }
+    }
+
+    @Test func graphWritesWellFormedSVGAndExportCarriesTheLabel() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 2, size: 100, persist: true)
+        #expect(daemon.stop() == 0)
+        let svg = daemon.directory.appendingPathComponent("graph.svg").path
+        #expect(try ifmeter(daemon, ["graph", "--svg", svg, "--days", "14"]).status == 0)
+        let parser = XMLParser(data: try Data(contentsOf: URL(fileURLWithPath: svg)))
+        #expect(parser.parse())
+        let csv = try ifmeter(daemon, ["export", "--format", "csv", "--granularity", "hour"])
+        #expect(csv.status == 0)
+        let rows = csv.standardOutput.split(separator: "\n")
+        #expect(rows.first == "interface,class,granularity,start_utc,rx_bytes,tx_bytes,rx_packets,tx_packets,incomplete,basis")
+        #expect(rows.dropFirst().allSatisfy { $0.hasSuffix(",estimate: kernel interface counters") })
+        let unwritable = try ifmeter(daemon, ["graph", "--svg", "/nonexistent/dir/graph.svg"])
+        #expect(unwritable.status == ExitCode.cannotCreate.rawValue)
+        #expect(unwritable.standardError.contains("/nonexistent/dir/graph.svg"))
+    }
+
+    @Test func usageErrorsAndHelpPerCommand() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        for command in ["status", "hours", "days", "months", "years", "top", "classes", "events", "live", "export", "graph", "check", "interfaces"] {
+            let help = try ifmeter(daemon, [command, "--help"])
+            #expect(help.status == 0)
+            #expect(help.standardOutput.hasPrefix("Usage: ifmeter \(command)"), "\(command)")
+        }
+        let cases: [([String], String)] = [
+            (["days", "--limit", "zero"], "ifmeter: --limit zero: expected a whole number from 1 to 1000000 (see 'ifmeter days --help')\n"),
+            (["days", "--begin", "yesterday"], "ifmeter: --begin yesterday: expected YYYY-MM-DD or \"YYYY-MM-DD HH:MM\" (see 'ifmeter days --help')\n"),
+            (["export", "--format", "xml"], "ifmeter: --format xml: expected csv or jsonl (see 'ifmeter export --help')\n"),
+            (["graph"], "ifmeter: graph needs --svg FILE (see 'ifmeter graph --help')\n"),
+        ]
+        for (arguments, message) in cases {
+            let result = try ifmeter(daemon, arguments)
+            #expect(result.status == ExitCode.usage.rawValue, "\(arguments)")
+            #expect(result.standardError == message)
+        }
+    }
+}
