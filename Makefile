@@ -4,22 +4,39 @@
 
 PREFIX ?= /usr/local
 DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+DOCDIR ?= $(PREFIX)/share/doc/ifmeter
 SWIFT ?= swift
 # The daemon's state directory for `make run`: inside the checkout, ignored by git.
 RUN_STATE_DIR ?= $(CURDIR)/state
 RUN_ARGS ?=
 
-# Build: libnl (link dumps and events), SQLite (the store), pkg-config.
-# Tests: iproute2 (ip netns, ip link) to build namespaces with tun and veth.
-DEB_PACKAGES := pkg-config libnl-3-dev libnl-route-3-dev libsqlite3-dev iproute2
+# Build: libnl (link dumps and events), SQLite (the store), libsystemd
+# (sd_notify), pkg-config.
+DEB_PACKAGES := pkg-config libnl-3-dev libnl-route-3-dev libsqlite3-dev libsystemd-dev
+# Tests: iproute2 (namespaces, tun, veth), sqlite3, util-linux (runuser),
+# systemd (systemd-analyze), promtool and node_exporter (the metrics file
+# checked by the real consumers).
+TEST_PACKAGES := iproute2 sqlite3 util-linux systemd prometheus prometheus-node-exporter
 
-.PHONY: all deps build release test run install uninstall clean
+.PHONY: all deps test-deps install-packages build release test run install uninstall clean
 
 all: build
 
 deps:
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(DEB_PACKAGES)"
+
+test-deps:
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(DEB_PACKAGES) $(TEST_PACKAGES)"
+
+# Installs the Debian packages in PACKAGES that are missing (root, or sudo).
+install-packages:
 	@missing=""; \
-	for package in $(DEB_PACKAGES); do \
+	for package in $(PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "ok installed" || missing="$$missing $$package"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -31,10 +48,33 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# Static Swift standard library: the binaries run without the toolchain.
 release: deps
 	$(SWIFT) build -c release --static-swift-stdlib
 
-test: deps
+RELEASE_BIN = $$($(SWIFT) build -c release --show-bin-path)
+
+install: release
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/ifmeter
+	install -m 0755 "$(RELEASE_BIN)/ifmeterd" "$(RELEASE_BIN)/ifmeter" $(DESTDIR)$(BINDIR)/
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
+	  systemd/ifmeterd.service > $(DESTDIR)$(UNITDIR)/ifmeterd.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/ifmeterd.service
+	install -m 0644 systemd/sysusers.d/ifmeter.conf $(DESTDIR)$(SYSUSERSDIR)/ifmeter.conf
+	install -m 0644 systemd/tmpfiles.d/ifmeter.conf $(DESTDIR)$(TMPFILESDIR)/ifmeter.conf
+	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -m 0644 systemd/ifmeter.conf $(DESTDIR)$(DOCDIR)/ifmeter.conf.example
+	# An edited configuration is never overwritten.
+	[ -e $(DESTDIR)$(SYSCONFDIR)/ifmeter/ifmeter.conf ] || install -m 0644 systemd/ifmeter.conf $(DESTDIR)$(SYSCONFDIR)/ifmeter/ifmeter.conf
+
+# Leaves the configuration and the store (/var/lib/ifmeter): data is never deleted.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/ifmeterd $(DESTDIR)$(BINDIR)/ifmeter $(DESTDIR)$(UNITDIR)/ifmeterd.service \
+	  $(DESTDIR)$(SYSUSERSDIR)/ifmeter.conf $(DESTDIR)$(TMPFILESDIR)/ifmeter.conf \
+	  $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/ifmeter.conf.example
+	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
+
+test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 

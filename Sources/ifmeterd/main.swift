@@ -5,7 +5,7 @@ let program = "ifmeterd"
 
 let usage = """
     Usage: ifmeterd [--config FILE] [--state-dir DIR] [--interval SECONDS]
-                    [--commit-interval SECONDS] [--once]
+                    [--commit-interval SECONDS] [--metrics-file PATH] [--once]
 
     Counts traffic on Wi-Fi, cellular and tunnel interfaces from the kernel's
     interface counters and keeps totals across interface recreation, driver
@@ -19,6 +19,8 @@ let usage = """
                                  config, else $STATE_DIRECTORY, else \(Configuration.defaultStateDirectory))
       --interval SECONDS         sampling interval (default 15)
       --commit-interval SECONDS  store commit interval (default 300)
+      --metrics-file PATH        write Prometheus metrics there after every sample
+                                 (node_exporter's textfile directory)
       --once                     one sample pass, commit, exit (tests, cron)
       -h, --help                 this help
 
@@ -42,11 +44,13 @@ let configPath: String?
 let stateDirectory: String?
 let interval: String?
 let commitInterval: String?
+let metricsFile: String?
 do {
     configPath = try arguments.option("--config")
     stateDirectory = try arguments.option("--state-dir")
     interval = try arguments.option("--interval")
     commitInterval = try arguments.option("--commit-interval")
+    metricsFile = try arguments.option("--metrics-file")
     try arguments.finish()
 } catch {
     usageFailure(error.message)
@@ -70,6 +74,10 @@ func seconds(_ text: String?, option: String, range: ClosedRange<Double>) -> Dou
 }
 if let value = seconds(interval, option: "--interval", range: 0.1...86_400) { configuration.sampleInterval = value }
 if let value = seconds(commitInterval, option: "--commit-interval", range: 0...86_400) { configuration.commitInterval = value }
+if let metricsFile {
+    guard metricsFile.hasPrefix("/") else { usageFailure("--metrics-file \(metricsFile): expected an absolute path") }
+    configuration.metricsFile = metricsFile
+}
 if let stateDirectory {
     guard stateDirectory.hasPrefix("/") || !stateDirectory.isEmpty else { usageFailure("--state-dir needs a directory") }
     configuration.stateDirectory = stateDirectory

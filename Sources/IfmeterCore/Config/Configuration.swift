@@ -52,6 +52,8 @@ public struct Configuration: Sendable {
     public var maxRateBitsPerSecond: UInt64 = 10_000_000_000
     /// Kernel receive buffer of the link-event socket.
     public var eventBufferBytes = 4 << 20
+    /// The Prometheus text file written after every sample; nil: none.
+    public var metricsFile: String?
     public var bootIDPath = "/proc/sys/kernel/random/boot_id"
     public var sysfsRoot = "/sys"
     public var watchedClasses = InterfaceClass.watchedByDefault

@@ -46,6 +46,21 @@ public final class Daemon {
     private var storeFailing = false
     private var sources: [any DispatchSourceProtocol] = []
     private var sampleTimer: (any DispatchSourceTimer)?
+    private var watchdogTimer: (any DispatchSourceTimer)?
+
+    // What the metrics file publishes: the store's totals at start plus
+    // every delta counted since, whether committed yet or not.
+    private var accumulated: [String: LinkCounters] = [:]
+    private var resetCounts: [String: [String: UInt64]] = [:]
+    private var interfaceInfo: [String: InterfaceInfo] = [:]
+    private var metrics: MetricsFile?
+    private var metricsFailing = false
+    private var storeWriteErrors: UInt64 = 0
+    private var lastCommitWall: Int64?
+    private var lastSampleWall = 0.0
+    private var lastSampleDuration = 0.0
+    /// Monotonic time of the last sample pass that read the kernel.
+    private var lastHealthySample = SystemClock.monotonic()
 
     /// Opens the store and the kernel sockets. The event socket is opened
     /// before the first dump, so no link can slip between the two.
@@ -86,6 +101,13 @@ public final class Daemon {
             throw DaemonStartError(message: "netlink: \(error)", exitCode: .unavailable)
         }
         tracker = CounterTracker(bootID: bootID, settings: .init(width: linkSource.counterWidth, maxRateBitsPerSecond: options.configuration.maxRateBitsPerSecond))
+        if let path = options.configuration.metricsFile {
+            let directory = FileSystem.directoryName(path)
+            guard FileSystem.isDirectory(directory) else {
+                throw DaemonStartError(message: "\(path): metrics directory \(directory) does not exist", exitCode: .cannotCreate)
+            }
+            metrics = MetricsFile(path: path)
+        }
     }
 
     // MARK: Start
@@ -97,6 +119,12 @@ public final class Daemon {
         let stored: StoredState
         do {
             stored = try store.loadState()
+            for interface in try store.interfaces() {
+                accumulated[interface.name] = interface.totals
+                interfaceInfo[interface.name] = InterfaceInfo(
+                    interfaceClass: InterfaceClass(rawValue: interface.interfaceClass) ?? .other, signal: interface.signal, kind: interface.kind)
+            }
+            resetCounts = try store.resetCounts()
         } catch {
             throw DaemonStartError(message: error.description, exitCode: error.exitCode)
         }
@@ -115,11 +143,16 @@ public final class Daemon {
         if storeFailing {
             throw DaemonStartError(message: "\(store.path): the first commit failed", exitCode: .ioError)
         }
+        lastSampleWall = Double(now.wall)
+        publishMetrics()
         Log.notice("ifmeterd: store \(store.path), boot \(bootID), \(tracker.lives.count) watched interfaces (\(tracker.lives.values.map(\.name).sorted().joined(separator: " "))); \(Estimate.basis)")
     }
 
-    /// Runs the loop until SIGTERM or SIGINT. Never returns.
+    /// Runs the loop until SIGTERM or SIGINT. Never returns. Tells systemd
+    /// READY=1 first: the store is open and the first sample committed.
     public func run() -> Never {
+        ServiceManager.notify("READY=1\nSTATUS=\(statusLine())")
+        if let interval = ServiceManager.watchdogInterval { scheduleWatchdog(every: interval / 2) }
         for signalNumber in [SIGTERM, SIGINT, SIGHUP] {
             signal(signalNumber, SIG_IGN)  // delivered to the Dispatch source instead
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
@@ -151,6 +184,28 @@ public final class Daemon {
         sampleTimer = timer
     }
 
+    /// WATCHDOG=1 only while the loop is healthy: the timer runs on the same
+    /// queue as everything else, and the kernel was read recently.
+    private func scheduleWatchdog(every interval: Double) {
+        let timer = DispatchSource.makeTimerSource(queue: .main)
+        timer.schedule(deadline: .now() + interval, repeating: interval)
+        timer.setEventHandler { [self] in
+            MainActor.assumeIsolated {
+                if SystemClock.monotonic() - lastHealthySample < 3 * configuration.sampleInterval + interval {
+                    ServiceManager.notify("WATCHDOG=1")
+                }
+            }
+        }
+        timer.resume()
+        watchdogTimer = timer
+    }
+
+    private func statusLine() -> String {
+        let last = lastCommitWall.map { ", last commit \(TimeText.moment($0))" } ?? ""
+        let trouble = storeFailing ? "; STORE WRITES FAILING, deltas kept in memory" : ""
+        return "counting \(tracker.lives.count) interfaces\(last)\(trouble)"
+    }
+
     // MARK: The loop's work
 
     /// Whether a link is counted. Tracked lives stay tracked; a new ifindex
@@ -167,21 +222,27 @@ public final class Daemon {
             return false
         }
         untracked[link.ifindex] = nil
-        pending.interfaces[link.name] = InterfaceInfo(interfaceClass: interfaceClass, signal: classification.signal.description, kind: link.kind)
+        remember(InterfaceInfo(interfaceClass: interfaceClass, signal: classification.signal.description, kind: link.kind), for: link.name)
         return true
     }
 
     private func noteInterface(_ link: LinkSample) {
         let classification = classifier.classify(link)
-        pending.interfaces[link.name] = InterfaceInfo(
-            interfaceClass: classification.interfaceClass ?? .other, signal: classification.signal.description, kind: link.kind)
+        remember(InterfaceInfo(interfaceClass: classification.interfaceClass ?? .other, signal: classification.signal.description, kind: link.kind), for: link.name)
+    }
+
+    private func remember(_ info: InterfaceInfo, for name: String) {
+        pending.interfaces[name] = info
+        interfaceInfo[name] = info
     }
 
     private func record(_ outcome: AccountingOutcome, at now: Instant) {
         for event in outcome.events {
             let indexes = [event.oldIfindex, event.newIfindex].map { $0.map(String.init) ?? "-" }.joined(separator: " -> ")
             Log.info("\(event.name): \(event.reason.rawValue) (ifindex \(indexes), loss \(event.loss.name)): \(event.detail)")
+            resetCounts[event.name, default: [:]][event.reason.rawValue, default: 0] += 1
         }
+        for delta in outcome.deltas { accumulated[delta.name, default: .zero] += delta.counters }
         pending.record(outcome, at: now)
     }
 
@@ -214,6 +275,7 @@ public final class Daemon {
 
     /// One sample: queued events first, then a fresh dump of every link.
     private func samplePass(eventsWereLost: Bool) {
+        let started = SystemClock.monotonic()
         let lost = drainEvents() || eventsWereLost
         let now = clock.now()
         let links: [LinkSample]
@@ -224,7 +286,39 @@ public final class Daemon {
             return
         }
         record(tracker.observe(dump: links.filter(isWatched), at: now, eventsWereLost: lost), at: now)
-        if SystemClock.monotonic() - lastCommit >= configuration.commitInterval { commit(at: now) }
+        lastHealthySample = SystemClock.monotonic()
+        lastSampleDuration = lastHealthySample - started
+        lastSampleWall = Double(now.wall)
+        // A life that ended exists only in memory now: the kernel can no
+        // longer tell its final counters. Commit it at once rather than at
+        // the next commit interval.
+        if SystemClock.monotonic() - lastCommit >= configuration.commitInterval || !pending.endedLives.isEmpty {
+            commit(at: now)
+        }
+        publishMetrics()
+    }
+
+    /// Writes the metrics file; a failure is logged once until it recovers.
+    private func publishMetrics() {
+        guard let metrics else { return }
+        let current = Dictionary(tracker.lives.values.map { ($0.name, $0.ifindex) }, uniquingKeysWith: { a, _ in a })
+        let interfaces = accumulated.keys.sorted().map { name in
+            MetricsInterface(
+                device: name, info: interfaceInfo[name] ?? InterfaceInfo(interfaceClass: .other, signal: "unknown", kind: ""),
+                ifindex: current[name], totals: accumulated[name] ?? .zero, resets: resetCounts[name] ?? [:])
+        }
+        do {
+            try metrics.write(MetricsSnapshot(
+                interfaces: interfaces, lastSample: lastSampleWall, sampleDuration: lastSampleDuration,
+                storeWriteErrors: storeWriteErrors, lastCommit: lastCommitWall))
+            if metricsFailing {
+                metricsFailing = false
+                Log.notice("\(metrics.path): metrics written again")
+            }
+        } catch {
+            if !metricsFailing { Log.error("metrics file not written, will retry after each sample: \(error)") }
+            metricsFailing = true
+        }
     }
 
     /// Writes pending deltas with the baselines that produced them. On
@@ -237,18 +331,25 @@ public final class Daemon {
                 intervals: (configuration.sampleInterval, configuration.commitInterval))
             pending = PendingWrites()
             lastCommit = SystemClock.monotonic()
+            lastCommitWall = now.wall
             if storeFailing {
                 storeFailing = false
                 Log.notice("\(store.path): writes succeed again; pending deltas committed")
             }
+            ServiceManager.notify("STATUS=\(statusLine())")
         } catch {
-            if !storeFailing { Log.error("\(error); keeping deltas in memory and retrying") }
-            storeFailing = true
+            storeWriteErrors += 1
+            if !storeFailing {
+                Log.error("\(error); keeping deltas in memory and retrying")
+                storeFailing = true
+                ServiceManager.notify("STATUS=\(statusLine())")
+            }
         }
     }
 
     /// SIGTERM and SIGINT: a final sample, a commit, exit 0.
     private func shutdown() {
+        ServiceManager.notify("STOPPING=1")
         samplePass(eventsWereLost: false)
         commit(at: clock.now())
         store.close()
@@ -259,6 +360,8 @@ public final class Daemon {
     /// SIGHUP: commit what was counted under the old configuration, then
     /// apply the new one. A bad file is logged and the old one kept.
     private func reload() {
+        ServiceManager.notify("RELOADING=1")
+        defer { ServiceManager.notify("READY=1\nSTATUS=\(statusLine())") }
         samplePass(eventsWereLost: false)
         commit(at: clock.now())
         guard let path = configurationPath else {
@@ -272,8 +375,10 @@ public final class Daemon {
             Log.error("reload failed, keeping the running configuration: \(error)")
             return
         }
-        if reloaded.resolvedStateDirectory(environment: [:]) != configuration.resolvedStateDirectory(environment: [:]) {
-            Log.warning("reload: StateDirectory changes take effect at restart")
+        if reloaded.resolvedStateDirectory(environment: [:]) != configuration.resolvedStateDirectory(environment: [:])
+            || reloaded.metricsFile != configuration.metricsFile
+        {
+            Log.warning("reload: StateDirectory= and MetricsFile= changes take effect at restart")
         }
         configuration.sampleInterval = reloaded.sampleInterval
         configuration.commitInterval = reloaded.commitInterval

@@ -159,3 +159,17 @@ extension CounterStore {
         }
     }
 }
+
+extension CounterStore {
+    /// How many reset events each interface has, by reason.
+    public func resetCounts() throws(StoreError) -> [String: [String: UInt64]] {
+        do {
+            let rows = try database.query("""
+                SELECT i.name, e.reason, count(*) FROM event e JOIN interface i ON i.id = e.interface_id GROUP BY i.name, e.reason
+                """) { ($0.text(0), $0.text(1), UInt64($0.integer(2))) }
+            return rows.reduce(into: [:]) { counts, row in counts[row.0, default: [:]][row.1] = row.2 }
+        } catch {
+            throw Self.wrap(error)
+        }
+    }
+}

@@ -149,3 +149,41 @@ extension FileSystem {
         while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
     }
 }
+
+extension FileSystem {
+    /// Replaces path's contents atomically for readers that poll it (like
+    /// node_exporter's textfile collector): a temporary file beside it whose
+    /// name does not end like the target's, created exclusively and without
+    /// following symlinks, given `mode` whatever the umask, fsynced, renamed
+    /// over path (replacing a symlink there rather than writing through it),
+    /// then the directory fsynced so the rename survives a power cut.
+    public static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws {
+        let directory = directoryName(path)
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let temporary = "\(directory)/.\(name).\(getpid()).tmp"
+        var fd = retrying { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
+        if fd < 0 && errno == EEXIST {
+            // Left by a crash: remove the entry itself (never its target).
+            unlink(temporary)
+            fd = retrying { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
+        }
+        if fd < 0 { throw SystemError("create temporary file", path: temporary, errno: errno) }
+        do {
+            if fchmod(fd, mode) != 0 { throw SystemError("fchmod", path: temporary, errno: errno) }
+            try writeAll(fd, bytes, path: temporary)
+            if fsync(fd) != 0 { throw SystemError("fsync", path: temporary, errno: errno) }
+            close(fd)
+            fd = -1
+            if rename(temporary, path) != 0 { throw SystemError("rename into place", path: path, errno: errno) }
+        } catch {
+            if fd >= 0 { close(fd) }
+            unlink(temporary)
+            throw error
+        }
+        let directoryFD = retrying { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        if directoryFD >= 0 {
+            fsync(directoryFD)
+            close(directoryFD)
+        }
+    }
+}

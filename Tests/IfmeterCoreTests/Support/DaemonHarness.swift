@@ -40,8 +40,8 @@ final class DaemonHarness {
     }
 
     /// `ifmeterd --once`; must succeed.
-    func runOnce(clockOffset: Double = 0) throws {
-        let arguments = command(["--once"])
+    func runOnce(clockOffset: Double = 0, extra: [String] = []) throws {
+        let arguments = command(["--once"] + extra)
         var environment = ProcessInfo.processInfo.environment
         environment["IFMETER_TEST_CLOCK_OFFSET"] = String(clockOffset)
         let result = try runProcess(arguments[0], Array(arguments.dropFirst()), environment: environment)
@@ -52,9 +52,10 @@ final class DaemonHarness {
     }
 
     /// Starts the daemon loop and waits until its first commit is in the store.
-    func start(interval: Double = 60, commitInterval: Double = 300) throws {
-        let arguments = command(["--interval", String(interval), "--commit-interval", String(commitInterval)])
+    func start(interval: Double = 60, commitInterval: Double = 300, extra: [String] = [], environment: [String: String] = [:]) throws {
+        let arguments = command(["--interval", String(interval), "--commit-interval", String(commitInterval)] + extra)
         let process = Process()
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         process.executableURL = URL(fileURLWithPath: arguments[0])
         process.arguments = Array(arguments.dropFirst())
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)

@@ -1,0 +1,163 @@
+/// One interface as the metrics file shows it.
+public struct MetricsInterface: Sendable {
+    public var device: String
+    public var info: InterfaceInfo
+    /// The current life's ifindex; nil when the interface is gone.
+    public var ifindex: Int32?
+    /// The daemon's accumulated totals (never the raw kernel counters).
+    public var totals: LinkCounters
+    /// Reset events so far, by reason.
+    public var resets: [String: UInt64]
+
+    public init(device: String, info: InterfaceInfo, ifindex: Int32?, totals: LinkCounters, resets: [String: UInt64]) {
+        self.device = device
+        self.info = info
+        self.ifindex = ifindex
+        self.totals = totals
+        self.resets = resets
+    }
+}
+
+/// What the daemon publishes after a sample.
+public struct MetricsSnapshot: Sendable {
+    public var interfaces: [MetricsInterface]
+    /// Unix time of the sample.
+    public var lastSample: Double
+    public var sampleDuration: Double
+    public var storeWriteErrors: UInt64
+    public var lastCommit: Int64?
+
+    public init(interfaces: [MetricsInterface], lastSample: Double, sampleDuration: Double, storeWriteErrors: UInt64, lastCommit: Int64?) {
+        self.interfaces = interfaces
+        self.lastSample = lastSample
+        self.sampleDuration = sampleDuration
+        self.storeWriteErrors = storeWriteErrors
+        self.lastCommit = lastCommit
+    }
+}
+
+/// The Prometheus text file (exposition format 0.0.4) for node_exporter's
+/// textfile collector: `ifmeter_` families, label `device` like
+/// node_exporter's own, no timestamps, HELP and TYPE once per family before
+/// its samples, every HELP saying the values are estimates.
+///
+/// Counters never go down: Prometheus reads a decrease as a reset and then
+/// counts the whole value again. Each counter series keeps a floor (the
+/// highest value published), seeded at start from the file already there,
+/// so even a crash that loses uncommitted deltas never shows a decrease.
+public final class MetricsFile {
+    public let path: String
+    private var floors: [String: UInt64] = [:]
+
+    public init(path: String) {
+        self.path = path
+        if let text = try? FileSystem.readText(path) { floors = Self.counterValues(in: text) }
+    }
+
+    /// Renders and replaces the file atomically.
+    public func write(_ snapshot: MetricsSnapshot) throws {
+        try FileSystem.writeAtomically(Array(render(snapshot).utf8), to: path, mode: 0o644)
+    }
+
+    static let estimateNote = "Estimate from kernel interface counters, not per-application, not billing-grade."
+
+    public func render(_ snapshot: MetricsSnapshot) -> String {
+        var output = ""
+        let interfaces = snapshot.interfaces.sorted { $0.device < $1.device }
+        // Labels rendered once per interface, then reused by every family.
+        let labels = interfaces.map { "device=\"\(Self.escapeLabel($0.device))\",class=\"\($0.info.interfaceClass.rawValue)\"" }
+
+        let counterFamilies: [(String, String, KeyPath<LinkCounters, UInt64>)] = [
+            ("receive_bytes_total", "Bytes received, accumulated across interface recreation, driver resets and reboots.", \.rxBytes),
+            ("transmit_bytes_total", "Bytes transmitted, accumulated across interface recreation, driver resets and reboots.", \.txBytes),
+            ("receive_packets_total", "Packets received (not wire packets: GRO/GSO), accumulated.", \.rxPackets),
+            ("transmit_packets_total", "Packets transmitted (not wire packets: GRO/GSO), accumulated.", \.txPackets),
+            ("receive_errors_total", "Receive errors, accumulated.", \.rxErrors),
+            ("transmit_errors_total", "Transmit errors, accumulated.", \.txErrors),
+            ("receive_drop_total", "Received packets dropped, accumulated.", \.rxDropped),
+            ("transmit_drop_total", "Transmitted packets dropped, accumulated.", \.txDropped),
+        ]
+        for (name, help, field) in counterFamilies {
+            family(&output, name, help, "counter")
+            for (index, interface) in interfaces.enumerated() {
+                counter(&output, "ifmeter_\(name){\(labels[index])}", interface.totals[keyPath: field])
+            }
+        }
+        family(&output, "interface_info", "Interface metadata: link kind, current ifindex and the signal that decided its class (value always 1).", "gauge")
+        for interface in interfaces {
+            let ifindex = interface.ifindex.map(String.init) ?? ""
+            output += "ifmeter_interface_info{device=\"\(Self.escapeLabel(interface.device))\",class=\"\(interface.info.interfaceClass.rawValue)\",kind=\"\(Self.escapeLabel(interface.info.kind))\",ifindex=\"\(ifindex)\",signal=\"\(Self.escapeLabel(interface.info.signal))\"} 1\n"
+        }
+        family(&output, "resets_total", "Counter resets seen (recreation, reboot, driver reset, lost events...), by reason.", "counter")
+        for (index, interface) in interfaces.enumerated() {
+            for (reason, count) in interface.resets.sorted(by: { $0.key < $1.key }) {
+                counter(&output, "ifmeter_resets_total{\(labels[index]),reason=\"\(Self.escapeLabel(reason))\"}", count)
+            }
+        }
+        family(&output, "last_sample_timestamp_seconds", "Unix time of the daemon's last counter sample.", "gauge")
+        output += "ifmeter_last_sample_timestamp_seconds \(Self.number(snapshot.lastSample))\n"
+        family(&output, "sample_duration_seconds", "Wall time the last sample pass took.", "gauge")
+        output += "ifmeter_sample_duration_seconds \(Self.number(snapshot.sampleDuration))\n"
+        family(&output, "store_write_errors_total", "Failed commits to the store (deltas are kept in memory and retried).", "counter")
+        counter(&output, "ifmeter_store_write_errors_total", snapshot.storeWriteErrors)
+        if let lastCommit = snapshot.lastCommit {
+            family(&output, "last_commit_timestamp_seconds", "Unix time of the daemon's last commit to its store.", "gauge")
+            output += "ifmeter_last_commit_timestamp_seconds \(lastCommit)\n"
+        }
+        return output
+    }
+
+    private func family(_ output: inout String, _ name: String, _ help: String, _ type: String) {
+        output += "# HELP ifmeter_\(name) \(Self.escapeHelp(help + " " + Self.estimateNote))\n# TYPE ifmeter_\(name) \(type)\n"
+    }
+
+    private func counter(_ output: inout String, _ series: String, _ value: UInt64) {
+        let published = max(value, floors[series] ?? 0)
+        floors[series] = published
+        output += "\(series) \(published)\n"
+    }
+
+    /// Label values escape backslash, double quote and line feed.
+    static func escapeLabel(_ text: String) -> String {
+        var result = ""
+        for character in text {
+            switch character {
+            case "\\": result += "\\\\"
+            case "\"": result += "\\\""
+            case "\n": result += "\\n"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+
+    /// HELP text escapes backslash and line feed only.
+    static func escapeHelp(_ text: String) -> String {
+        var result = ""
+        for character in text {
+            switch character {
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+
+    static func number(_ value: Double) -> String {
+        value.isFinite ? Units.fixed(value, decimals: 6) : "0"
+    }
+
+    /// The counter series of a file this class wrote: `series value` lines
+    /// of `_total` families. Anything else is ignored.
+    static func counterValues(in text: String) -> [String: UInt64] {
+        var values: [String: UInt64] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix("ifmeter_") {
+            guard let space = line.lastIndex(of: " "), let value = UInt64(line[line.index(after: space)...]) else { continue }
+            let series = String(line[..<space])
+            let name = series.prefix { $0 != "{" }
+            if name.hasSuffix("_total") { values[series] = value }
+        }
+        return values
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import Glibc
+import Testing
+@testable import IfmeterCore
+
+/// The metrics file against its real consumers: promtool and node_exporter.
+@Suite(.enabled(if: TestEnvironment.isRoot, TestEnvironment.rootReason))
+struct MetricsFileTests {
+    @Test func promtoolAndNodeExporterAcceptItAndAgreeWithStatus() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        let textfiles = daemon.directory.appendingPathComponent("textfiles")
+        try FileManager.default.createDirectory(at: textfiles, withIntermediateDirectories: true)
+        let metrics = textfiles.appendingPathComponent("ifmeter.prom").path
+        try daemon.start(interval: 0.2, extra: ["--metrics-file", metrics])
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 6, txPackets: 4, size: 700, persist: true)
+        try daemon.namespace.tunTraffic(name: "wg0", subnet: 1, rxPackets: 2, size: 100, lives: 3)
+        #expect(daemon.stop() == 0)
+
+        let check = try runProcess("/bin/sh", ["-c", "promtool check metrics < \(metrics)"])
+        #expect(check.status == 0, "\(check.standardOutput)\(check.standardError)")
+        let attributes = try FileManager.default.attributesOfItem(atPath: metrics)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o644)
+
+        // node_exporter with only the textfile collector, on loopback.
+        let port = 20_000 + Int(getpid() % 20_000)
+        let exporter = Process()
+        exporter.executableURL = URL(fileURLWithPath: "/usr/bin/prometheus-node-exporter")
+        exporter.arguments = ["--collector.disable-defaults", "--collector.textfile", "--collector.textfile.directory=\(textfiles.path)",
+                              "--web.listen-address=127.0.0.1:\(port)"]
+        exporter.standardError = FileHandle.nullDevice
+        try exporter.run()
+        defer { exporter.terminate(); exporter.waitUntilExit() }
+        var scrape = ""
+        for _ in 0..<100 {
+            let result = try runProcess("/usr/bin/curl", ["-sf", "http://127.0.0.1:\(port)/metrics"])
+            if result.status == 0 { scrape = result.standardOutput; break }
+            usleep(50_000)
+        }
+        let lines = scrape.split(separator: "\n")
+        #expect(lines.contains("node_textfile_scrape_error 0"))
+        func value(_ series: String) -> UInt64? {
+            lines.first { $0.hasPrefix(series + " ") }.flatMap { UInt64($0.split(separator: " ").last!) }
+        }
+        let status = try daemon.namespace.exec([TestEnvironment.binary("ifmeter"), "--state-dir", daemon.stateDirectory, "--config", daemon.configPath, "status", "--json"])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any])
+        for interface in try #require(document["interfaces"] as? [[String: Any]]) {
+            let name = try #require(interface["name"] as? String)
+            let allTime = try #require(interface["all_time"] as? [String: Any])
+            let labels = "{class=\"tunnel\",device=\"\(name)\"}"
+            #expect(value("ifmeter_receive_bytes_total\(labels)") == (allTime["rx_bytes"] as? NSNumber)?.uint64Value, "\(name)")
+            #expect(value("ifmeter_transmit_bytes_total\(labels)") == (allTime["tx_bytes"] as? NSNumber)?.uint64Value, "\(name)")
+        }
+        #expect(value("ifmeter_receive_bytes_total{class=\"tunnel\",device=\"tun0\"}") == 4200)
+        #expect(value("ifmeter_receive_bytes_total{class=\"tunnel\",device=\"wg0\"}") == 600)
+        #expect(value("ifmeter_resets_total{class=\"tunnel\",device=\"wg0\",reason=\"removed\"}") == 3)
+    }
+
+    @Test func aReaderRacingTheWriterNeverSeesAPartialFile() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        let metrics = daemon.directory.appendingPathComponent("ifmeter.prom").path
+        try daemon.namespace.tunTraffic(name: "tun0", persist: true)
+        try daemon.start(interval: 0.1, extra: ["--metrics-file", metrics])
+        var reads = 0
+        let deadline = Date().addingTimeInterval(2)
+        while Date() < deadline {
+            guard let data = FileManager.default.contents(atPath: metrics) else { continue }
+            let text = String(decoding: data, as: UTF8.self)
+            #expect(text.hasSuffix("\n"))
+            #expect(text.contains("\nifmeter_store_write_errors_total 0\n"))
+            reads += 1
+        }
+        #expect(reads > 100)
+        #expect(daemon.stop() == 0)
+        // No temporary file is left behind for node_exporter to trip on.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: daemon.directory.path).filter { $0.hasSuffix(".tmp") }.isEmpty)
+    }
+
+    @Test func aSymlinkAtTheMetricsPathIsReplacedNotFollowed() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        let victim = daemon.directory.appendingPathComponent("passwd-copy").path
+        try "root:x:0:0\n".write(toFile: victim, atomically: true, encoding: .utf8)
+        let metrics = daemon.directory.appendingPathComponent("ifmeter.prom").path
+        try FileManager.default.createSymbolicLink(atPath: metrics, withDestinationPath: victim)
+        try daemon.runOnce(extra: ["--metrics-file", metrics])
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "root:x:0:0\n")
+        let type = try FileManager.default.attributesOfItem(atPath: metrics)[.type] as? FileAttributeType
+        #expect(type == .typeRegular)
+    }
+}
+
+@Suite struct MetricsRenderingTests {
+    func snapshot(rx: UInt64, device: String = "tun0") -> MetricsSnapshot {
+        MetricsSnapshot(
+            interfaces: [MetricsInterface(
+                device: device, info: InterfaceInfo(interfaceClass: .tunnel, signal: "kind tun", kind: "tun"), ifindex: 4,
+                totals: LinkCounters(rxBytes: rx), resets: ["removed": 2])],
+            lastSample: 1_800_000_000, sampleDuration: 0.001, storeWriteErrors: 0, lastCommit: 1_800_000_000)
+    }
+
+    /// A restart that recomputed less than was published (a crash lost an
+    /// uncommitted tail) must not show Prometheus a decrease.
+    @Test func countersNeverDecreaseAcrossRestarts() throws {
+        let directory = try TestEnvironment.temporaryDirectory("metrics")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("ifmeter.prom").path
+        try MetricsFile(path: path).write(snapshot(rx: 5000))
+        let restarted = MetricsFile(path: path)
+        let text = restarted.render(snapshot(rx: 4000))
+        #expect(text.contains("ifmeter_receive_bytes_total{device=\"tun0\",class=\"tunnel\"} 5000\n"))
+        #expect(restarted.render(snapshot(rx: 6000)).contains("ifmeter_receive_bytes_total{device=\"tun0\",class=\"tunnel\"} 6000\n"))
+    }
+
+    @Test func labelsAndHelpAreEscaped() {
+        let text = MetricsFile(path: "/nonexistent/x.prom").render(snapshot(rx: 1, device: "we\"ird\\dev\nice"))
+        #expect(text.contains("device=\"we\\\"ird\\\\dev\\nice\""))
+        for line in text.split(separator: "\n") where line.hasPrefix("# HELP") {
+            #expect(line.contains("Estimate from kernel interface counters"))
+        }
+        #expect(!text.contains("node_"))
+        // HELP and TYPE once per family, before its samples.
+        let families = text.split(separator: "\n").filter { $0.hasPrefix("# TYPE") }.map { $0.split(separator: " ")[2] }
+        #expect(Set(families).count == families.count)
+    }
+
+    @Test func aMissingMetricsDirectoryIsAStartError() throws {
+        let directory = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try runProcess(TestEnvironment.binary("ifmeterd"), [
+            "--state-dir", directory.appendingPathComponent("state").path, "--metrics-file", "/nonexistent/textfiles/ifmeter.prom", "--once",
+        ])
+        #expect(result.status == ExitCode.cannotCreate.rawValue)
+        #expect(result.standardError == "ifmeterd: /nonexistent/textfiles/ifmeter.prom: metrics directory /nonexistent/textfiles does not exist\n")
+    }
+}

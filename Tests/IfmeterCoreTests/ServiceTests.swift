@@ -1,0 +1,117 @@
+import Foundation
+import Glibc
+import Testing
+@testable import IfmeterCore
+
+/// The unit file as systemd judges it, and the notify protocol over a real
+/// unix datagram socket standing in for systemd's.
+@Suite struct ServiceTests {
+    static let unitSource = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("systemd/ifmeterd.service")
+
+    /// The unit as `make install` writes it, pointing at the built binary.
+    func installedUnit() throws -> (URL, URL) {
+        let directory = try TestEnvironment.temporaryDirectory("unit")
+        let text = try String(contentsOf: Self.unitSource, encoding: .utf8)
+            .replacingOccurrences(of: "@BINDIR@", with: TestEnvironment.binaries.path)
+            .replacingOccurrences(of: "@SYSCONFDIR@", with: "/etc")
+            .replacingOccurrences(of: "@DOCDIR@", with: "/usr/share/doc/ifmeter")
+        let unit = directory.appendingPathComponent("ifmeterd.service")
+        try text.write(to: unit, atomically: true, encoding: .utf8)
+        return (directory, unit)
+    }
+
+    @Test func theUnitVerifiesClean() throws {
+        let (directory, unit) = try installedUnit()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try runProcess("/usr/bin/systemd-analyze", ["verify", unit.path])
+        #expect(result.status == 0)
+        #expect(result.standardError.isEmpty, "\(result.standardError)")
+    }
+
+    @Test func theUnitsExposureIsAtMostTwo() throws {
+        let (directory, unit) = try installedUnit()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try runProcess("/usr/bin/systemd-analyze", ["security", "--offline=yes", "--no-pager", unit.path])
+        let line = try #require(result.standardOutput.split(separator: "\n").first { $0.contains("Overall exposure level") })
+        let score = try #require(line.split(separator: ":").last?.split(separator: " ").first.flatMap { Double($0) })
+        #expect(score <= 2.0, "\(line)")
+        // What the daemon needs stays allowed: netlink, the host's network.
+        let text = try String(contentsOf: unit, encoding: .utf8)
+        #expect(text.contains("RestrictAddressFamilies=AF_NETLINK AF_UNIX"))
+        #expect(!text.split(separator: "\n").contains { $0.hasPrefix("PrivateNetwork=") })
+        #expect(text.contains("Type=notify"))
+    }
+
+    @Test func journalLinesCarryPriorityPrefixes() throws {
+        let directory = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["JOURNAL_STREAM"] = "8:12345"
+        let result = try runProcess(TestEnvironment.binary("ifmeterd"), ["--state-dir", directory.appendingPathComponent("s").path, "--once"], environment: environment)
+        #expect(result.status == 0, "\(result.standardError)")
+        let lines = result.standardError.split(separator: "\n")
+        #expect(!lines.isEmpty)
+        #expect(lines.allSatisfy { $0.hasPrefix("<") && $0.dropFirst(2).hasPrefix(">") })
+    }
+}
+
+/// A unix datagram socket bound where `$NOTIFY_SOCKET` will point.
+final class NotifySocket {
+    let path: String
+    let fd: Int32
+
+    init(in directory: URL) throws {
+        path = directory.appendingPathComponent("notify.sock").path
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+        }
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard status == 0 else { throw SystemError("bind", path: path, errno: errno) }
+    }
+
+    deinit { close(fd) }
+
+    /// Messages until one contains `wanted` (or two seconds pass).
+    func read(until wanted: String) -> [String] {
+        var messages: [String] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 2000) == 1 else { return messages }
+            let count = recv(fd, &buffer, buffer.count, 0)
+            guard count > 0 else { return messages }
+            let message = String(decoding: buffer[0..<count], as: UTF8.self)
+            messages.append(message)
+            if message.split(separator: "\n").contains(where: { $0 == wanted }) { return messages }
+        }
+    }
+}
+
+@Suite(.enabled(if: TestEnvironment.isRoot, TestEnvironment.rootReason))
+struct NotifyTests {
+    @Test func readyOnlyAfterTheFirstCommitThenWatchdogReloadAndStopping() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, persist: true)
+        let notify = try NotifySocket(in: daemon.directory)
+        try daemon.start(interval: 60, environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "200000"])
+        let startup = notify.read(until: "READY=1")
+        #expect(startup.last?.hasPrefix("READY=1\nSTATUS=counting 1 interfaces, last commit ") == true, "\(startup)")
+        // READY=1 means the store is open and the first sample committed.
+        #expect(try daemon.store().interfaces().map(\.name) == ["tun0"])
+        #expect(notify.read(until: "WATCHDOG=1").last == "WATCHDOG=1")
+        daemon.signal(SIGHUP)
+        let reload = notify.read(until: "RELOADING=1")
+        #expect(reload.last == "RELOADING=1")
+        #expect(notify.read(until: "READY=1").last?.hasPrefix("READY=1") == true)
+        daemon.signal(SIGTERM)
+        #expect(notify.read(until: "STOPPING=1").last == "STOPPING=1")
+        #expect(daemon.stop() == 0)
+    }
+}
