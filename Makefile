@@ -23,7 +23,7 @@ DEB_PACKAGES := pkg-config libnl-3-dev libnl-route-3-dev libsqlite3-dev libsyste
 # checked by the real consumers).
 TEST_PACKAGES := iproute2 sqlite3 util-linux systemd prometheus prometheus-node-exporter
 
-.PHONY: all deps test-deps install-packages build release test run install uninstall clean
+.PHONY: all deps test-deps bench-deps install-packages build release test bench run install uninstall clean
 
 all: build
 
@@ -44,6 +44,16 @@ install-packages:
 	  if [ "$$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi; \
 	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
 	fi
+
+# The peers make bench measures against, and what drives them.
+BENCH_PACKAGES := vnstat prometheus-node-exporter curl sqlite3 iproute2
+
+bench-deps:
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(DEB_PACKAGES) $(BENCH_PACKAGES)"
+
+# Not part of `make test`: about 20 minutes, root. Writes BENCHMARKS.md.
+bench: bench-deps release
+	bench/run.sh
 
 build: deps
 	$(SWIFT) build

@@ -30,6 +30,8 @@ let package = Package(
         .target(name: "IfmeterCore", dependencies: ["CKernel", "CSQLite", "CSystemd"]),
         .executableTarget(name: "ifmeterd", dependencies: ["IfmeterCore"]),
         .executableTarget(name: "ifmeter", dependencies: ["IfmeterCore"]),
+        // make bench's measuring tool (the floor: a bare dump through CKernel).
+        .executableTarget(name: "ifmeter-bench", dependencies: ["CKernel", "IfmeterCore"]),
         // Test support only: creates tun devices and pushes exact traffic
         // inside a network namespace the tests made (`ip netns exec`).
         .target(name: "CTestTun"),

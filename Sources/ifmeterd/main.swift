@@ -22,6 +22,7 @@ let usage = """
       --metrics-file PATH        write Prometheus metrics there after every sample
                                  (node_exporter's textfile directory)
       --once                     one sample pass, commit, exit (tests, cron)
+      --benchmark-samples N      after start-up, time N sample passes (make bench)
       -h, --help                 this help
 
     Signals: SIGTERM/SIGINT take a final sample, commit and exit 0; SIGHUP
@@ -40,6 +41,7 @@ if arguments.flag("--help") || arguments.flag("-h") {
     exit(0)
 }
 let once = arguments.flag("--once")
+let benchmarkSamples: String?
 let configPath: String?
 let stateDirectory: String?
 let interval: String?
@@ -51,6 +53,7 @@ do {
     interval = try arguments.option("--interval")
     commitInterval = try arguments.option("--commit-interval")
     metricsFile = try arguments.option("--metrics-file")
+    benchmarkSamples = try arguments.option("--benchmark-samples")
     try arguments.finish()
 } catch {
     usageFailure(error.message)
@@ -92,6 +95,12 @@ do {
         configuration: configuration, configurationPath: configPath ?? (FileSystem.exists(Configuration.defaultPath) ? Configuration.defaultPath : nil),
         stateDirectory: configuration.resolvedStateDirectory(environment: environment), environment: environment))
     try daemon.start()
+    if let benchmarkSamples {
+        guard let count = Int(benchmarkSamples), count > 0 else { usageFailure("--benchmark-samples \(benchmarkSamples): expected a positive count") }
+        let (wall, cpu) = daemon.benchmark(samples: count)
+        Output.standardOutput("sample_pass_wall_seconds=\(wall) sample_pass_cpu_seconds=\(cpu)\n")
+        daemon.finishOnce()
+    }
     if once { daemon.finishOnce() }
     daemon.run()
 } catch {

@@ -114,4 +114,30 @@ struct NotifyTests {
         #expect(notify.read(until: "STOPPING=1").last == "STOPPING=1")
         #expect(daemon.stop() == 0)
     }
+
+    /// systemd may stop a service the moment it is ready: a SIGTERM sent
+    /// right after READY=1 must still end the daemon cleanly, every time.
+    @Test func aStopRightAfterReadyIsNeverLost() throws {
+        let directory = try TestEnvironment.temporaryDirectory("ready")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let notify = try NotifySocket(in: directory)
+        for round in 0..<20 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: TestEnvironment.binary("ifmeterd"))
+            process.arguments = ["--state-dir", directory.appendingPathComponent("state").path]
+            process.environment = ProcessInfo.processInfo.environment.merging(["NOTIFY_SOCKET": notify.path]) { _, new in new }
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            #expect(notify.read(until: "READY=1").last?.hasPrefix("READY=1") == true)
+            kill(process.processIdentifier, SIGTERM)
+            let deadline = Date().addingTimeInterval(5)
+            while process.isRunning && Date() < deadline { usleep(5_000) }
+            if process.isRunning {
+                Issue.record("round \(round): SIGTERM right after READY=1 was lost")
+                kill(process.processIdentifier, SIGKILL)
+            }
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+        }
+    }
 }

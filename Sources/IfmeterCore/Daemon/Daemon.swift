@@ -149,19 +149,26 @@ public final class Daemon {
     }
 
     /// Runs the loop until SIGTERM or SIGINT. Never returns. Tells systemd
-    /// READY=1 first: the store is open and the first sample committed.
+    /// READY=1 once the signal sources are in place, so a stop requested the
+    /// moment the service is up is never lost; the store was opened and the
+    /// first sample committed before this is called.
     public func run() -> Never {
-        ServiceManager.notify("READY=1\nSTATUS=\(statusLine())")
-        if let interval = ServiceManager.watchdogInterval { scheduleWatchdog(every: interval / 2) }
-        for signalNumber in [SIGTERM, SIGINT, SIGHUP] {
-            signal(signalNumber, SIG_IGN)  // delivered to the Dispatch source instead
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
-            source.setEventHandler { [self] in
-                MainActor.assumeIsolated { signalNumber == SIGHUP ? reload() : shutdown() }
-            }
-            source.resume()
-            sources.append(source)
+        let signals: Int32
+        do {
+            signals = try SignalPipe.install([SIGTERM, SIGINT, SIGHUP])
+        } catch {
+            Output.fail("ifmeterd", "\(error)", .software)
         }
+        let signalSource = DispatchSource.makeReadSource(fileDescriptor: signals, queue: .main)
+        signalSource.setEventHandler { [self] in
+            MainActor.assumeIsolated {
+                for number in SignalPipe.drain(signals) {
+                    if number == SIGHUP { reload() } else { shutdown() }
+                }
+            }
+        }
+        signalSource.resume()
+        sources.append(signalSource)
         let readable = DispatchSource.makeReadSource(fileDescriptor: events.fileDescriptor, queue: .main)
         readable.setEventHandler { [self] in
             MainActor.assumeIsolated { handleLinkEvents() }
@@ -169,6 +176,8 @@ public final class Daemon {
         readable.resume()
         sources.append(readable)
         scheduleSampling()
+        if let interval = ServiceManager.watchdogInterval { scheduleWatchdog(every: interval / 2) }
+        ServiceManager.notify("READY=1\nSTATUS=\(statusLine())")
         dispatchMain()
     }
 
@@ -391,6 +400,22 @@ public final class Daemon {
         untracked.removeAll()
         scheduleSampling()
         Log.notice("reloaded \(path)")
+    }
+
+    /// `--benchmark-samples N`: N sample passes back to back, exactly as the
+    /// loop runs them, then the median wall and CPU time of one pass.
+    public func benchmark(samples: Int) -> (wall: Double, cpu: Double) {
+        var walls: [Double] = []
+        var cpus: [Double] = []
+        for _ in 0..<samples {
+            let wall = SystemClock.monotonic()
+            let cpu = SystemClock.processCPU()
+            samplePass(eventsWereLost: false)
+            cpus.append(SystemClock.processCPU() - cpu)
+            walls.append(SystemClock.monotonic() - wall)
+        }
+        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        return (median(walls), median(cpus))
     }
 
     /// `--once`: the start-up pass is the whole run.

@@ -18,6 +18,9 @@ public struct SystemClock: Sendable {
     /// CLOCK_MONOTONIC seconds, for intervals within one process.
     public static func monotonic() -> Double { read(CLOCK_MONOTONIC) }
 
+    /// CPU seconds this process has used (CLOCK_PROCESS_CPUTIME_ID).
+    public static func processCPU() -> Double { read(CLOCK_PROCESS_CPUTIME_ID) }
+
     static func read(_ clock: clockid_t) -> Double {
         var time = timespec()
         clock_gettime(clock, &time)

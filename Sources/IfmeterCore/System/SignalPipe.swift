@@ -1,0 +1,47 @@
+import Glibc
+
+/// The write end for the signal handler; set once, before any handler can run.
+nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
+
+/// Signals as bytes on a pipe (the self-pipe trick): a minimal handler
+/// writes the signal number, and the daemon's loop reads it like any other
+/// event. A signal that arrives before the loop watches the pipe waits in
+/// it, so none is lost; Dispatch's own signal sources were seen to drop a
+/// SIGTERM sent right after start-up.
+public enum SignalPipe {
+    /// Installs handlers for `signals`; returns the pipe's read end.
+    public static func install(_ signals: [Int32]) throws -> Int32 {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { throw SystemError("pipe", path: "signal pipe", errno: errno) }
+        for end in ends {
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
+        signalPipeWriteEnd = ends[1]
+        for number in signals {
+            var action = sigaction()
+            // Async-signal-safe: write(2) only, errno preserved.
+            action.__sigaction_handler.sa_handler = { received in
+                let saved = errno
+                var byte = UInt8(truncatingIfNeeded: received)
+                _ = write(signalPipeWriteEnd, &byte, 1)
+                errno = saved
+            }
+            action.sa_flags = SA_RESTART
+            sigemptyset(&action.sa_mask)
+            guard sigaction(number, &action, nil) == 0 else { throw SystemError("sigaction", path: "signal \(number)", errno: errno) }
+        }
+        return ends[0]
+    }
+
+    /// The signals waiting in the pipe, oldest first.
+    public static func drain(_ readEnd: Int32) -> [Int32] {
+        var received: [Int32] = []
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while true {
+            let count = read(readEnd, &buffer, buffer.count)
+            if count <= 0 { return received }
+            received += buffer[0..<count].map { Int32($0) }
+        }
+    }
+}

@@ -1,0 +1,162 @@
+// make bench's measuring tool. Each subcommand prints key=value lines.
+//   dump N                 the floor: N bare libnl link dumps through CKernel
+//   procnetdev N           N reads of /proc/net/dev
+//   spawn N -- CMD ARGS    N runs of a command: median wall, CPU of children
+//   ready N -- CMD ARGS    N starts of a notify daemon: median time to READY=1
+//   store-year IFACES DIR  a year of commits every 300 s through the real store
+import CKernel
+import Glibc
+import IfmeterCore
+
+func fail(_ message: String) -> Never {
+    Output.standardError("ifmeter-bench: \(message)\n")
+    exit(1)
+}
+
+func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+func now() -> Double { SystemClock.monotonic() }
+
+func childrenCPU() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+/// Starts a command; returns its pid.
+func spawn(_ command: [String], environment: [String]? = nil) -> pid_t {
+    var pid: pid_t = 0
+    let argv = command.map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var fileActions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&fileActions)
+    posix_spawn_file_actions_addopen(&fileActions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&fileActions, 2, "/dev/null", O_WRONLY, 0)
+    defer { posix_spawn_file_actions_destroy(&fileActions) }
+    let status: Int32
+    if let environment {
+        let envp = environment.map { strdup($0) } + [nil]
+        defer { envp.forEach { free($0) } }
+        status = posix_spawnp(&pid, command[0], &fileActions, nil, argv, envp)
+    } else {
+        status = posix_spawnp(&pid, command[0], &fileActions, nil, argv, environ)
+    }
+    if status != 0 { fail("cannot run \(command[0]): \(String(cString: strerror(status)))") }
+    return pid
+}
+
+func wait(_ pid: pid_t) {
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard let verb = arguments.first else { fail("usage: ifmeter-bench dump|procnetdev|spawn|ready|store-year ...") }
+let count = arguments.count > 1 ? Int(arguments[1]) ?? 0 : 0
+
+switch verb {
+case "dump":
+    var error: Int32 = 0
+    guard let handle = ifm_netlink_open(&error) else { fail("netlink: \(error)") }
+    var list = ifm_link_list()
+    var walls: [Double] = []
+    var cpus: [Double] = []
+    var links = 0
+    for _ in 0..<max(count, 1) {
+        let wall = now()
+        let cpu = SystemClock.processCPU()
+        guard ifm_netlink_dump(handle, &list) == 0 else { fail("dump failed") }
+        cpus.append(SystemClock.processCPU() - cpu)
+        walls.append(now() - wall)
+        links = list.count
+    }
+    print("links=\(links) dump_wall_seconds=\(median(walls)) dump_cpu_seconds=\(median(cpus))")
+case "procnetdev":
+    var walls: [Double] = []
+    var cpus: [Double] = []
+    for _ in 0..<max(count, 1) {
+        let wall = now()
+        let cpu = SystemClock.processCPU()
+        guard let bytes = try? FileSystem.readBytes("/proc/net/dev"), !bytes.isEmpty else { fail("cannot read /proc/net/dev") }
+        cpus.append(SystemClock.processCPU() - cpu)
+        walls.append(now() - wall)
+    }
+    print("procnetdev_wall_seconds=\(median(walls)) procnetdev_cpu_seconds=\(median(cpus))")
+case "spawn":
+    guard let separator = arguments.firstIndex(of: "--") else { fail("spawn N -- COMMAND") }
+    let command = Array(arguments[(separator + 1)...])
+    var walls: [Double] = []
+    var cpus: [Double] = []
+    for _ in 0..<max(count, 1) {
+        let wall = now()
+        let cpu = childrenCPU()
+        wait(spawn(command))
+        walls.append(now() - wall)
+        cpus.append(childrenCPU() - cpu)
+    }
+    print("spawn_wall_seconds=\(median(walls)) spawn_cpu_seconds=\(median(cpus))")
+case "ready":
+    guard let separator = arguments.firstIndex(of: "--") else { fail("ready N -- COMMAND") }
+    let command = Array(arguments[(separator + 1)...])
+    let path = "/tmp/ifmeter-bench-notify-\(getpid())"
+    unlink(path)
+    let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { buffer in for (index, byte) in path.utf8.enumerated() { buffer[index] = byte } }
+    let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+    if bound != 0 { fail("bind \(path)") }
+    defer { unlink(path) }
+    var times: [Double] = []
+    var environment: [String] = []
+    var entry = environ
+    while let pointer = entry.pointee { environment.append(String(cString: pointer)); entry += 1 }
+    environment.append("NOTIFY_SOCKET=\(path)")
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    for _ in 0..<max(count, 1) {
+        let started = now()
+        let pid = spawn(command, environment: environment)
+        var ready = false
+        while !ready {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 10_000) == 1 else { fail("no READY=1 within 10 s") }
+            let received = recv(fd, &buffer, buffer.count, 0)
+            ready = String(decoding: buffer[0..<max(received, 0)], as: UTF8.self).split(separator: "\n").contains("READY=1")
+        }
+        times.append(now() - started)
+        kill(pid, SIGTERM)
+        wait(pid)
+    }
+    print("ready_seconds=\(median(times))")
+case "store-year":
+    guard arguments.count == 3, let interfaces = Int(arguments[1]) else { fail("store-year IFACES DIR") }
+    let directory = arguments[2]
+    let store: CounterStore
+    do { store = try CounterStore(directory: directory) } catch { fail("\(error)") }
+    var tracker = CounterTracker(bootID: "bench")
+    let start: Int64 = 1_767_225_600  // 2026-01-01 UTC
+    var counters = [UInt64](repeating: 0, count: interfaces)
+    func links() -> [LinkSample] {
+        (0..<interfaces).map { LinkSample(ifindex: Int32($0 + 2), name: "tun\($0)", kind: "tun", counters: LinkCounters(rxBytes: counters[$0], txBytes: counters[$0] / 2, rxPackets: counters[$0] / 1000, txPackets: counters[$0] / 2000)) }
+    }
+    var pending = PendingWrites()
+    for index in 0..<interfaces { pending.interfaces["tun\(index)"] = InterfaceInfo(interfaceClass: .tunnel, signal: "kind tun", kind: "tun") }
+    pending.record(tracker.start(stored: StoredState(), links: links(), at: Instant(wall: start, sinceBoot: 0)), at: Instant(wall: start, sinceBoot: 0))
+    let commits = 365 * 24 * 12
+    let began = now()
+    for commit in 1...commits {
+        let moment = Instant(wall: start + Int64(commit) * 300, sinceBoot: Double(commit) * 300)
+        for index in 0..<interfaces { counters[index] += UInt64(1_000_000 + (commit * 7919 + index * 104_729) % 5_000_000) }
+        pending.record(tracker.observe(dump: links(), at: moment, eventsWereLost: false), at: moment)
+        do {
+            try store.commit(pending, openLives: tracker.lives.values, bootID: "bench", at: moment.wall, retention: Retention(), intervals: (15, 300))
+        } catch { fail("\(error)") }
+        pending = PendingWrites()
+    }
+    store.close()
+    var info = stat()
+    stat(directory + "/" + CounterStore.fileName, &info)
+    print("store_bytes=\(info.st_size) commits=\(commits) seconds=\(now() - began)")
+default:
+    fail("unknown subcommand \(verb)")
+}
