@@ -23,7 +23,7 @@ DEB_PACKAGES := pkg-config libnl-3-dev libnl-route-3-dev libsqlite3-dev libsyste
 # checked by the real consumers).
 TEST_PACKAGES := iproute2 sqlite3 util-linux systemd prometheus prometheus-node-exporter
 
-.PHONY: all deps test-deps bench-deps install-packages build release test bench run install uninstall clean
+.PHONY: all deps test-deps bench-deps install-packages build release test soak fuzz asan bench run install uninstall clean
 
 all: build
 
@@ -57,6 +57,27 @@ bench: bench-deps release
 
 build: deps
 	$(SWIFT) build
+
+# The fault suite's long run: many more kill -9 rounds than `make test`.
+SOAK_ROUNDS ?= 300
+soak: test-deps
+	$(SWIFT) build --build-tests
+	IFMETER_SOAK_ROUNDS=$(SOAK_ROUNDS) $(SWIFT) test --skip-build --filter killNineAtRandomMoments
+
+# libFuzzer over the configuration and argument parsers; new inputs it
+# finds are added to the corpus that `make test` replays.
+FUZZ_SECONDS ?= 60
+FUZZ_SOURCES := $(wildcard Sources/IfmeterCore/Config/*.swift) $(wildcard Sources/IfmeterCore/Classify/*.swift) \
+	Sources/IfmeterCore/System/FileSystem.swift Sources/IfmeterCore/CLI/Arguments.swift Sources/IfmeterCore/Model/LinkSample.swift
+fuzz:
+	mkdir -p .build/fuzz
+	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name IfmeterFuzz $(FUZZ_SOURCES) Fuzz/ParserFuzzer.swift -o .build/fuzz/parsers
+	.build/fuzz/parsers -max_total_time=$(FUZZ_SECONDS) -max_len=8192 Tests/IfmeterCoreTests/Corpus/config
+
+# The whole suite once under AddressSanitizer.
+asan: test-deps
+	$(SWIFT) build --build-tests --sanitize=address --build-path .build/asan
+	$(SWIFT) test --skip-build --sanitize=address --build-path .build/asan
 
 # Static Swift standard library: the binaries run without the toolchain.
 release: deps

@@ -77,6 +77,17 @@ import Testing
         }
     }
 
+    @Test func crlfLineEndsAreLinesToo() throws {
+        let configuration = try ConfigurationFile.parse("[Daemon]\r\nSampleIntervalSec=5\r\n[Classes]\r\nppp*=tunnel\r\n", path: "dos.conf")
+        #expect(configuration.sampleInterval == 5)
+        #expect(configuration.overrides == [InterfaceOverride(pattern: "ppp*", action: .assign(.tunnel))])
+        #expect {
+            _ = try ConfigurationFile.parse("[Daemon]\r\n\r\nBogus=1\r\n", path: "dos.conf")
+        } throws: { error in
+            (error as? ConfigurationError)?.description == "dos.conf:3: unknown key Bogus= in [Daemon]"
+        }
+    }
+
     @Test func missingDefaultFileMeansDefaults() throws {
         let configuration = try ConfigurationFile.load(path: "/nonexistent/ifmeter.conf", required: false)
         #expect(configuration.sampleInterval == Configuration().sampleInterval)

@@ -80,7 +80,8 @@ ifm_events *ifm_events_open(int receive_buffer_bytes, int *error);
 void ifm_events_close(ifm_events *handle);
 int ifm_events_fd(const ifm_events *handle);
 
-/* Appends every pending event to list without blocking. Sets *overrun when
+/* Appends pending events to list without blocking, at most a few thousand
+ * per call (call again while the descriptor is readable). Sets *overrun when
  * the kernel dropped messages because the receive buffer was full (ENOBUFS):
  * events were lost and the caller must re-dump. Returns 0 or a libnl error. */
 int ifm_events_read(ifm_events *handle, ifm_event_list *list, int *overrun);

@@ -8,8 +8,10 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible, Equa
     public var isMissingFile: Bool { line == nil && message == ConfigurationError.noSuchFile }
     static let noSuchFile = "no such file"
 
+    /// One printable line whatever the file held: control characters become "?".
     public var description: String {
-        line.map { "\(path):\($0): \(message)" } ?? "\(path): \(message)"
+        let text = line.map { "\(path):\($0): \(message)" } ?? "\(path): \(message)"
+        return String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? "?" : $0 }))
     }
 }
 
@@ -38,7 +40,7 @@ public enum ConfigurationFile {
         var configuration = base
         var section: String?
         var seen: Set<String> = []
-        for (offset, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (offset, rawLine) in lines(of: text).enumerated() {
             let number = offset + 1
             func fail(_ message: String) -> ConfigurationError {
                 ConfigurationError(path: path, line: number, message: message)
@@ -76,6 +78,12 @@ public enum ConfigurationFile {
     }
 
     struct Message: Error { var text: String }
+
+    /// The file's lines. "\r\n" is a single Character in Swift, so a file
+    /// saved with CRLF line ends must be split on both separators.
+    public static func lines(of text: String) -> [Substring] {
+        text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+    }
 
     private static func apply(section: String, key: String, value: String, to c: inout Configuration) throws {
         switch (section, key) {

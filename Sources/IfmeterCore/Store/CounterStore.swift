@@ -1,3 +1,5 @@
+import CSQLite
+
 /// Why the store could not be used, with the sysexits code to leave with.
 public enum StoreError: Error, Sendable, CustomStringConvertible {
     case missing(path: String)
@@ -76,7 +78,18 @@ public final class CounterStore {
             throw StoreError.newerSchema(path: path, found: version, supported: Self.schemaVersion)
         }
         if version == Self.schemaVersion {
-            if !readOnly { try configureWriter() }
+            if !readOnly {
+                // A writer never builds on a damaged file: quick_check reads
+                // every page (milliseconds for a year of data) and a store
+                // that fails it is refused untouched.
+                let check = try database.query("PRAGMA quick_check") { $0.text(0) }
+                guard check == ["ok"] else {
+                    let findings = check.joined(separator: "\n").split(separator: "\n").filter { !$0.hasPrefix("***") }
+                    throw SQLiteError(
+                        code: SQLITE_CORRUPT, message: "quick_check: \(findings.prefix(3).joined(separator: "; "))", path: path, operation: "open")
+                }
+                try configureWriter()
+            }
             return
         }
         let tables = try database.query("SELECT count(*) FROM sqlite_schema") { $0.integer(0) }.first ?? 0

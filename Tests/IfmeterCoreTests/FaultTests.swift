@@ -1,0 +1,202 @@
+import Foundation
+import Glibc
+import Testing
+@testable import IfmeterCore
+
+/// What ifmeterd survives: damaged stores, full disks, unusable directories,
+/// power loss, event storms. Each promise here is listed in the README's
+/// "Guarantees" section.
+@Suite(.enabled(if: TestEnvironment.isRoot, TestEnvironment.rootReason))
+struct FaultTests {
+    /// A store written by the real daemon, then damaged in one of four ways.
+    static let damages: [(name: String, damage: @Sendable (String) throws -> Void, message: String)] = [
+        ("truncated", { path in
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            try data.prefix(data.count / 2 + 100).write(to: URL(fileURLWithPath: path))
+        }, "corrupt"),
+        ("random bytes over the pages", { path in
+            var data = try Data(contentsOf: URL(fileURLWithPath: path))
+            for index in stride(from: 4096, to: data.count, by: 7) { data[index] = UInt8(truncatingIfNeeded: index &* 31) }
+            try data.write(to: URL(fileURLWithPath: path))
+        }, "corrupt"),
+        ("not SQLite at all", { path in
+            try Data("this is a shopping list, not a database\n".utf8).write(to: URL(fileURLWithPath: path))
+        }, "corrupt"),
+        ("newer schema", { path in
+            try mustRun("/usr/bin/sqlite3", [path, "PRAGMA user_version = 7;"])
+        }, "newer than this ifmeter supports"),
+    ]
+
+    @Test(arguments: 0..<4)
+    func aDamagedStoreIsRefusedAndNeverOverwritten(_ index: Int) throws {
+        let (name, damage, message) = Self.damages[index]
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.tunTraffic(name: "tun0", persist: true)
+        for number in 0..<3 {
+            try daemon.namespace.tunTraffic(name: "tun\(number + 1)", subnet: number + 1, rxPackets: 1, persist: true)
+        }
+        try daemon.runOnce()
+        let path = daemon.stateDirectory + "/ifmeter.db"
+        try damage(path)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let result = try daemon.namespace.run([TestEnvironment.binary("ifmeterd"), "--config", daemon.configPath, "--state-dir", daemon.stateDirectory, "--once"])
+        #expect(result.status == ExitCode.dataError.rawValue, "\(name): \(result.standardError)")
+        #expect(result.standardError.hasPrefix("ifmeterd: \(path): "), "\(name)")
+        #expect(result.standardError.contains(message), "\(name): \(result.standardError)")
+        #expect(result.standardError.split(separator: "\n").count == 1, "\(name)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "\(name): the store was changed")
+        // The CLI says the same, in one line.
+        let status = try daemon.namespace.run([TestEnvironment.binary("ifmeter"), "--state-dir", daemon.stateDirectory, "status"])
+        #expect(status.status == ExitCode.dataError.rawValue, "\(name): \(status.standardError)")
+    }
+
+    /// Mounts a small tmpfs at `path` for the test's life.
+    final class SmallDisk {
+        let path: String
+        init(at path: String, size: String) throws {
+            self.path = path
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            try mustRun("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", path])
+        }
+        func fill() {
+            _ = try? runProcess("/bin/dd", ["if=/dev/zero", "of=\(path)/filler", "bs=64k"])
+        }
+        func free() { unlink(path + "/filler") }
+        func remount(readOnly: Bool) throws {
+            try mustRun("/bin/mount", ["-o", "remount,\(readOnly ? "ro" : "rw")", path])
+        }
+        deinit { _ = try? runProcess("/bin/umount", ["-l", path]) }
+    }
+
+    @Test func aFullDiskKeepsDeltasInMemoryUntilSpaceReturns() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        let disk = try SmallDisk(at: daemon.stateDirectory, size: "1m")
+        try daemon.start(interval: 0.1, commitInterval: 0)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 3, size: 1000, persist: true)
+        try daemon.waitForLog("watched interfaces")
+        usleep(300_000)
+        disk.fill()
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 4, txPackets: 2, size: 1000)
+        // A life that ends while the disk is full exists only in memory.
+        try daemon.namespace.tunTraffic(name: "tun9", subnet: 9, rxPackets: 2, size: 500, lives: 2)
+        try daemon.waitForLog("keeping deltas in memory")
+        usleep(1_000_000)  // ten more failed commits
+        #expect(daemon.log.components(separatedBy: "keeping deltas in memory").count == 2, "logged once, not at every sample")
+        // The CLI still reads while the disk is full.
+        let status = try daemon.namespace.run([TestEnvironment.binary("ifmeter"), "--state-dir", daemon.stateDirectory, "--config", daemon.configPath, "status", "--json"])
+        #expect(status.status == 0, "\(status.standardError)")
+        disk.free()
+        try daemon.waitForLog("writes succeed again")
+        #expect(daemon.stop() == 0)
+        #expect(try daemon.totals("tun0")?.rxBytes == 7000)
+        #expect(try daemon.totals("tun0")?.txBytes == 2000)
+        #expect(try daemon.totals("tun9")?.rxBytes == 2000)
+        #expect(try daemon.store().integrityCheck() == "ok")
+    }
+
+    @Test func aReadOnlyStateDirectoryIsAOneLineError() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        let disk = try SmallDisk(at: daemon.stateDirectory, size: "1m")
+        try disk.remount(readOnly: true)
+        let result = try daemon.namespace.run([TestEnvironment.binary("ifmeterd"), "--config", daemon.configPath, "--state-dir", daemon.stateDirectory, "--once"])
+        #expect(result.status == ExitCode.cannotCreate.rawValue, "\(result.standardError)")
+        #expect(result.standardError.contains(daemon.stateDirectory))
+        #expect(result.standardError.split(separator: "\n").count == 1)
+    }
+
+    @Test func aForeignOwnedStateDirectoryIsAOneLineError() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.runOnce()  // the store now belongs to root, mode 0755
+        let result = try daemon.namespace.run(["runuser", "-u", "nobody", "--", TestEnvironment.binary("ifmeterd"),
+                                                "--config", daemon.configPath, "--state-dir", daemon.stateDirectory, "--once"])
+        #expect(result.status == ExitCode.cannotCreate.rawValue, "\(result.standardError)")
+        #expect(result.standardError.contains(daemon.stateDirectory))
+        #expect(result.standardError.split(separator: "\n").count == 1)
+    }
+
+    @Test func aVanishingMetricsDirectoryIsALoggedDegradation() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        let textfiles = daemon.directory.appendingPathComponent("textfiles")
+        try FileManager.default.createDirectory(at: textfiles, withIntermediateDirectories: true)
+        try daemon.start(interval: 0.1, commitInterval: 0, extra: ["--metrics-file", textfiles.appendingPathComponent("ifmeter.prom").path])
+        try FileManager.default.removeItem(at: textfiles)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 2, size: 100, persist: true)
+        try daemon.waitForLog("metrics file not written")
+        usleep(500_000)
+        #expect(daemon.log.components(separatedBy: "metrics file not written").count == 2, "logged once")
+        try FileManager.default.createDirectory(at: textfiles, withIntermediateDirectories: true)
+        try daemon.waitForLog("metrics written again")
+        #expect(daemon.stop() == 0)
+        #expect(try daemon.totals("tun0")?.rxBytes == 200)  // counting went on throughout
+    }
+
+    /// Power loss: SIGKILL at random moments during churn and steady
+    /// traffic. After every restart the store passes integrity_check; at the
+    /// end the interface that lived on is exact: nothing lost, nothing twice.
+    /// `make soak` runs many more rounds (IFMETER_SOAK_ROUNDS).
+    @Test func killNineAtRandomMomentsLosesNothingAndCountsNothingTwice() throws {
+        let rounds = Int(ProcessInfo.processInfo.environment["IFMETER_SOAK_ROUNDS"] ?? "") ?? 8
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 0.1, commitInterval: 0.2)
+        try daemon.namespace.tunTraffic(name: "tun0", persist: true)  // created under the daemon's eyes
+        let testnet = TestEnvironment.binary("ifmeter-testnet")
+        let load = Process()
+        load.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        let stop = daemon.directory.appendingPathComponent("stop").path
+        load.arguments = ["ip", "netns", "exec", daemon.namespace.name, "sh", "-c", """
+            while [ ! -e \(stop) ]; do \(testnet) --name tun9 --subnet 9 --rx-packets 1 --size 100 --lives 5; done &
+            while [ ! -e \(stop) ]; do \(testnet) --name tun0 --rx-packets 3 --tx-packets 2 --size 300; done
+            wait
+            """]
+        // Never the test's own output: a child stuck in the kernel must not
+        // hold the test runner's pipe open.
+        load.standardOutput = FileHandle.nullDevice
+        load.standardError = FileHandle.nullDevice
+        try load.run()
+        defer {
+            FileManager.default.createFile(atPath: stop, contents: nil)
+            load.waitUntilExit()
+        }
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<rounds {
+            usleep(UInt32.random(in: 20_000...300_000, using: &generator))
+            daemon.stop(with: SIGKILL)
+            let integrity = try daemon.store().integrityCheck()
+            #expect(integrity == "ok", "round \(round): \(integrity)")
+            try daemon.start(interval: 0.1, commitInterval: Double.random(in: 0...0.5, using: &generator))
+        }
+        FileManager.default.createFile(atPath: stop, contents: nil)
+        load.waitUntilExit()
+        #expect(daemon.stop() == 0)
+        try daemon.runOnce()
+        let kernel = try #require(try daemon.kernelCounters("tun0"))
+        let totals = try #require(try daemon.totals("tun0"))
+        #expect(kernel.rxBytes > 0)
+        #expect(totals.rxBytes == kernel.rxBytes)
+        #expect(totals.txBytes == kernel.txBytes)
+        #expect(totals.rxPackets == kernel.rxPackets)
+        #expect(try daemon.store().integrityCheck() == "ok")
+    }
+
+    /// Thousands of interfaces created and deleted in a burst against a
+    /// 4 KiB event buffer: the overrun is detected, a re-dump reconciles,
+    /// and the interface that persisted is exact.
+    @Test func anEventStormIsDetectedAndReconciled() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "EventBufferBytes=4K\n")
+        try daemon.namespace.tunTraffic(name: "tun0", persist: true)
+        try daemon.start(interval: 60)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 5, txPackets: 5, size: 400)
+        let batch = daemon.directory.appendingPathComponent("storm").path
+        let lines = (0..<2000).map { "tuntap add dev storm\($0) mode tun" } + (0..<2000).map { "link del storm\($0)" }
+        try (lines.joined(separator: "\n") + "\n").write(toFile: batch, atomically: true, encoding: .utf8)
+        try daemon.namespace.exec(["ip", "-batch", batch])
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, size: 400)
+        try daemon.waitForLog("link events were lost")
+        #expect(daemon.stop() == 0)
+        #expect(try daemon.totals("tun0")?.rxBytes == 2400)
+        #expect(try daemon.totals("tun0")?.txBytes == 2000)
+        // The storm carried no traffic: nothing may be invented for it.
+        let invented = try daemon.store().interfaces().filter { $0.name.hasPrefix("storm") }.map { $0.totals.rxBytes + $0.totals.txBytes }
+        #expect(invented.allSatisfy { $0 == 0 })
+    }
+}
