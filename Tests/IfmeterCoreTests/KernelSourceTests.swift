@@ -68,8 +68,8 @@ struct KernelSourceTests {
         #expect(tun["class"] as? String == "tunnel")
         #expect(tun["signal"] as? String == "kind tun")
         let counters = try #require(tun["counters"] as? [String: Any])
-        #expect((counters["rx_bytes"] as? NSNumber)?.uint64Value == 4 * 128)
-        #expect((counters["tx_bytes"] as? NSNumber)?.uint64Value == 6 * 128)
+        #expect(number(counters["rx_bytes"]) == 4 * 128)
+        #expect(number(counters["tx_bytes"]) == 6 * 128)
 
         let table = try namespace.exec([TestEnvironment.binary("ifmeter"), "interfaces", "--all"])
         #expect(table.contains("tun7"))

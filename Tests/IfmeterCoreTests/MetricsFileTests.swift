@@ -38,8 +38,8 @@ struct MetricsFileTests {
         }
         let lines = scrape.split(separator: "\n")
         #expect(lines.contains("node_textfile_scrape_error 0"))
-        func value(_ series: String) -> UInt64? {
-            lines.first { $0.hasPrefix(series + " ") }.flatMap { UInt64($0.split(separator: " ").last!) }
+        func value(_ series: String) -> UInt64 {
+            lines.first { $0.hasPrefix(series + " ") }.flatMap { UInt64($0.split(separator: " ").last!) } ?? .max
         }
         let status = try daemon.namespace.exec([TestEnvironment.binary("ifmeter"), "--state-dir", daemon.stateDirectory, "--config", daemon.configPath, "status", "--json"])
         let document = try #require(try JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any])
@@ -47,8 +47,8 @@ struct MetricsFileTests {
             let name = try #require(interface["name"] as? String)
             let allTime = try #require(interface["all_time"] as? [String: Any])
             let labels = "{class=\"tunnel\",device=\"\(name)\"}"
-            #expect(value("ifmeter_receive_bytes_total\(labels)") == (allTime["rx_bytes"] as? NSNumber)?.uint64Value, "\(name)")
-            #expect(value("ifmeter_transmit_bytes_total\(labels)") == (allTime["tx_bytes"] as? NSNumber)?.uint64Value, "\(name)")
+            #expect(value("ifmeter_receive_bytes_total\(labels)") == number(allTime["rx_bytes"]), "\(name)")
+            #expect(value("ifmeter_transmit_bytes_total\(labels)") == number(allTime["tx_bytes"]), "\(name)")
         }
         #expect(value("ifmeter_receive_bytes_total{class=\"tunnel\",device=\"tun0\"}") == 4200)
         #expect(value("ifmeter_receive_bytes_total{class=\"tunnel\",device=\"wg0\"}") == 600)

@@ -98,7 +98,7 @@ import Testing
         })
         let wwan = try #require(interfaces.first { $0["name"] as? String == "wwan0" })
         // Stored 8,000,000 received plus the live 4096 from the kernel.
-        #expect(((wwan["all_time"] as? [String: Any])?["rx_bytes"] as? NSNumber)?.uint64Value == 8_004_096)
+        #expect(number((wwan["all_time"] as? [String: Any])?["rx_bytes"]) == 8_004_096)
     }
 
     @Test func historyClassesEventsExport() throws {

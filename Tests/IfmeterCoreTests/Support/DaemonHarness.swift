@@ -106,7 +106,12 @@ final class DaemonHarness {
     /// The store as a read-only reader sees it.
     func store() throws -> CounterStore { try CounterStore(directory: stateDirectory, readOnly: true) }
 
-    func totals(_ name: String) throws -> LinkCounters? {
+    /// The stored totals of an interface; the test fails when it has none.
+    func totals(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> LinkCounters {
+        try #require(try totalsIfAny(name), "no totals for \(name)", sourceLocation: sourceLocation)
+    }
+
+    func totalsIfAny(_ name: String) throws -> LinkCounters? {
         try store().interfaces().first { $0.name == name }?.totals
     }
 
@@ -115,7 +120,8 @@ final class DaemonHarness {
     }
 
     /// The kernel's own counters for a link in the namespace right now.
-    func kernelCounters(_ name: String) throws -> LinkCounters? {
-        try namespace.inside { try NetlinkLinkSource().links() }.first { $0.name == name }?.counters
+    func kernelCounters(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> LinkCounters {
+        let counters = try namespace.inside { try NetlinkLinkSource().links() }.first { $0.name == name }?.counters
+        return try #require(counters, "no link \(name) in the namespace", sourceLocation: sourceLocation)
     }
 }

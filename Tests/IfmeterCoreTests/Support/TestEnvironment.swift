@@ -68,3 +68,10 @@ func mustRun(_ executable: String, _ arguments: [String], input: String? = nil, 
     }
     return result.standardOutput
 }
+
+/// A JSON number as UInt64; UInt64.max when absent, so a comparison with an
+/// expected value fails visibly. (Comparing Optional<UInt64> inside #expect
+/// trips AddressSanitizer in a compiler-generated thunk of Swift 6.3.)
+func number(_ value: Any?) -> UInt64 {
+    (value as? NSNumber)?.uint64Value ?? .max
+}
