@@ -117,32 +117,9 @@ public final class MetricsFile {
         output += "\(series) \(published)\n"
     }
 
-    /// Label values escape backslash, double quote and line feed.
-    static func escapeLabel(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "\\": result += "\\\\"
-            case "\"": result += "\\\""
-            case "\n": result += "\\n"
-            default: result.append(character)
-            }
-        }
-        return result
-    }
+    static func escapeLabel(_ text: String) -> String { text.escaping(EscapeTable.prometheusLabel) }
 
-    /// HELP text escapes backslash and line feed only.
-    static func escapeHelp(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            default: result.append(character)
-            }
-        }
-        return result
-    }
+    static func escapeHelp(_ text: String) -> String { text.escaping(EscapeTable.prometheusHelp) }
 
     static func number(_ value: Double) -> String {
         value.isFinite ? Units.fixed(value, decimals: 6) : "0"

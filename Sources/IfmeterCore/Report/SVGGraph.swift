@@ -49,19 +49,5 @@ public enum SVGGraph {
         return svg + "</svg>\n"
     }
 
-    /// XML text escaping for element content and attribute values.
-    static func escape(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&apos;"
-            default: result.append(character)
-            }
-        }
-        return result
-    }
+    static func escape(_ text: String) -> String { text.escaping(EscapeTable.xml) }
 }

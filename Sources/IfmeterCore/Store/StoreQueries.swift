@@ -23,6 +23,14 @@ public struct StoredEvent: Sendable, Hashable {
 }
 
 extension CounterStore {
+    /// rx bytes, tx bytes, rx packets, tx packets from four columns (what
+    /// buckets and per-life counts keep).
+    static func bytesAndPackets(_ row: SQLiteRow, from column: Int32) -> LinkCounters {
+        LinkCounters(
+            rxBytes: UInt64(bitPattern: row.integer(column)), txBytes: UInt64(bitPattern: row.integer(column + 1)),
+            rxPackets: UInt64(bitPattern: row.integer(column + 2)), txPackets: UInt64(bitPattern: row.integer(column + 3)))
+    }
+
     /// Every interface with its all-time totals, by name.
     public func interfaces() throws(StoreError) -> [StoredInterface] {
         do {
@@ -64,9 +72,7 @@ extension CounterStore {
                 SELECT i.name, sum(b.rx_bytes), sum(b.tx_bytes), sum(b.rx_packets), sum(b.tx_packets)
                 FROM bucket b JOIN interface i ON i.id = b.interface_id WHERE b.granularity = ? GROUP BY i.name
                 """, [.text(granularity.rawValue)]) { row in
-                (row.text(0), LinkCounters(
-                    rxBytes: UInt64(bitPattern: row.integer(1)), txBytes: UInt64(bitPattern: row.integer(2)),
-                    rxPackets: UInt64(bitPattern: row.integer(3)), txPackets: UInt64(bitPattern: row.integer(4))))
+                (row.text(0), Self.bytesAndPackets(row, from: 1))
             }
             return Dictionary(rows, uniquingKeysWith: { first, _ in first })
         } catch {
@@ -121,9 +127,7 @@ extension CounterStore {
                 """, [.text(granularity.rawValue), .integer(from), .integer(to)]) { row in
                 StoredBucket(
                     name: row.text(0), interfaceClass: row.text(1), granularity: granularity, start: row.integer(2),
-                    counters: LinkCounters(
-                        rxBytes: UInt64(bitPattern: row.integer(3)), txBytes: UInt64(bitPattern: row.integer(4)),
-                        rxPackets: UInt64(bitPattern: row.integer(5)), txPackets: UInt64(bitPattern: row.integer(6))),
+                    counters: Self.bytesAndPackets(row, from: 3),
                     incomplete: row.optionalText(7))
             }
         } catch {
@@ -149,9 +153,7 @@ extension CounterStore {
                 SELECT i.name, sum(l.counted_rx_bytes), sum(l.counted_tx_bytes), sum(l.counted_rx_packets), sum(l.counted_tx_packets)
                 FROM life l JOIN interface i ON i.id = l.interface_id WHERE l.boot_id = ? GROUP BY i.name
                 """, [.text(bootID)]) { row in
-                (row.text(0), LinkCounters(
-                    rxBytes: UInt64(bitPattern: row.integer(1)), txBytes: UInt64(bitPattern: row.integer(2)),
-                    rxPackets: UInt64(bitPattern: row.integer(3)), txPackets: UInt64(bitPattern: row.integer(4))))
+                (row.text(0), Self.bytesAndPackets(row, from: 1))
             }
             return Dictionary(rows, uniquingKeysWith: { first, _ in first })
         } catch {
