@@ -28,6 +28,9 @@ ms() { awk -v s="$1" 'BEGIN {printf "%.3f", s * 1000}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 ticks=$(getconf CLK_TCK)
 cpu_seconds() { awk -v t="$ticks" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
+# Nanosecond on-CPU time (all threads): the daemons use so little CPU that
+# /proc/PID/stat's 10 ms ticks cannot tell them apart.
+cpu_precise() { cat /proc/$1/task/*/schedstat | awk '{sum += $1} END {printf "%.6f", sum / 1e9}'; }
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 write_bytes() { awk '$1 == "write_bytes:" {print $2}' "/proc/$1/io"; }
 
@@ -99,7 +102,7 @@ vnstatd=$!
 pids+=("$vnstatd")
 sleep 5
 declare -A cpu0 io0
-for pid in $ifmeterd $vnstatd; do cpu0[$pid]=$(cpu_seconds "$pid"); io0[$pid]=$(write_bytes "$pid"); done
+for pid in $ifmeterd $vnstatd; do cpu0[$pid]=$(cpu_precise "$pid"); io0[$pid]=$(write_bytes "$pid"); done
 end=$((SECONDS + duration))
 while [ $SECONDS -lt $end ]; do   # light traffic on five interfaces
   for i in 0 1 2 3 4; do
@@ -109,7 +112,7 @@ while [ $SECONDS -lt $end ]; do   # light traffic on five interfaces
 done
 declare -A cpu_hour io_hour rss
 for pid in $ifmeterd $vnstatd; do
-  cpu_hour[$pid]=$(awk -v a="$(cpu_seconds "$pid")" -v b="${cpu0[$pid]}" -v d="$duration" 'BEGIN {printf "%.3f", (a - b) * 3600 / d}')
+  cpu_hour[$pid]=$(awk -v a="$(cpu_precise "$pid")" -v b="${cpu0[$pid]}" -v d="$duration" 'BEGIN {printf "%.3f", (a - b) * 3600 / d}')
   io_hour[$pid]=$(awk -v a="$(write_bytes "$pid")" -v b="${io0[$pid]}" -v d="$duration" 'BEGIN {printf "%.0f", (a - b) * 3600 / d}')
   rss[$pid]=$(rss_kib "$pid")
 done
@@ -158,7 +161,7 @@ is how much ifmeter adds on top of asking the kernel.
 ## Daemons side by side, N = 50, default settings, $duration s
 
 Both ran at once on the same 50 tun interfaces, five of them carrying traffic
-every 10 s; CPU from \`/proc/PID/stat\`, writes from \`/proc/PID/io\`
+every 10 s; CPU from \`/proc/PID/task/*/schedstat\` (nanoseconds on CPU), writes from \`/proc/PID/io\`
 (\`write_bytes\`, on disk), RSS at the end.
 
 | | ifmeterd | vnstatd 2.10 | ratio |
