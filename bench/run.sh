@@ -18,6 +18,7 @@ cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   for ns in "${namespaces[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
+  rmdir "$cpuacct"/ifmbench-*-$$ 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -28,9 +29,23 @@ ms() { awk -v s="$1" 'BEGIN {printf "%.3f", s * 1000}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 ticks=$(getconf CLK_TCK)
 cpu_seconds() { awk -v t="$ticks" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
-# Nanosecond on-CPU time (all threads): the daemons use so little CPU that
-# /proc/PID/stat's 10 ms ticks cannot tell them apart.
-cpu_precise() { cat /proc/$1/task/*/schedstat | awk '{sum += $1} END {printf "%.6f", sum / 1e9}'; }
+# The daemons use so little CPU that /proc/PID/stat's 10 ms ticks cannot
+# tell them apart, and summing live threads' schedstat misses threads that
+# exited (libdispatch retires idle workers). A cpuacct cgroup per daemon
+# counts every thread it ever ran, in nanoseconds; ticks are the fallback.
+cpuacct=/sys/fs/cgroup/cpuacct
+cpu_group() {  # name pid
+  if [ -d "$cpuacct" ] && mkdir -p "$cpuacct/ifmbench-$1-$$" 2>/dev/null; then
+    echo "$2" > "$cpuacct/ifmbench-$1-$$/cgroup.procs"
+  fi
+}
+cpu_precise() {  # name pid
+  if [ -r "$cpuacct/ifmbench-$1-$$/cpuacct.usage" ]; then
+    awk '{printf "%.6f", $1 / 1e9}' "$cpuacct/ifmbench-$1-$$/cpuacct.usage"
+  else
+    cpu_seconds "$2"
+  fi
+}
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 write_bytes() { awk '$1 == "write_bytes:" {print $2}' "/proc/$1/io"; }
 
@@ -100,9 +115,12 @@ pids+=("$ifmeterd")
 ip netns exec "$ns" vnstatd --nodaemon --config "$work/vnstat.conf" >/dev/null 2>&1 &
 vnstatd=$!
 pids+=("$vnstatd")
+cpu_group ifmeterd "$ifmeterd"
+cpu_group vnstatd "$vnstatd"
+declare -A name=([$ifmeterd]=ifmeterd [$vnstatd]=vnstatd)
 sleep 5
 declare -A cpu0 io0
-for pid in $ifmeterd $vnstatd; do cpu0[$pid]=$(cpu_precise "$pid"); io0[$pid]=$(write_bytes "$pid"); done
+for pid in $ifmeterd $vnstatd; do cpu0[$pid]=$(cpu_precise "${name[$pid]}" "$pid"); io0[$pid]=$(write_bytes "$pid"); done
 end=$((SECONDS + duration))
 while [ $SECONDS -lt $end ]; do   # light traffic on five interfaces
   for i in 0 1 2 3 4; do
@@ -112,7 +130,7 @@ while [ $SECONDS -lt $end ]; do   # light traffic on five interfaces
 done
 declare -A cpu_hour io_hour rss
 for pid in $ifmeterd $vnstatd; do
-  cpu_hour[$pid]=$(awk -v a="$(cpu_precise "$pid")" -v b="${cpu0[$pid]}" -v d="$duration" 'BEGIN {printf "%.3f", (a - b) * 3600 / d}')
+  cpu_hour[$pid]=$(awk -v a="$(cpu_precise "${name[$pid]}" "$pid")" -v b="${cpu0[$pid]}" -v d="$duration" 'BEGIN {printf "%.3f", (a - b) * 3600 / d}')
   io_hour[$pid]=$(awk -v a="$(write_bytes "$pid")" -v b="${io0[$pid]}" -v d="$duration" 'BEGIN {printf "%.0f", (a - b) * 3600 / d}')
   rss[$pid]=$(rss_kib "$pid")
 done
@@ -161,7 +179,8 @@ is how much ifmeter adds on top of asking the kernel.
 ## Daemons side by side, N = 50, default settings, $duration s
 
 Both ran at once on the same 50 tun interfaces, five of them carrying traffic
-every 10 s; CPU from \`/proc/PID/task/*/schedstat\` (nanoseconds on CPU), writes from \`/proc/PID/io\`
+every 10 s; CPU from a cpuacct cgroup per daemon (nanoseconds, every thread
+including exited ones), writes from \`/proc/PID/io\`
 (\`write_bytes\`, on disk), RSS at the end.
 
 | | ifmeterd | vnstatd 2.10 | ratio |
