@@ -108,7 +108,7 @@ public enum SnapshotReader {
         var stored = try store.interfaces()
         let days = try store.buckets(.day, from: min(cycleStart, todayStart))
         let counted = try store.counted(bootID: bootID)
-        let events = try store.events()
+        let lastEvents = try store.lastEvents()
         let kernelByName = Dictionary((kernel ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var live: [String: LinkCounters] = [:]
         if let kernel, !bootID.isEmpty {
@@ -140,7 +140,7 @@ public enum SnapshotReader {
                 liveDelta: delta, today: sum(from: todayStart), cycle: sum(from: cycleStart),
                 sinceBoot: (counted[interface.name] ?? .zero) + delta, allTime: interface.totals + delta,
                 rate: kernelByName[interface.name].flatMap { rates[$0.ifindex] },
-                lastEvent: events.last { $0.name == interface.name }, incomplete: interface.incomplete)
+                lastEvent: lastEvents[interface.name], incomplete: interface.incomplete)
         }
         let lastCommit = try store.meta("last_commit").flatMap { Int64($0) }
         let commitInterval = try store.meta("commit_interval").flatMap { Double($0) }

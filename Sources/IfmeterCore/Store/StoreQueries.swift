@@ -48,10 +48,20 @@ extension CounterStore {
 
     /// The reset log, oldest first.
     public func events() throws(StoreError) -> [StoredEvent] {
+        try events(where: "")
+    }
+
+    /// Each interface's latest reset, without reading the whole log.
+    public func lastEvents() throws(StoreError) -> [String: StoredEvent] {
+        let latest = try events(where: "WHERE e.id IN (SELECT max(id) FROM event GROUP BY interface_id)")
+        return Dictionary(latest.map { ($0.name, $0) }, uniquingKeysWith: { _, newer in newer })
+    }
+
+    private func events(where condition: String) throws(StoreError) -> [StoredEvent] {
         do {
             return try database.query("""
                 SELECT e.time, i.name, e.reason, e.old_ifindex, e.new_ifindex, e.loss, e.detail
-                FROM event e JOIN interface i ON i.id = e.interface_id ORDER BY e.id
+                FROM event e JOIN interface i ON i.id = e.interface_id \(condition) ORDER BY e.id
                 """) { row in
                 StoredEvent(
                     time: row.integer(0), name: row.text(1), reason: row.text(2),
