@@ -91,7 +91,8 @@ public enum IfmeterCommand {
             if command == "check" && configuration.budgets.isEmpty {
                 throw Failure(message: "no budgets configured: add a [Budgets] section to \(globals.configPath ?? Configuration.defaultPath)", code: .config)
             }
-            var snapshot = try readSnapshot(configuration, globals, environment: environment, measureRates: command == "status")
+            let store = try openStore(configuration, globals, environment: environment)
+            var snapshot = try readSnapshot(store, configuration, globals, environment: environment, measureRates: command == "status")
             if !names.isEmpty {
                 let unknown = names.subtracting(snapshot.interfaces.map(\.name))
                 if let name = unknown.sorted().first {
@@ -133,10 +134,10 @@ public enum IfmeterCommand {
             guard let path = try arguments.option("--svg") else { throw UsageError("graph needs --svg FILE") }
             let days = try number(arguments.option("--days"), option: "--days") ?? 30
             try arguments.finish()
-            let snapshot = try readSnapshot(configuration, globals, environment: environment, measureRates: false)
+            let store = try openStore(configuration, globals, environment: environment)
+            let snapshot = try readSnapshot(store, configuration, globals, environment: environment, measureRates: false)
             let now = snapshot.now
             let from = TimeBuckets.start(of: .day, days - 1, before: now)
-            let store = try openStore(configuration, globals, environment: environment)
             let rows = HistoryReport.rows(
                 .days, buckets: try store.buckets(.day, from: from), live: liveDeltas(snapshot), classes: classes(snapshot),
                 now: now, names: [], from: from, to: .max, limit: .max)
@@ -152,8 +153,8 @@ public enum IfmeterCommand {
             let limit = try number(arguments.option("--limit"), option: "--limit") ?? kind.defaultLimit
             let (from, to) = try range(&arguments)
             try arguments.finish()
-            let snapshot = try readSnapshot(configuration, globals, environment: environment, measureRates: false)
             let store = try openStore(configuration, globals, environment: environment)
+            let snapshot = try readSnapshot(store, configuration, globals, environment: environment, measureRates: false)
             let rows = HistoryReport.rows(
                 kind, buckets: try store.buckets(kind.granularity, from: from, to: to), live: liveDeltas(snapshot),
                 classes: classes(snapshot), now: snapshot.now, names: names, from: from, to: to, limit: limit)
@@ -202,8 +203,9 @@ public enum IfmeterCommand {
         }
     }
 
-    static func readSnapshot(_ configuration: Configuration, _ globals: Globals, environment: [String: String], measureRates: Bool) throws -> Snapshot {
-        let store = try openStore(configuration, globals, environment: environment)
+    static func readSnapshot(
+        _ store: CounterStore, _ configuration: Configuration, _ globals: Globals, environment: [String: String], measureRates: Bool
+    ) throws -> Snapshot {
         let directory = stateDirectory(configuration, globals, environment: environment)
         let bootID = (try? BootID.read(from: configuration.bootIDPath)) ?? ""
         // The kernel is read twice, half a second apart, for current rates.
@@ -216,14 +218,7 @@ public enum IfmeterCommand {
             let started = SystemClock.monotonic()
             FileSystem.sleep(seconds: window)
             if let second = try? source.links() {
-                let elapsed = SystemClock.monotonic() - started
-                let before = Dictionary(first.map { ($0.ifindex, $0.counters) }, uniquingKeysWith: { a, _ in a })
-                for link in second {
-                    guard let old = before[link.ifindex] else { continue }
-                    rates[link.ifindex] = (
-                        Double(CounterStep.between(old.rxBytes, link.counters.rxBytes, width: .bits64).delta) / elapsed,
-                        Double(CounterStep.between(old.txBytes, link.counters.txBytes, width: .bits64).delta) / elapsed)
-                }
+                rates = Self.rates(from: first, to: second, over: SystemClock.monotonic() - started)
                 kernel = second
             }
         }
@@ -257,14 +252,12 @@ public enum IfmeterCommand {
             FileSystem.sleep(seconds: interval)
             let current = try kernelSample(source)
             let elapsed = current.time - previous.time
-            let before = Dictionary(previous.links.map { ($0.ifindex, $0.counters) }, uniquingKeysWith: { a, _ in a })
+            let rates = Self.rates(from: previous.links, to: current.links, over: elapsed)
             var table = TextTable([("INTERFACE", .left), ("CLASS", .left), ("RX RATE", .right), ("TX RATE", .right), ("RX TOTAL", .right), ("TX TOTAL", .right)])
             var rows: [JSON] = []
             for link in current.links {
                 guard let interfaceClass = classifier.classify(link).interfaceClass, configuration.watchedClasses.contains(interfaceClass) else { continue }
-                let old = before[link.ifindex] ?? link.counters
-                let rx = Double(CounterStep.between(old.rxBytes, link.counters.rxBytes, width: .bits64).delta) / elapsed
-                let tx = Double(CounterStep.between(old.txBytes, link.counters.txBytes, width: .bits64).delta) / elapsed
+                let (rx, tx) = rates[link.ifindex] ?? (0, 0)  // new since the last refresh
                 table.append([link.name, interfaceClass.displayName, globals.units.rate(bytesPerSecond: rx), globals.units.rate(bytesPerSecond: tx),
                               globals.units.bytes(link.counters.rxBytes), globals.units.bytes(link.counters.txBytes)])
                 rows.append(.object([
@@ -286,6 +279,20 @@ public enum IfmeterCommand {
             previous = current
             refreshes += 1
         }
+    }
+
+    /// Bytes per second per link present in both dumps (a counter that went
+    /// down counts from zero, as in the accounting).
+    static func rates(from before: [LinkSample], to after: [LinkSample], over elapsed: Double) -> [Int32: (rx: Double, tx: Double)] {
+        let previous = Dictionary(before.map { ($0.ifindex, $0.counters) }, uniquingKeysWith: { a, _ in a })
+        var rates: [Int32: (rx: Double, tx: Double)] = [:]
+        for link in after {
+            guard let old = previous[link.ifindex] else { continue }
+            rates[link.ifindex] = (
+                Double(CounterStep.between(old.rxBytes, link.counters.rxBytes, width: .bits64).delta) / elapsed,
+                Double(CounterStep.between(old.txBytes, link.counters.txBytes, width: .bits64).delta) / elapsed)
+        }
+        return rates
     }
 
     static func kernelSample(_ source: NetlinkLinkSource) throws -> (links: [LinkSample], time: Double) {

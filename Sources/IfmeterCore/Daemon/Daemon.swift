@@ -231,13 +231,12 @@ public final class Daemon {
             return false
         }
         untracked[link.ifindex] = nil
-        remember(InterfaceInfo(interfaceClass: interfaceClass, signal: classification.signal.description, kind: link.kind), for: link.name)
+        remember(InterfaceInfo(classification, of: link), for: link.name)
         return true
     }
 
     private func noteInterface(_ link: LinkSample) {
-        let classification = classifier.classify(link)
-        remember(InterfaceInfo(interfaceClass: classification.interfaceClass ?? .other, signal: classification.signal.description, kind: link.kind), for: link.name)
+        remember(InterfaceInfo(classifier.classify(link), of: link), for: link.name)
     }
 
     private func remember(_ info: InterfaceInfo, for name: String) {

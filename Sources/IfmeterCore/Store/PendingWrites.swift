@@ -9,6 +9,11 @@ public struct InterfaceInfo: Sendable, Hashable {
         self.signal = signal
         self.kind = kind
     }
+
+    /// What the classifier decided for a link (an ignored link counts as other).
+    public init(_ classification: Classification, of link: LinkSample) {
+        self.init(interfaceClass: classification.interfaceClass ?? .other, signal: classification.signal.description, kind: link.kind)
+    }
 }
 
 /// Accounting results waiting in memory for the next commit. Sampling is

@@ -77,13 +77,16 @@ extension CounterStore {
     /// The sum of one granularity's buckets per interface (a consistency check:
     /// every granularity must add up to the same totals while nothing is pruned).
     public func bucketTotals(_ granularity: Granularity) throws(StoreError) -> [String: LinkCounters] {
+        try sumsByName("""
+            SELECT i.name, sum(b.rx_bytes), sum(b.tx_bytes), sum(b.rx_packets), sum(b.tx_packets)
+            FROM bucket b JOIN interface i ON i.id = b.interface_id WHERE b.granularity = ? GROUP BY i.name
+            """, [.text(granularity.rawValue)])
+    }
+
+    /// Runs a `name, rx bytes, tx bytes, rx packets, tx packets` query.
+    private func sumsByName(_ sql: String, _ values: [SQLiteValue]) throws(StoreError) -> [String: LinkCounters] {
         do {
-            let rows = try database.query("""
-                SELECT i.name, sum(b.rx_bytes), sum(b.tx_bytes), sum(b.rx_packets), sum(b.tx_packets)
-                FROM bucket b JOIN interface i ON i.id = b.interface_id WHERE b.granularity = ? GROUP BY i.name
-                """, [.text(granularity.rawValue)]) { row in
-                (row.text(0), Self.bytesAndPackets(row, from: 1))
-            }
+            let rows = try database.query(sql, values) { row in (row.text(0), Self.bytesAndPackets(row, from: 1)) }
             return Dictionary(rows, uniquingKeysWith: { first, _ in first })
         } catch {
             throw Self.wrap(error)
@@ -158,17 +161,10 @@ extension CounterStore {
 
     /// What ifmeter counted per interface during one boot (bytes and packets).
     public func counted(bootID: String) throws(StoreError) -> [String: LinkCounters] {
-        do {
-            let rows = try database.query("""
-                SELECT i.name, sum(l.counted_rx_bytes), sum(l.counted_tx_bytes), sum(l.counted_rx_packets), sum(l.counted_tx_packets)
-                FROM life l JOIN interface i ON i.id = l.interface_id WHERE l.boot_id = ? GROUP BY i.name
-                """, [.text(bootID)]) { row in
-                (row.text(0), Self.bytesAndPackets(row, from: 1))
-            }
-            return Dictionary(rows, uniquingKeysWith: { first, _ in first })
-        } catch {
-            throw Self.wrap(error)
-        }
+        try sumsByName("""
+            SELECT i.name, sum(l.counted_rx_bytes), sum(l.counted_tx_bytes), sum(l.counted_rx_packets), sum(l.counted_tx_packets)
+            FROM life l JOIN interface i ON i.id = l.interface_id WHERE l.boot_id = ? GROUP BY i.name
+            """, [.text(bootID)])
     }
 }
 
