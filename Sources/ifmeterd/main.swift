@@ -89,7 +89,6 @@ let environment = Dictionary(
     CommandLine.environment.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
 
 // Run.
-// Top-level code runs on the main actor, which owns the daemon's state.
 do {
     let daemon = try Daemon(Daemon.Options(
         configuration: configuration, configurationPath: configPath ?? (FileSystem.exists(Configuration.defaultPath) ? Configuration.defaultPath : nil),
@@ -99,10 +98,9 @@ do {
         guard let count = Int(benchmarkSamples), count > 0 else { usageFailure("--benchmark-samples \(benchmarkSamples): expected a positive count") }
         let (wall, cpu) = daemon.benchmark(samples: count)
         Output.standardOutput("sample_pass_wall_seconds=\(wall) sample_pass_cpu_seconds=\(cpu)\n")
-        daemon.finishOnce()
+        exit(daemon.finishOnce().rawValue)
     }
-    if once { daemon.finishOnce() }
-    daemon.run()
+    exit((once ? daemon.finishOnce() : daemon.run()).rawValue)
 } catch {
     Output.fail(program, error.message, error.exitCode)
 }

@@ -67,7 +67,7 @@ import Testing
         #expect {
             _ = try CounterStore(directory: directory.path)
         } throws: { error in
-            (error as? StoreError)?.description == "\(path): store schema version 99 is newer than this ifmeter supports (1); upgrade ifmeter, the store was left untouched"
+            (error as? StoreError)?.description == "\(path): store schema version 99 is newer than this ifmeter supports (\(CounterStore.schemaVersion)); upgrade ifmeter, the store was left untouched"
         }
     }
 

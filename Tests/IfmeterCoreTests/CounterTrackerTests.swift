@@ -31,89 +31,147 @@ private func reasons(_ outcome: AccountingOutcome) -> [ResetEvent.Reason] { outc
 struct StartCase: CustomTestStringConvertible, Sendable {
     var rule: String
     var lastBootID: String?
-    var stored: [(bootID: String, life: TrackedLife)]
-    var knownNames: Set<String>
+    /// The namespace of the last commit; the daemon starts in namespace 7.
+    var lastNamespace: NamespaceCookie = 7
+    var stored: [StoredLife] = []
+    var knownNames: Set<String> = []
+    /// Links present at the last commit; nil: a store from before that record.
+    var present: [Int32: String]? = nil
     var links: [LinkSample]
+    /// Names not watched now (the rest are).
+    var unwatched: Set<String> = []
     var expectedBytes: [String: [UInt64]]
     var expectedReasons: [ResetEvent.Reason]
     var expectedEnds: [LifeEnd]
+    /// Links counted afterwards (default: every watched link, at its current counters).
+    var expectedTracked: [Int32]? = nil
     var testDescription: String { rule }
+}
+
+private func stored(_ bootID: String, _ life: TrackedLife, namespace: NamespaceCookie = 7) -> StoredLife {
+    StoredLife(bootID: bootID, namespace: namespace, life: life)
 }
 
 @Suite struct CounterTrackerStartTests {
     static let cases: [StartCase] = [
         StartCase(
-            rule: "2: same boot and ifindex: count what passed while stopped",
-            lastBootID: "B", stored: [("B", life("tun0", 5, 1000, 2000))], knownNames: ["tun0"],
+            rule: "2: same boot, namespace, ifindex and name: count what passed while stopped",
+            lastBootID: "B", stored: [stored("B", life("tun0", 5, 1000, 2000))], knownNames: ["tun0"],
             links: [link("tun0", 5, 1500, 2600)],
             expectedBytes: ["tun0": [500, 600]], expectedReasons: [], expectedEnds: []),
         StartCase(
-            rule: "2: renamed while stopped: same life, totals under the new name",
-            lastBootID: "B", stored: [("B", life("wwan0", 5, 1000, 2000))], knownNames: ["wwan0"],
+            rule: "identity: the same ifindex under another name after a stop is a rename or a replacement: counted from now, tail lost",
+            lastBootID: "B", stored: [stored("B", life("wwan0", 5, 1000, 2000))], knownNames: ["wwan0"],
             links: [link("lte0", 5, 1100, 2000)],
-            expectedBytes: ["lte0": [100, 0]], expectedReasons: [], expectedEnds: []),
+            expectedBytes: [:], expectedReasons: [.renamedOrReplaced], expectedEnds: [.renamedOrReplaced]),
+        StartCase(
+            rule: "identity: delete tun0 and rename tun1 to tun0 while stopped never counts tun1 twice",
+            lastBootID: "B",
+            stored: [stored("B", life("tun0", 5, 100_000, 100_000)), stored("B", life("tun1", 6, 210_000, 10_000))],
+            knownNames: ["tun0", "tun1"], present: [5: "tun0", 6: "tun1"],
+            links: [link("tun0", 6, 310_000, 20_000)],
+            expectedBytes: [:], expectedReasons: [.removedWhileStopped, .renamedOrReplaced],
+            expectedEnds: [.removedWhileStopped, .renamedOrReplaced]),
         StartCase(
             rule: "2+6: same life but counters went down while stopped: driver reset",
-            lastBootID: "B", stored: [("B", life("tun0", 5, 1000, 2000))], knownNames: ["tun0"],
+            lastBootID: "B", stored: [stored("B", life("tun0", 5, 1000, 2000))], knownNames: ["tun0"],
             links: [link("tun0", 5, 300, 2100)],
             expectedBytes: ["tun0": [300, 100]], expectedReasons: [.counterReset], expectedEnds: []),
         StartCase(
             rule: "3: same name, new ifindex: recreated, counted from zero, gap recorded",
-            lastBootID: "B", stored: [("B", life("tun0", 5, 1000, 2000))], knownNames: ["tun0"],
+            lastBootID: "B", stored: [stored("B", life("tun0", 5, 1000, 2000))], knownNames: ["tun0"],
             links: [link("tun0", 9, 40, 70)],
             expectedBytes: ["tun0": [40, 70]], expectedReasons: [.recreated], expectedEnds: [.removedWhileStopped]),
         StartCase(
+            rule: "3: the successor was present, unwatched, at the last save: its past is not counted",
+            lastBootID: "B", stored: [stored("B", life("tun0", 5, 1000, 2000))], knownNames: ["tun0"],
+            present: [5: "tun0", 9: "tap3"],
+            links: [link("tun0", 9, 40, 70)],
+            expectedBytes: [:], expectedReasons: [.recreated], expectedEnds: [.removedWhileStopped]),
+        StartCase(
             rule: "3: gone without successor",
-            lastBootID: "B", stored: [("B", life("tun0", 5, 1000, 2000))], knownNames: ["tun0"],
+            lastBootID: "B", stored: [stored("B", life("tun0", 5, 1000, 2000))], knownNames: ["tun0"],
             links: [],
             expectedBytes: [:], expectedReasons: [.removedWhileStopped], expectedEnds: [.removedWhileStopped]),
         StartCase(
             rule: "4: boot id differs: counted from zero, reboot recorded",
-            lastBootID: "A", stored: [("A", life("tun0", 5, 1_000_000, 2_000_000))], knownNames: ["tun0"],
+            lastBootID: "A", stored: [stored("A", life("tun0", 5, 1_000_000, 2_000_000))], knownNames: ["tun0"],
             links: [link("tun0", 5, 40, 70)],
             expectedBytes: ["tun0": [40, 70]], expectedReasons: [.reboot], expectedEnds: [.reboot]),
         StartCase(
             rule: "4: known name, closed before the reboot: counted since boot",
-            lastBootID: "A", stored: [], knownNames: ["tun0"],
+            lastBootID: "A", knownNames: ["tun0"],
             links: [link("tun0", 3, 40, 70)],
             expectedBytes: ["tun0": [40, 70]], expectedReasons: [], expectedEnds: []),
         StartCase(
-            rule: "5: absent at our last save in this boot: appeared while stopped, from zero",
-            lastBootID: "B", stored: [], knownNames: [],
+            rule: "identity: another namespace in the same boot: same name and ifindex are another device",
+            lastBootID: "B", lastNamespace: 3, stored: [stored("B", life("tun0", 2, 500_000, 300_000), namespace: 3)],
+            knownNames: ["tun0"], present: [1: "lo", 2: "tun0"],
+            links: [link("tun0", 2, 100, 0)],
+            expectedBytes: [:], expectedReasons: [.namespaceChanged, .historyUnknown], expectedEnds: [.namespaceChanged]),
+        StartCase(
+            rule: "5: absent at our last save in this boot and namespace: appeared while stopped, from zero",
+            lastBootID: "B", present: [1: "lo"],
             links: [link("wg0", 12, 400, 700)],
             expectedBytes: ["wg0": [400, 700]], expectedReasons: [.appearedWhileStopped], expectedEnds: []),
         StartCase(
+            rule: "5: a store without the presence record: absent means appeared while stopped",
+            lastBootID: "B",
+            links: [link("wg0", 12, 400, 700)],
+            expectedBytes: ["wg0": [400, 700]], expectedReasons: [.appearedWhileStopped], expectedEnds: []),
+        StartCase(
+            rule: "5: present but unwatched at the last save, watched now (Watch= changed): baseline, past not counted",
+            lastBootID: "B", present: [1: "lo", 4: "veth0"],
+            links: [link("veth0", 4, 52_000_000, 52_000_000)],
+            expectedBytes: [:], expectedReasons: [.historyUnknown], expectedEnds: []),
+        StartCase(
+            rule: "5: watched at the last save, unwatched now: counted up to now, then closed as unwatched",
+            lastBootID: "B", stored: [stored("B", life("veth0", 4, 1000, 1000))], knownNames: ["veth0"], present: [4: "veth0"],
+            links: [link("veth0", 4, 1500, 1200)], unwatched: ["veth0"],
+            expectedBytes: ["veth0": [500, 200]], expectedReasons: [.unwatched], expectedEnds: [.unwatched], expectedTracked: []),
+        StartCase(
+            rule: "5: an unwatched link is never counted",
+            lastBootID: "B", present: [1: "lo"],
+            links: [link("lo", 1, 5000, 5000), link("veth9", 9, 10, 10)], unwatched: ["lo", "veth9"],
+            expectedBytes: [:], expectedReasons: [], expectedEnds: [], expectedTracked: []),
+        StartCase(
             rule: "5: first run ever: baseline, earlier traffic unknown and not counted",
-            lastBootID: nil, stored: [], knownNames: [],
+            lastBootID: nil,
             links: [link("wlan0", 3, 9_000_000, 1_000_000)],
             expectedBytes: [:], expectedReasons: [.historyUnknown], expectedEnds: []),
         StartCase(
             rule: "5: first run of this boot, unknown interface: baseline",
-            lastBootID: "A", stored: [], knownNames: ["tun0"],
+            lastBootID: "A", knownNames: ["tun0"],
             links: [link("wlan0", 3, 9_000_000, 1_000_000)],
             expectedBytes: [:], expectedReasons: [.historyUnknown], expectedEnds: []),
         StartCase(
-            rule: "8: implausible delta while stopped is discarded",
-            lastBootID: "B", stored: [("B", life("tun0", 5, 0, 0, at: 199))], knownNames: ["tun0"],
+            rule: "8: a 64-bit counter that went up is real traffic at any speed",
+            lastBootID: "B", stored: [stored("B", life("tun0", 5, 0, 0, at: 199))], knownNames: ["tun0"],
             links: [link("tun0", 5, 50_000_000_000, 10)],
-            expectedBytes: [:], expectedReasons: [.implausible], expectedEnds: []),
+            expectedBytes: ["tun0": [50_000_000_000, 10]], expectedReasons: [], expectedEnds: []),
     ]
 
     @Test(arguments: cases)
     func startRules(_ testCase: StartCase) {
-        // The daemon starts in boot "B"; "A" is the boot before.
-        var tracker = CounterTracker(bootID: "B", settings: .init(width: .bits64, maxRateBitsPerSecond: 1_000_000_000))
+        // The daemon starts in boot "B", namespace 7; "A" is the boot before.
+        var tracker = CounterTracker(bootID: "B", namespace: 7, settings: .init(width: .bits64, maxRateBitsPerSecond: 1_000_000_000))
         let outcome = tracker.start(
-            stored: StoredState(lastBootID: testCase.lastBootID, openLives: testCase.stored, knownNames: testCase.knownNames),
-            links: testCase.links, at: now)
+            stored: StoredState(
+                lastBootID: testCase.lastBootID, lastNamespace: testCase.lastNamespace, openLives: testCase.stored,
+                knownNames: testCase.knownNames, presentLinks: testCase.present),
+            links: testCase.links, at: now, isWatched: { !testCase.unwatched.contains($0.name) })
         #expect(bytes(outcome) == testCase.expectedBytes)
         #expect(reasons(outcome) == testCase.expectedReasons)
-        #expect(outcome.endedLives.map(\.end) == testCase.expectedEnds)
-        // Every present link is tracked afterwards, at its current counters.
-        for link in testCase.links {
+        #expect(outcome.endedLives.map { $0.end } == testCase.expectedEnds)
+        // Every watched link is tracked afterwards, at its current counters.
+        let expectedTracked = testCase.expectedTracked ?? testCase.links.filter { !testCase.unwatched.contains($0.name) }.map(\.ifindex)
+        #expect(tracker.lives.keys.sorted() == expectedTracked.sorted())
+        for link in testCase.links where expectedTracked.contains(link.ifindex) {
             #expect(tracker.lives[link.ifindex]?.counters == link.counters)
             #expect(tracker.lives[link.ifindex]?.name == link.name)
         }
+        // Every link is remembered as present, watched or not.
+        #expect(tracker.presentLinks == Dictionary(uniqueKeysWithValues: testCase.links.map { ($0.ifindex, $0.name) }))
     }
 }
 
@@ -129,10 +187,14 @@ struct StartCase: CustomTestStringConvertible, Sendable {
 
     @Test func rule1NewLinkIsABaseline() {
         var tracker = running([])
-        // Moved in from another namespace: its past was not seen here.
+        // Moved in from another namespace: its past was not seen here, and
+        // nothing of this namespace's is missing.
         let outcome = tracker.observe(event: LinkEvent(kind: .new, link: link("tun0", 4, 5000, 5000)), at: now)
         #expect(outcome.deltas.isEmpty)
-        #expect(outcome.events.isEmpty)
+        #expect(reasons(outcome) == [.movedIn])
+        #expect(outcome.events.first?.loss == ResetEvent.Loss.none)
+        // A new device: no event at all.
+        #expect(tracker.observe(event: LinkEvent(kind: .new, link: link("tun1", 5, 0, 0)), at: now).events.isEmpty)
         let later = tracker.observe(dump: [link("tun0", 4, 5100, 5200)], at: now, eventsWereLost: false)
         #expect(bytes(later) == ["tun0": [100, 200]])
     }
@@ -184,23 +246,37 @@ struct StartCase: CustomTestStringConvertible, Sendable {
         #expect(bytes(next) == ["tun0": [10, 0]])
     }
 
-    @Test func rule8ImplausibleDeltaIsDiscardedAndRecorded() {
-        var tracker = running([link("tun0", 4, 0, 0)])
-        // 1 Gbit/s for 100 s allows 12.5 GB; 20 GB is a glitch.
-        let outcome = tracker.observe(dump: [link("tun0", 4, 20_000_000_000, 5)], at: now, eventsWereLost: false)
+    @Test func rule8ImplausibleDeltaOnA32BitSourceIsDiscardedAndRecorded() {
+        var tracker = running([link("wlan0", 4, 0, 0)], width: .bits32)
+        tracker.settings.maxRateBitsPerSecond = 1_000_000
+        // 1 Mbit/s for 100 s allows 12.5 MB; 20 MB is a wrong wrap guess.
+        let outcome = tracker.observe(dump: [link("wlan0", 4, 20_000_000, 5)], at: now, eventsWereLost: false)
         #expect(outcome.deltas.isEmpty)
-        #expect(outcome.events.first?.loss == .discarded(rxBytes: 20_000_000_000, txBytes: 5))
-        let next = tracker.observe(dump: [link("tun0", 4, 20_000_000_100, 5)], at: Instant(wall: 0, sinceBoot: 210), eventsWereLost: false)
-        #expect(bytes(next) == ["tun0": [100, 0]])
+        #expect(outcome.events.first?.loss == .discarded(rxBytes: 20_000_000, txBytes: 5))
+        let next = tracker.observe(dump: [link("wlan0", 4, 20_000_100, 5)], at: Instant(wall: 0, sinceBoot: 210), eventsWereLost: false)
+        #expect(bytes(next) == ["wlan0": [100, 0]])
+    }
+
+    @Test(arguments: [10.0, 100.0, 400.0])
+    func rule8A64BitCounterThatWentUpIsRealAtAnySpeed(gigabitsPerSecond: Double) {
+        var tracker = running([link("veth0", 4, 0, 0)])
+        // One 15 s sample at line rate, far over MaxRate's 1 Gbit/s.
+        let bytesIn15s = UInt64(gigabitsPerSecond * 1e9 / 8 * 15)
+        let outcome = tracker.observe(dump: [link("veth0", 4, bytesIn15s, bytesIn15s / 2)], at: Instant(wall: 0, sinceBoot: 115), eventsWereLost: false)
+        #expect(bytes(outcome) == ["veth0": [bytesIn15s, bytesIn15s / 2]])
+        #expect(outcome.events.isEmpty)
     }
 
     @Test func rule9LostEventsReconcileAgainstTheDump() {
         var tracker = running([link("tun0", 4, 0, 0), link("tun1", 5, 0, 0)])
-        // tun1 vanished while events were lost; tun2 appeared.
+        // tun1 vanished while events were lost; tun2 appeared, created or
+        // moved in: no message says which, so only what follows is counted.
         let outcome = tracker.observe(dump: [link("tun0", 4, 10, 0), link("tun2", 6, 30, 40)], at: now, eventsWereLost: true)
-        #expect(bytes(outcome) == ["tun0": [10, 0], "tun2": [30, 40]])
-        #expect(reasons(outcome) == [.eventsLost])
+        #expect(bytes(outcome) == ["tun0": [10, 0]])
+        #expect(reasons(outcome) == [.eventsLost, .eventsLost])
+        #expect(outcome.events.map(\.name) == ["tun2", "tun1"])
         #expect(outcome.endedLives.map(\.life.name) == ["tun1"])
+        #expect(tracker.lives[6]?.counters == counters(30, 40))
     }
 
     @Test func missingFromAnOrdinaryDumpWaitsForItsDelete() {
@@ -209,6 +285,56 @@ struct StartCase: CustomTestStringConvertible, Sendable {
         #expect(outcome.endedLives.isEmpty)
         let deleted = tracker.observe(event: LinkEvent(kind: .deleted(movedToOtherNamespace: false), link: link("tun0", 4, 77, 88)), at: now)
         #expect(bytes(deleted) == ["tun0": [77, 88]])
+    }
+
+    @Test func aLinkFirstSeenInADumpWaitsForItsNewlinkWhichTellsNewFromMovedIn() {
+        var tracker = running([])
+        // Created between the event read and the dump: its RTM_NEWLINK is queued.
+        #expect(tracker.observe(dump: [link("tun0", 4, 700, 0)], at: now, eventsWereLost: false).deltas.isEmpty)
+        #expect(tracker.lives[4] == nil)
+        _ = tracker.observe(event: LinkEvent(kind: .new, link: link("tun0", 4, 0, 0)), at: now)
+        #expect(bytes(tracker.observe(dump: [link("tun0", 4, 900, 50)], at: now, eventsWereLost: false)) == ["tun0": [900, 50]])
+    }
+
+    @Test func aWatchChangeNeverCountsThePast() {
+        var tracker = running([])
+        let veth = link("veth0", 4, 0, 0)
+        _ = tracker.observe(event: LinkEvent(kind: .new, link: veth), at: now, isWatched: { _ in false })
+        // 52 MB while unwatched.
+        #expect(tracker.observe(dump: [link("veth0", 4, 52_000_000, 0)], at: now, eventsWereLost: false, isWatched: { _ in false }).deltas.isEmpty)
+        #expect(tracker.lives.isEmpty)
+        // Watch= widened by a reload: a baseline, the past not counted.
+        let widened = tracker.rewatch(links: [link("veth0", 4, 52_000_000, 0)], at: now, isWatched: { _ in true })
+        #expect(widened.deltas.isEmpty)
+        #expect(reasons(widened) == [.historyUnknown])
+        #expect(bytes(tracker.observe(dump: [link("veth0", 4, 52_000_500, 0)], at: now, eventsWereLost: false)) == ["veth0": [500, 0]])
+        // Narrowed again: counted up to now, closed as unwatched.
+        let narrowed = tracker.rewatch(links: [link("veth0", 4, 52_000_800, 0)], at: now, isWatched: { _ in false })
+        #expect(bytes(narrowed) == ["veth0": [300, 0]])
+        #expect(narrowed.endedLives.map(\.end) == [.unwatched])
+        #expect(tracker.lives.isEmpty)
+        #expect(tracker.presentLinks == [4: "veth0"])
+    }
+
+    @Test func anUnwatchedLinkRenamedIntoAWatchedNameStartsFromItsCurrentCounters() {
+        var tracker = running([])
+        let watched: CounterTracker.WatchPolicy = { $0.name.hasPrefix("wg") }
+        _ = tracker.observe(event: LinkEvent(kind: .new, link: link("eth9", 4, 0, 0)), at: now, isWatched: watched)
+        let renamed = tracker.observe(event: LinkEvent(kind: .new, link: link("wg0", 4, 8000, 8000)), at: now, isWatched: watched)
+        #expect(renamed.deltas.isEmpty)
+        #expect(reasons(renamed) == [.historyUnknown])
+        #expect(tracker.lives[4]?.counters == counters(8000, 8000))
+    }
+
+    @Test func aMoveAwayAndBackNeverCountsTheOtherNamespacesTraffic() {
+        var tracker = running([link("tun0", 4, 0, 0)])
+        _ = tracker.observe(dump: [link("tun0", 4, 110_000, 0)], at: now, eventsWereLost: false)
+        let away = tracker.observe(event: LinkEvent(kind: .deleted(movedToOtherNamespace: true), link: link("tun0", 4, 110_000, 0)), at: now)
+        #expect(away.endedLives.map(\.end) == [.movedAway])
+        // 50,000 bytes passed in the other namespace; back with the same ifindex.
+        let back = tracker.observe(event: LinkEvent(kind: .new, link: link("tun0", 4, 160_000, 0)), at: now)
+        #expect(back.deltas.isEmpty)
+        #expect(bytes(tracker.observe(dump: [link("tun0", 4, 170_000, 0)], at: now, eventsWereLost: false)) == ["tun0": [10_000, 0]])
     }
 
     @Test func churnOfShortLivesLosesNothing() {

@@ -37,9 +37,10 @@ struct StatusCommandTests {
         #expect(shown.rx == kernel.rxBytes)
         #expect(shown.tx == kernel.txBytes)
         #expect(shown.rx == 12_000)
-        // The store has not even a row for tun0 yet: the accounting rules,
-        // run over the store's state and the kernel now, did the work.
-        #expect(try daemon.totalsIfAny("tun0") == nil)
+        // The store knows tun0's life (committed when it began) but none of
+        // its traffic yet: the accounting rules, run over the store's state
+        // and the kernel now, did the work.
+        #expect(try daemon.totalsIfAny("tun0") == .zero)
         let daemonState = try #require(document["daemon"] as? [String: Any])
         #expect(daemonState["running"] as? Bool == true)
         #expect(daemon.stop() == 0)

@@ -86,6 +86,17 @@ int ifm_events_fd(const ifm_events *handle);
  * events were lost and the caller must re-dump. Returns 0 or a libnl error. */
 int ifm_events_read(ifm_events *handle, ifm_event_list *list, int *overrun);
 
+/* ---- Network namespace identity ---- */
+
+/* The netns cookie of the namespace socket fd lives in (SO_NETNS_COOKIE,
+ * Linux 5.14+): unique within a boot and never reused, unlike the nsfs
+ * inode. Returns 0 or an errno value (ENOPROTOOPT on older kernels). */
+int ifm_netns_cookie(int fd, uint64_t *cookie);
+
+/* How late the kernel may fire this process's timers (poll timeouts
+ * included), so its wakeups coalesce with others'. Returns 0 or errno. */
+int ifm_set_timer_slack(uint64_t nanoseconds);
+
 /* ---- getifaddrs (32-bit IFLA_STATS copies; every counter wraps at 2^32) ---- */
 
 /* Replaces list's contents with one entry per link getifaddrs reports,

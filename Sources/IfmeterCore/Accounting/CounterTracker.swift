@@ -20,19 +20,49 @@ public struct TrackedLife: Sendable, Hashable {
     }
 }
 
+/// A network namespace as the kernel names it: the netns cookie
+/// (SO_NETNS_COOKIE), unique within a boot and never reused. Zero stands for
+/// "not known" (a kernel before 5.14, or a store written before namespaces
+/// were recorded) and matches any namespace.
+public typealias NamespaceCookie = UInt64
+
+/// A life the store still had open at its last commit.
+public struct StoredLife: Sendable, Hashable {
+    public var bootID: String
+    public var namespace: NamespaceCookie
+    public var life: TrackedLife
+
+    public init(bootID: String, namespace: NamespaceCookie = 0, life: TrackedLife) {
+        self.bootID = bootID
+        self.namespace = namespace
+        self.life = life
+    }
+}
+
 /// What the store remembers when the daemon starts.
 public struct StoredState: Sendable {
     /// The boot id of the last commit; nil for a new store.
     public var lastBootID: String?
-    /// Lives still open at the last commit, each with the boot it belongs to.
-    public var openLives: [(bootID: String, life: TrackedLife)]
+    /// The namespace of the last commit (0: not recorded).
+    public var lastNamespace: NamespaceCookie
+    /// Lives still open at the last commit.
+    public var openLives: [StoredLife]
     /// Every interface name the store has totals for.
     public var knownNames: Set<String>
+    /// Every link present at the last commit, watched or not, by ifindex;
+    /// nil when the store predates this record (then absence cannot be told
+    /// from "present but not watched").
+    public var presentLinks: [Int32: String]?
 
-    public init(lastBootID: String? = nil, openLives: [(bootID: String, life: TrackedLife)] = [], knownNames: Set<String> = []) {
+    public init(
+        lastBootID: String? = nil, lastNamespace: NamespaceCookie = 0, openLives: [StoredLife] = [],
+        knownNames: Set<String> = [], presentLinks: [Int32: String]? = nil
+    ) {
         self.lastBootID = lastBootID
+        self.lastNamespace = lastNamespace
         self.openLives = openLives
         self.knownNames = knownNames
+        self.presentLinks = presentLinks
     }
 }
 
@@ -44,9 +74,15 @@ public struct Delta: Sendable, Hashable {
 }
 
 /// Why a life stopped being counted.
-public enum LifeEnd: String, Sendable {
+public enum LifeEnd: String, Sendable, CaseIterable {
     case removed, movedAway = "moved-away", removedWhileStopped = "removed-while-stopped"
     case reboot, eventsLost = "events-lost"
+    /// Watch= or an override no longer selects it; the link lives on.
+    case unwatched
+    /// The daemon now runs in another network namespace.
+    case namespaceChanged = "namespace-changed"
+    /// Its ifindex came back under another name after a stop.
+    case renamedOrReplaced = "renamed-or-replaced"
 }
 
 /// A life that stopped being counted, with the boot it belongs to (a life
@@ -55,13 +91,18 @@ public struct EndedLife: Sendable, Hashable {
     public var life: TrackedLife
     public var end: LifeEnd
     public var bootID: String
+    public var namespace: NamespaceCookie
 }
 
-/// The result of one accounting step: what to add, what to log, which lives ended.
+/// The result of one accounting step: what to add, what to log, which lives
+/// began and ended.
 public struct AccountingOutcome: Sendable {
     public var deltas: [Delta] = []
     public var events: [ResetEvent] = []
     public var endedLives: [EndedLife] = []
+    /// Lives that started being counted: until a commit records them, a crash
+    /// would lose them without a trace.
+    public var begunLives: [TrackedLife] = []
 
     public init() {}
 
@@ -69,17 +110,24 @@ public struct AccountingOutcome: Sendable {
         deltas += other.deltas
         events += other.events
         endedLives += other.endedLives
+        begunLives += other.begunLives
     }
 }
 
 /// The counter rules of ACCOUNTING.md as a value type: (state, observation)
 /// -> (deltas, events, new state). No clock, no I/O: every input, including
-/// the time, is an argument, so each rule is a table test.
+/// the time and which links are watched, is an argument, so each rule is a
+/// table test.
+///
+/// The tracker follows every link of its namespace, watched or not
+/// (`presentLinks`): a link that starts being watched (a Watch= change, a
+/// rename into an override) was already there, so its past is not counted,
+/// while a link that was never there is new and counted from zero.
 public struct CounterTracker: Sendable {
     public struct Settings: Sendable {
         /// The source's counter width, which decides the wrap rule.
         public var width: CounterWidth
-        /// Faster deltas are implausible (rule 8).
+        /// Faster deltas on a 32-bit source are a wrong wrap guess (rule 8).
         public var maxRateBitsPerSecond: UInt64
 
         public init(width: CounterWidth = .bits64, maxRateBitsPerSecond: UInt64 = 10_000_000_000) {
@@ -88,73 +136,132 @@ public struct CounterTracker: Sendable {
         }
     }
 
+    /// Decides whether a link that is not counted yet should be.
+    public typealias WatchPolicy = (LinkSample) -> Bool
+
     public let bootID: String
+    public let namespace: NamespaceCookie
     public var settings: Settings
     /// Open lives by ifindex.
     public private(set) var lives: [Int32: TrackedLife] = [:]
+    /// Every link of the namespace by ifindex, with its current name.
+    public private(set) var presentLinks: [Int32: String] = [:]
 
-    public init(bootID: String, settings: Settings = Settings()) {
+    public init(bootID: String, namespace: NamespaceCookie = 0, settings: Settings = Settings()) {
         self.bootID = bootID
+        self.namespace = namespace
         self.settings = settings
     }
 
+    private func isOurs(_ other: NamespaceCookie) -> Bool { other == 0 || namespace == 0 || other == namespace }
+
     // MARK: Start (rules 2 to 5)
 
-    /// Reconciles what the store remembers with the links present now.
-    public mutating func start(stored: StoredState, links: [LinkSample], at now: Instant) -> AccountingOutcome {
+    /// Reconciles what the store remembers with every link present now.
+    public mutating func start(
+        stored: StoredState, links: [LinkSample], at now: Instant, isWatched: WatchPolicy = { _ in true }
+    ) -> AccountingOutcome {
         var outcome = AccountingOutcome()
         let byIndex = Dictionary(links.map { ($0.ifindex, $0) }, uniquingKeysWith: { first, _ in first })
         let byName = Dictionary(links.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        var handled: Set<Int32> = []
+        // The daemon ran earlier in this boot and namespace: what its last
+        // commit saw tells "appeared while stopped" from "was not watched".
+        let sameRun = stored.lastBootID == bootID && isOurs(stored.lastNamespace)
+        let earlierPresence = sameRun ? stored.presentLinks : nil
+        let ourStored = stored.openLives.filter { $0.bootID == bootID && isOurs($0.namespace) }
+        let storedIndexes = Set(ourStored.map(\.life.ifindex))
+        var claimed: Set<Int32> = []
+        presentLinks = Dictionary(links.map { ($0.ifindex, $0.name) }, uniquingKeysWith: { first, _ in first })
 
-        for (lifeBoot, life) in stored.openLives {
-            if lifeBoot != bootID {
+        for entry in stored.openLives {
+            let life = entry.life
+            if entry.bootID != bootID {
                 // Rule 4: the successor (same name) is counted from zero below.
-                outcome.endedLives.append(EndedLife(life: life, end: .reboot, bootID: lifeBoot))
+                outcome.ended(life, .reboot, bootID: entry.bootID, namespace: entry.namespace)
                 outcome.events.append(ResetEvent(
                     .reboot, name: life.name, old: life.ifindex, new: byName[life.name]?.ifindex, loss: .unknown,
                     detail: "rebooted; traffic between the last save and the reboot is unknown; counted from zero since boot"))
+            } else if !isOurs(entry.namespace) {
+                // Its namespace is not ours: whatever carries its ifindex or
+                // name here is another device.
+                outcome.ended(life, .namespaceChanged, bootID: bootID, namespace: entry.namespace)
+                outcome.events.append(ResetEvent(
+                    .namespaceChanged, name: life.name, old: life.ifindex, new: nil, loss: .unknown,
+                    detail: "the daemon now runs in another network namespace; this interface's traffic after the last save is unknown"))
             } else if let current = byIndex[life.ifindex] {
-                // Rule 2: the same life; count what passed while we were stopped.
-                handled.insert(current.ifindex)
-                var continued = life
-                outcome.append(advance(&continued, to: current, at: now, detectResets: true))
-                lives[current.ifindex] = continued
-            } else if let successor = byName[life.name], !handled.contains(successor.ifindex) {
+                claimed.insert(current.ifindex)
+                if current.name == life.name {
+                    // Rule 2: the same life; count what passed while we were stopped.
+                    var continued = life
+                    outcome.append(advance(&continued, to: current, at: now, detectResets: true))
+                    if isWatched(current) {
+                        lives[current.ifindex] = continued
+                    } else {
+                        outcome.append(unwatch(continued))
+                    }
+                } else {
+                    // A rename while stopped, or another device given the
+                    // free ifindex (moved in, counters and all): the kernel
+                    // keeps no trace that tells them apart. Count only what
+                    // is certain: from the current counters on.
+                    outcome.ended(life, .renamedOrReplaced, bootID: bootID, namespace: namespace)
+                    outcome.events.append(ResetEvent(
+                        .renamedOrReplaced, name: life.name, old: life.ifindex, new: current.ifindex, loss: .unknown,
+                        detail: "ifindex \(life.ifindex) is now named \(current.name): renamed while the daemon was stopped, or another device in its place; traffic after the last save is unknown, \(current.name) is counted from now"))
+                    if isWatched(current) { outcome.append(begin(current, at: now, baseline: current.counters)) }
+                }
+            } else if let successor = byName[life.name], !storedIndexes.contains(successor.ifindex),
+                      !claimed.contains(successor.ifindex), isWatched(successor)
+            {
                 // Rule 3: recreated under the same name while we were stopped.
-                handled.insert(successor.ifindex)
-                outcome.endedLives.append(EndedLife(life: life, end: .removedWhileStopped, bootID: bootID))
+                // A name match never takes over a link that is a stored life.
+                claimed.insert(successor.ifindex)
+                outcome.ended(life, .removedWhileStopped, bootID: bootID, namespace: namespace)
                 outcome.events.append(ResetEvent(
                     .recreated, name: life.name, old: life.ifindex, new: successor.ifindex, loss: .unknown,
                     detail: "recreated while the daemon was stopped; the old life's traffic after the last save is unknown"))
-                outcome.append(beginFromZero(successor, at: now))
+                if earlierPresence?[successor.ifindex] != nil {
+                    // The successor was there at the last save under another
+                    // name, unwatched: its past is not ours to count.
+                    outcome.append(begin(successor, at: now, baseline: successor.counters))
+                } else {
+                    outcome.append(begin(successor, at: now, baseline: .zero))
+                }
             } else {
-                outcome.endedLives.append(EndedLife(life: life, end: .removedWhileStopped, bootID: bootID))
+                outcome.ended(life, .removedWhileStopped, bootID: bootID, namespace: namespace)
                 outcome.events.append(ResetEvent(
                     .removedWhileStopped, name: life.name, old: life.ifindex, new: nil, loss: .unknown,
                     detail: "removed while the daemon was stopped; its traffic after the last save is unknown"))
             }
         }
 
-        for link in links where !handled.contains(link.ifindex) {
-            if stored.lastBootID == bootID {
-                // Rule 5: absent at our last save in this boot, so it was
-                // created while we were stopped: all of its counters are new.
-                outcome.events.append(ResetEvent(
-                    .appearedWhileStopped, name: link.name, old: nil, new: link.ifindex, loss: .none,
-                    detail: "appeared while the daemon was stopped; counted from zero"))
-                outcome.append(beginFromZero(link, at: now))
-            } else if stored.knownNames.contains(link.name) {
+        for link in links where !claimed.contains(link.ifindex) && lives[link.ifindex] == nil && isWatched(link) {
+            if sameRun {
+                if let earlierPresence, earlierPresence[link.ifindex] != nil {
+                    // Rule 5: present at the last save but not watched (Watch=
+                    // or an override changed): its past is not counted.
+                    outcome.events.append(ResetEvent(
+                        .historyUnknown, name: link.name, old: nil, new: link.ifindex, loss: .unknown,
+                        detail: "watched from now on; it was present but not watched before, and that traffic is not counted"))
+                    outcome.append(begin(link, at: now, baseline: link.counters))
+                } else {
+                    // Rule 5: absent at our last save in this boot, so created
+                    // while we were stopped: all of its counters are new.
+                    outcome.events.append(ResetEvent(
+                        .appearedWhileStopped, name: link.name, old: nil, new: link.ifindex, loss: .none,
+                        detail: "appeared while the daemon was stopped; counted from zero"))
+                    outcome.append(begin(link, at: now, baseline: .zero))
+                }
+            } else if stored.lastBootID != nil, stored.lastBootID != bootID, stored.knownNames.contains(link.name) {
                 // Rule 4: a known interface after a reboot counts since boot.
-                outcome.append(beginFromZero(link, at: now))
+                outcome.append(begin(link, at: now, baseline: .zero))
             } else {
-                // Rule 5: first sight; never count what happened before we could know it.
+                // Rule 5: first sight in this boot and namespace; never count
+                // what happened before we could know it.
                 outcome.events.append(ResetEvent(
                     .historyUnknown, name: link.name, old: nil, new: link.ifindex, loss: .unknown,
                     detail: "first seen now; traffic before this moment is not counted"))
-                lives[link.ifindex] = TrackedLife(
-                    ifindex: link.ifindex, name: link.name, counters: link.counters, sinceBoot: now.sinceBoot,
-                    firstSeen: now.wall, lastSeen: now.wall)
+                outcome.append(begin(link, at: now, baseline: link.counters))
             }
         }
         return outcome
@@ -162,10 +269,15 @@ public struct CounterTracker: Sendable {
 
     // MARK: While running
 
-    /// A fresh dump of every watched link (rules 6, 8 and, after an event
-    /// overrun, 9). A life missing from an ordinary dump is left open: its
-    /// RTM_DELLINK, with the final counters, is still to be read.
-    public mutating func observe(dump links: [LinkSample], at now: Instant, eventsWereLost: Bool) -> AccountingOutcome {
+    /// A fresh dump of every link (rules 6, 8 and, after an event overrun,
+    /// 9). A life missing from an ordinary dump is left open: its
+    /// RTM_DELLINK, with the final counters, is still to be read. A link
+    /// never seen before is left to its RTM_NEWLINK, still queued, whose
+    /// counters tell a new device from one moved in; only when events were
+    /// lost does the dump start it.
+    public mutating func observe(
+        dump links: [LinkSample], at now: Instant, eventsWereLost: Bool, isWatched: WatchPolicy = { _ in true }
+    ) -> AccountingOutcome {
         var outcome = AccountingOutcome()
         var present: Set<Int32> = []
         for link in links {
@@ -173,20 +285,31 @@ public struct CounterTracker: Sendable {
             if var life = lives[link.ifindex] {
                 outcome.append(advance(&life, to: link, at: now, detectResets: true))
                 lives[link.ifindex] = life
-            } else {
-                // Created while we ran and its RTM_NEWLINK not read yet (or lost):
-                // a new device, so all of its counters are new.
-                outcome.append(beginFromZero(link, at: now))
+                presentLinks[link.ifindex] = link.name
+            } else if presentLinks[link.ifindex] != nil {
+                // Known but not counted; renamed into a watched name maybe.
+                presentLinks[link.ifindex] = link.name
+                if isWatched(link) { outcome.append(startWatching(link, at: now)) }
+            } else if eventsWereLost {
+                presentLinks[link.ifindex] = link.name
+                guard isWatched(link) else { continue }
+                // Created or moved in while events were lost: which one, no
+                // message says. Count what is certain.
+                outcome.events.append(ResetEvent(
+                    .eventsLost, name: link.name, old: nil, new: link.ifindex, loss: .unknown,
+                    detail: "appeared while link events were lost; its traffic before this moment is not counted"))
+                outcome.append(begin(link, at: now, baseline: link.counters))
             }
         }
         if eventsWereLost {
             for (ifindex, life) in lives where !present.contains(ifindex) {
                 lives[ifindex] = nil
-                outcome.endedLives.append(EndedLife(life: life, end: .eventsLost, bootID: bootID))
+                outcome.ended(life, .eventsLost, bootID: bootID, namespace: namespace)
                 outcome.events.append(ResetEvent(
                     .eventsLost, name: life.name, old: ifindex, new: nil, loss: .unknown,
                     detail: "link events were lost and the interface was gone at the re-dump; its traffic after the last sample is unknown"))
             }
+            presentLinks = presentLinks.filter { present.contains($0.key) }
         }
         return outcome
     }
@@ -194,29 +317,37 @@ public struct CounterTracker: Sendable {
     /// A link event from the kernel (rules 1 and 7). Event messages may be
     /// older than the last dump, so they never move a counter back and never
     /// signal a reset: only dumps judge resets.
-    public mutating func observe(event: LinkEvent, at now: Instant) -> AccountingOutcome {
+    public mutating func observe(event: LinkEvent, at now: Instant, isWatched: WatchPolicy = { _ in true }) -> AccountingOutcome {
         var outcome = AccountingOutcome()
         let link = event.link
         switch event.kind {
         case .new:
+            let wasPresent = presentLinks[link.ifindex] != nil
+            presentLinks[link.ifindex] = link.name
             if var life = lives[link.ifindex] {
                 outcome.append(advance(&life, to: link, at: now, detectResets: false))
                 lives[link.ifindex] = life
-            } else {
+            } else if wasPresent {
+                if isWatched(link) { outcome.append(startWatching(link, at: now)) }
+            } else if isWatched(link) {
                 // Rule 1: created under our eyes. The message's counters are
                 // the baseline: zero for a new device, the unseen past of one
                 // moved in from another namespace.
-                lives[link.ifindex] = TrackedLife(
-                    ifindex: link.ifindex, name: link.name, counters: link.counters, sinceBoot: now.sinceBoot,
-                    firstSeen: now.wall, lastSeen: now.wall)
+                if link.counters.bytesOrPacketsMoved {
+                    outcome.events.append(ResetEvent(
+                        .movedIn, name: link.name, old: nil, new: link.ifindex, loss: .none,
+                        detail: "arrived with traffic already counted, from another network namespace; that traffic is not this namespace's"))
+                }
+                outcome.append(begin(link, at: now, baseline: link.counters))
             }
         case .deleted(let moved):
+            presentLinks[link.ifindex] = nil
             guard var life = lives[link.ifindex] else { return outcome }
             // Rule 7: the message carries the final counters. veth clears its
             // peer before the snapshot (final rx reads 0): the guard keeps it.
             outcome.append(advance(&life, to: link, at: now, detectResets: false))
             lives[link.ifindex] = nil
-            outcome.endedLives.append(EndedLife(life: life, end: moved ? .movedAway : .removed, bootID: bootID))
+            outcome.ended(life, moved ? .movedAway : .removed, bootID: bootID, namespace: namespace)
             if !moved {
                 outcome.events.append(ResetEvent(
                     .removed, name: life.name, old: life.ifindex, new: nil, loss: .none,
@@ -226,14 +357,55 @@ public struct CounterTracker: Sendable {
         return outcome
     }
 
+    /// Applies a changed watch policy (a reload) to a fresh dump: a life no
+    /// longer watched is counted up to now and closed; a present link newly
+    /// watched starts from its current counters, its past not counted.
+    public mutating func rewatch(links: [LinkSample], at now: Instant, isWatched: WatchPolicy) -> AccountingOutcome {
+        var outcome = AccountingOutcome()
+        for link in links {
+            presentLinks[link.ifindex] = link.name
+            if var life = lives[link.ifindex] {
+                guard !isWatched(link) else { continue }
+                outcome.append(advance(&life, to: link, at: now, detectResets: true))
+                lives[link.ifindex] = nil
+                outcome.append(unwatch(life))
+            } else if isWatched(link) {
+                outcome.append(startWatching(link, at: now))
+            }
+        }
+        return outcome
+    }
+
     // MARK: Rules shared by every path
 
-    /// Starts a life whose counters all happened after boot or creation.
-    private mutating func beginFromZero(_ link: LinkSample, at now: Instant) -> AccountingOutcome {
+    /// Starts a life whose counters up to `baseline` are not ours to count.
+    private mutating func begin(_ link: LinkSample, at now: Instant, baseline: LinkCounters) -> AccountingOutcome {
         var life = TrackedLife(
-            ifindex: link.ifindex, name: link.name, counters: .zero, sinceBoot: 0, firstSeen: now.wall, lastSeen: now.wall)
-        let outcome = advance(&life, to: link, at: now, detectResets: true)
+            ifindex: link.ifindex, name: link.name, counters: baseline, sinceBoot: baseline == .zero ? 0 : now.sinceBoot,
+            firstSeen: now.wall, lastSeen: now.wall)
+        var outcome = advance(&life, to: link, at: now, detectResets: true)
         lives[link.ifindex] = life
+        outcome.begunLives.append(life)
+        return outcome
+    }
+
+    /// A link that was present but not watched is watched from now on.
+    private mutating func startWatching(_ link: LinkSample, at now: Instant) -> AccountingOutcome {
+        var outcome = AccountingOutcome()
+        outcome.events.append(ResetEvent(
+            .historyUnknown, name: link.name, old: nil, new: link.ifindex, loss: .unknown,
+            detail: "watched from now on; it was present but not watched before, and that traffic is not counted"))
+        outcome.append(begin(link, at: now, baseline: link.counters))
+        return outcome
+    }
+
+    /// Closes a life that Watch= or an override no longer selects.
+    private func unwatch(_ life: TrackedLife) -> AccountingOutcome {
+        var outcome = AccountingOutcome()
+        outcome.ended(life, .unwatched, bootID: bootID, namespace: namespace)
+        outcome.events.append(ResetEvent(
+            .unwatched, name: life.name, old: life.ifindex, new: nil, loss: .none,
+            detail: "no longer watched (Watch= or an override changed); counted up to now"))
         return outcome
     }
 
@@ -252,15 +424,18 @@ public struct CounterTracker: Sendable {
                 .counterReset, name: sample.name, old: life.ifindex, new: sample.ifindex, loss: .unknown,
                 detail: "counters went down within one life (\(resetFields.map { Self.fieldNames[$0] }.joined(separator: ", "))): driver reset; traffic just before it is unknown"))
         }
-        // Rule 8: faster than the configured maximum is a counter glitch.
-        let elapsed = max(now.sinceBoot - life.sinceBoot, 1)
-        let allowedBytes = Double(settings.maxRateBitsPerSecond) / 8 * elapsed
-        if Double(delta.rxBytes) > allowedBytes || Double(delta.txBytes) > allowedBytes {
-            outcome.events.append(ResetEvent(
-                .implausible, name: sample.name, old: life.ifindex, new: sample.ifindex,
-                loss: .discarded(rxBytes: delta.rxBytes, txBytes: delta.txBytes),
-                detail: "delta faster than MaxRate over \(Int(elapsed)) s discarded"))
-            delta = .zero
+        // Rule 8: only a 32-bit source can lie upwards (a wrong wrap guess).
+        // On a 64-bit source a counter that went up is real traffic at any speed.
+        if settings.width == .bits32 {
+            let elapsed = max(now.sinceBoot - life.sinceBoot, 1)
+            let allowedBytes = Double(settings.maxRateBitsPerSecond) / 8 * elapsed
+            if Double(delta.rxBytes) > allowedBytes || Double(delta.txBytes) > allowedBytes {
+                outcome.events.append(ResetEvent(
+                    .implausible, name: sample.name, old: life.ifindex, new: sample.ifindex,
+                    loss: .discarded(rxBytes: delta.rxBytes, txBytes: delta.txBytes),
+                    detail: "delta faster than MaxRate over \(Int(elapsed)) s on a 32-bit counter source discarded"))
+                delta = .zero
+            }
         }
         life.counters = target
         life.sinceBoot = now.sinceBoot
@@ -273,4 +448,15 @@ public struct CounterTracker: Sendable {
     }
 
     static let fieldNames = ["rx bytes", "tx bytes", "rx packets", "tx packets", "rx errors", "tx errors", "rx drops", "tx drops"]
+}
+
+extension AccountingOutcome {
+    fileprivate mutating func ended(_ life: TrackedLife, _ end: LifeEnd, bootID: String, namespace: NamespaceCookie) {
+        endedLives.append(EndedLife(life: life, end: end, bootID: bootID, namespace: namespace))
+    }
+}
+
+extension LinkCounters {
+    /// Whether any byte or packet was counted (errors and drops aside).
+    var bytesOrPacketsMoved: Bool { rxBytes | txBytes | rxPackets | txPackets != 0 }
 }

@@ -34,8 +34,18 @@ public struct ResetEvent: Sendable, Hashable {
         case removed
         /// The interface disappeared while the daemon was stopped.
         case removedWhileStopped = "removed-while-stopped"
-        /// The event socket overran and the interface was gone at the re-dump.
+        /// The event socket overran: the interface was gone at the re-dump,
+        /// or appeared meanwhile and is counted from then on.
         case eventsLost = "events-lost"
+        /// Its ifindex came back under another name after a stop: a rename or
+        /// another device in its place, which the kernel cannot tell apart.
+        case renamedOrReplaced = "renamed-or-replaced"
+        /// The daemon now runs in another network namespace than at its last save.
+        case namespaceChanged = "namespace-changed"
+        /// Watch= or an override no longer selects the interface.
+        case unwatched
+        /// Moved in from another network namespace with traffic counted there.
+        case movedIn = "moved-in"
     }
 
     public enum Loss: Sendable, Hashable {

@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 
 /// A reason the daemon cannot start, with the sysexits code to leave with.
@@ -8,11 +7,11 @@ public struct DaemonStartError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// ifmeterd's single event loop. It owns every piece of mutable state (the
-/// tracker, pending writes, the store, the netlink sockets) and runs on the
-/// main queue only: the sampling timer, the link-event socket and signals
-/// are Dispatch sources on that same queue, so nothing here needs a lock.
-@MainActor
+/// ifmeterd's loop: one thread polls the signal pipe and the link-event
+/// socket with a timeout that is the next sample (or watchdog) deadline.
+/// It owns the sockets, the store, the metrics file and the `Meter`, whose
+/// pure rules decide what every sample and event means; so nothing here
+/// needs a lock, and no thread is ever created.
 public final class Daemon {
     public struct Options: Sendable {
         public var configuration: Configuration
@@ -30,36 +29,23 @@ public final class Daemon {
 
     private var configuration: Configuration
     private let configurationPath: String?
-    private let stateDirectory: String
     private let clock: SystemClock
     private let bootID: String
+    private let namespace: NamespaceCookie
     private let store: CounterStore
-    private let linkSource: NetlinkLinkSource
+    private let linkSource: any LinkSource
     private let events: LinkEventSocket
-    private var classifier: Classifier
-    private var tracker: CounterTracker
-    private var pending = PendingWrites()
-    /// Classifications of links seen but not tracked (unwatched or ignored),
-    /// so sysfs is read once per link life rather than once per sample.
-    private var untracked: [Int32: String] = [:]
-    private var lastCommit = SystemClock.monotonic()
-    private var storeFailing = false
-    private var sources: [any DispatchSourceProtocol] = []
-    private var sampleTimer: (any DispatchSourceTimer)?
-    private var watchdogTimer: (any DispatchSourceTimer)?
-
-    // What the metrics file publishes: the store's totals at start plus
-    // every delta counted since, whether committed yet or not.
-    private var accumulated: [String: LinkCounters] = [:]
-    private var resetCounts: [String: [String: UInt64]] = [:]
-    private var interfaceInfo: [String: InterfaceInfo] = [:]
+    private var meter: Meter
     private var metrics: MetricsFile?
-    private var metricsFailing = false
-    private var storeWriteErrors: UInt64 = 0
+
+    // Health, for STATUS=, the watchdog and the metrics file.
+    private var lastCommit = SystemClock.monotonic()
     private var lastCommitWall: Int64?
+    private var storeFailing = false
+    private var storeWriteErrors: UInt64 = 0
+    private var metricsFailing = false
     private var lastSampleWall = 0.0
     private var lastSampleDuration = 0.0
-    /// Monotonic time of the last sample pass that read the kernel.
     private var lastHealthySample = SystemClock.monotonic()
 
     /// Opens the store and the kernel sockets. The event socket is opened
@@ -67,25 +53,24 @@ public final class Daemon {
     public init(_ options: Options) throws(DaemonStartError) {
         configuration = options.configuration
         configurationPath = options.configurationPath
-        stateDirectory = options.stateDirectory
         clock = SystemClock(environment: options.environment)
-        classifier = options.configuration.classifier
+        let stateDirectory = options.stateDirectory
         do {
             try FileSystem.createDirectory(stateDirectory)
         } catch {
             throw DaemonStartError(message: "cannot create state directory: \(error)", exitCode: .cannotCreate)
         }
+        let locked: Bool
         do {
-            guard try FileSystem.lockExclusively(stateDirectory + "/ifmeterd.lock") else {
-                throw DaemonStartError(message: "\(stateDirectory): another ifmeterd is using this state directory", exitCode: .unavailable)
-            }
-        } catch let error as DaemonStartError {
-            throw error
+            locked = try FileSystem.lockExclusively(stateDirectory + "/ifmeterd.lock")
         } catch {
             throw DaemonStartError(message: "cannot lock the state directory: \(error)", exitCode: .cannotCreate)
         }
+        guard locked else {
+            throw DaemonStartError(message: "\(stateDirectory): another ifmeterd is using this state directory", exitCode: .unavailable)
+        }
         do {
-            bootID = try BootID.read(from: options.configuration.bootIDPath)
+            bootID = try BootID.read(from: configuration.bootIDPath)
         } catch {
             throw DaemonStartError(message: "cannot read the boot id: \(error)", exitCode: .noInput)
         }
@@ -95,19 +80,30 @@ public final class Daemon {
             throw DaemonStartError(message: error.description, exitCode: error.exitCode)
         }
         do {
-            events = try LinkEventSocket(receiveBufferBytes: options.configuration.eventBufferBytes)
+            events = try LinkEventSocket(receiveBufferBytes: configuration.eventBufferBytes)
             linkSource = try NetlinkLinkSource()
         } catch {
             throw DaemonStartError(message: "netlink: \(error)", exitCode: .unavailable)
         }
-        tracker = CounterTracker(bootID: bootID, settings: .init(width: linkSource.counterWidth, maxRateBitsPerSecond: options.configuration.maxRateBitsPerSecond))
-        if let path = options.configuration.metricsFile {
-            let directory = FileSystem.directoryName(path)
-            guard FileSystem.isDirectory(directory) else {
-                throw DaemonStartError(message: "\(path): metrics directory \(directory) does not exist", exitCode: .cannotCreate)
-            }
-            metrics = MetricsFile(path: path)
+        namespace = NamespaceIdentity.cookie(ofSocket: events.fileDescriptor)
+        meter = Meter(bootID: bootID, namespace: namespace, width: linkSource.counterWidth, policy: Self.policy(configuration))
+        metrics = try Self.metricsFile(configuration.metricsFile)
+    }
+
+    private static func policy(_ configuration: Configuration) -> Meter.Policy {
+        let classifier = configuration.classifier
+        return Meter.Policy(
+            watchedClasses: configuration.watchedClasses, maxRateBitsPerSecond: configuration.maxRateBitsPerSecond,
+            classify: { classifier.classify($0) })
+    }
+
+    private static func metricsFile(_ path: String?) throws(DaemonStartError) -> MetricsFile? {
+        guard let path else { return nil }
+        let directory = FileSystem.directoryName(path)
+        guard FileSystem.isDirectory(directory) else {
+            throw DaemonStartError(message: "\(path): metrics directory \(directory) does not exist", exitCode: .cannotCreate)
         }
+        return MetricsFile(path: path)
     }
 
     // MARK: Start
@@ -119,12 +115,9 @@ public final class Daemon {
         let stored: StoredState
         do {
             stored = try store.loadState()
-            for interface in try store.interfaces() {
-                accumulated[interface.name] = interface.totals
-                interfaceInfo[interface.name] = InterfaceInfo(
-                    interfaceClass: InterfaceClass(rawValue: interface.interfaceClass) ?? .other, signal: interface.signal, kind: interface.kind)
-            }
-            resetCounts = try store.resetCounts()
+            meter = Meter(
+                bootID: bootID, namespace: namespace, width: linkSource.counterWidth, policy: Self.policy(configuration),
+                storedInterfaces: try store.interfaces(), storedResetCounts: try store.resetCounts())
         } catch {
             throw DaemonStartError(message: error.description, exitCode: error.exitCode)
         }
@@ -135,127 +128,101 @@ public final class Daemon {
         } catch {
             throw DaemonStartError(message: "netlink: \(error)", exitCode: .unavailable)
         }
-        let watched = links.filter(isWatched)
-        let outcome = tracker.start(stored: stored, links: watched, at: now)
-        record(outcome, at: now)
-        _ = drainEvents()
+        log(meter.start(stored: stored, links: links, at: now))
+        _ = readEvents()
         commit(at: clock.now())
         if storeFailing {
             throw DaemonStartError(message: "\(store.path): the first commit failed", exitCode: .ioError)
         }
         lastSampleWall = Double(now.wall)
         publishMetrics()
-        Log.notice("ifmeterd: store \(store.path), boot \(bootID), \(tracker.lives.count) watched interfaces (\(tracker.lives.values.map(\.name).sorted().joined(separator: " "))); \(Estimate.basis)")
+        let names = meter.lives.values.map(\.name).sorted().joined(separator: " ")
+        Log.notice("ifmeterd: store \(store.path), boot \(bootID), \(meter.lives.count) watched interfaces (\(names)); \(Estimate.basis)")
     }
 
-    /// Runs the loop until SIGTERM or SIGINT. Never returns. Tells systemd
-    /// READY=1 once the signal sources are in place, so a stop requested the
-    /// moment the service is up is never lost; the store was opened and the
-    /// first sample committed before this is called.
-    public func run() -> Never {
+    // MARK: The loop
+
+    /// Runs until SIGTERM or SIGINT and returns the exit code. Tells systemd
+    /// READY=1 once the signal pipe is in place, so a stop requested the
+    /// moment the service is up is never lost.
+    public func run() -> ExitCode {
         let signals: Int32
         do {
             signals = try SignalPipe.install([SIGTERM, SIGINT, SIGHUP])
         } catch {
-            Output.fail("ifmeterd", "\(error)", .software)
+            Log.error("\(error)")
+            return .software
         }
-        let signalSource = DispatchSource.makeReadSource(fileDescriptor: signals, queue: .main)
-        signalSource.setEventHandler { [self] in
-            MainActor.assumeIsolated {
+        // Samples fall on multiples of the interval and may come a little
+        // late, so they share wakeups with the rest of the system.
+        TimerSlack.set(seconds: min(configuration.sampleInterval / 100, 1))
+        let watchdogInterval = ServiceManager.watchdogInterval.map { $0 / 2 }
+        var nextSample = nextBoundary(after: SystemClock.monotonic())
+        var nextWatchdog = watchdogInterval.map { SystemClock.monotonic() + $0 }
+        ServiceManager.notify("READY=1\nSTATUS=\(statusLine())")
+
+        var descriptors = [
+            pollfd(fd: signals, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: events.fileDescriptor, events: Int16(POLLIN), revents: 0),
+        ]
+        while true {
+            let deadline = min(nextSample, nextWatchdog ?? .infinity)
+            let timeout = Int32(clamping: Int(max(0, (deadline - SystemClock.monotonic()) * 1000).rounded(.up)))
+            let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
+            if ready < 0 && errno != EINTR {
+                Log.error("poll: \(SystemError("poll", path: "event loop", errno: errno))")
+                return .software
+            }
+            if descriptors[0].revents != 0 {
                 for number in SignalPipe.drain(signals) {
-                    if number == SIGHUP { reload() } else { shutdown() }
+                    if number == SIGHUP {
+                        reload()
+                        nextSample = nextBoundary(after: SystemClock.monotonic())
+                    } else {
+                        return shutdown()
+                    }
                 }
             }
-        }
-        signalSource.resume()
-        sources.append(signalSource)
-        let readable = DispatchSource.makeReadSource(fileDescriptor: events.fileDescriptor, queue: .main)
-        readable.setEventHandler { [self] in
-            MainActor.assumeIsolated { handleLinkEvents() }
-        }
-        readable.resume()
-        sources.append(readable)
-        scheduleSampling()
-        if let interval = ServiceManager.watchdogInterval { scheduleWatchdog(every: interval / 2) }
-        ServiceManager.notify("READY=1\nSTATUS=\(statusLine())")
-        dispatchMain()
-    }
-
-    private func scheduleSampling() {
-        sampleTimer?.cancel()
-        let timer = DispatchSource.makeTimerSource(queue: .main)
-        let interval = DispatchTimeInterval.milliseconds(Int(configuration.sampleInterval * 1000))
-        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(100))
-        timer.setEventHandler { [self] in
-            MainActor.assumeIsolated { samplePass(eventsWereLost: false) }
-        }
-        timer.resume()
-        sampleTimer = timer
-    }
-
-    /// WATCHDOG=1 only while the loop is healthy: the timer runs on the same
-    /// queue as everything else, and the kernel was read recently.
-    private func scheduleWatchdog(every interval: Double) {
-        let timer = DispatchSource.makeTimerSource(queue: .main)
-        timer.schedule(deadline: .now() + interval, repeating: interval)
-        timer.setEventHandler { [self] in
-            MainActor.assumeIsolated {
-                if SystemClock.monotonic() - lastHealthySample < 3 * configuration.sampleInterval + interval {
+            if descriptors[1].revents != 0 { handleLinkEvents() }
+            let now = SystemClock.monotonic()
+            if now >= nextSample {
+                samplePass(eventsWereLost: false)
+                nextSample = nextBoundary(after: now)
+            }
+            if let interval = watchdogInterval, let due = nextWatchdog, now >= due {
+                // WATCHDOG=1 only while the kernel was read recently.
+                if now - lastHealthySample < 3 * configuration.sampleInterval + interval {
                     ServiceManager.notify("WATCHDOG=1")
                 }
+                nextWatchdog = now + interval
             }
         }
-        timer.resume()
-        watchdogTimer = timer
+    }
+
+    /// The next multiple of the sample interval on the monotonic clock.
+    private func nextBoundary(after time: Double) -> Double {
+        let interval = configuration.sampleInterval
+        return ((time / interval).rounded(.down) + 1) * interval
     }
 
     private func statusLine() -> String {
         let last = lastCommitWall.map { ", last commit \(TimeText.moment($0))" } ?? ""
         let trouble = storeFailing ? "; STORE WRITES FAILING, deltas kept in memory" : ""
-        return "counting \(tracker.lives.count) interfaces\(last)\(trouble)"
+        return "counting \(meter.lives.count) interfaces\(last)\(trouble)"
     }
 
     // MARK: The loop's work
 
-    /// Whether a link is counted. Tracked lives stay tracked; a new ifindex
-    /// is classified once.
-    private func isWatched(_ link: LinkSample) -> Bool {
-        if let life = tracker.lives[link.ifindex] {
-            if life.name != link.name { noteInterface(link) }  // renamed
-            return true
-        }
-        if untracked[link.ifindex] == link.name { return false }
-        let classification = classifier.classify(link)
-        guard let interfaceClass = classification.interfaceClass, configuration.watchedClasses.contains(interfaceClass) else {
-            untracked[link.ifindex] = link.name
-            return false
-        }
-        untracked[link.ifindex] = nil
-        remember(InterfaceInfo(classification, of: link), for: link.name)
-        return true
-    }
-
-    private func noteInterface(_ link: LinkSample) {
-        remember(InterfaceInfo(classifier.classify(link), of: link), for: link.name)
-    }
-
-    private func remember(_ info: InterfaceInfo, for name: String) {
-        pending.interfaces[name] = info
-        interfaceInfo[name] = info
-    }
-
-    private func record(_ outcome: AccountingOutcome, at now: Instant) {
-        for event in outcome.events {
+    private func log(_ events: [ResetEvent]) {
+        for event in events {
             let indexes = [event.oldIfindex, event.newIfindex].map { $0.map(String.init) ?? "-" }.joined(separator: " -> ")
             Log.info("\(event.name): \(event.reason.rawValue) (ifindex \(indexes), loss \(event.loss.name)): \(event.detail)")
-            resetCounts[event.name, default: [:]][event.reason.rawValue, default: 0] += 1
         }
-        for delta in outcome.deltas { accumulated[delta.name, default: .zero] += delta.counters }
-        pending.record(outcome, at: now)
     }
 
-    /// Reads every pending link event; returns whether some were lost.
-    private func drainEvents() -> Bool {
+    /// Reads every pending link event into the meter; returns whether some
+    /// were lost (an overrun, or a read that failed).
+    private func readEvents() -> Bool {
         let batch: (events: [LinkEvent], overrun: Bool)
         do {
             batch = try events.read()
@@ -263,28 +230,26 @@ public final class Daemon {
             Log.error("reading link events: \(error); re-dumping")
             return true
         }
-        let now = clock.now()
-        for event in batch.events {
-            switch event.kind {
-            case .new:
-                guard isWatched(event.link) else { continue }
-            case .deleted:
-                untracked[event.link.ifindex] = nil
-            }
-            record(tracker.observe(event: event, at: now), at: now)
-        }
+        log(meter.apply(events: batch.events, at: clock.now()))
         if batch.overrun { Log.warning("link events were lost (event socket overrun); re-dumping to reconcile") }
         return batch.overrun
     }
 
+    /// Link events between samples. A life that began or ended is committed
+    /// at once: until then only memory knows it, and a crash would lose it
+    /// without a trace.
     private func handleLinkEvents() {
-        if drainEvents() { samplePass(eventsWereLost: true) }
+        if readEvents() {
+            samplePass(eventsWereLost: true)
+        } else if meter.hasUncommittedLifeChanges {
+            commit(at: clock.now())
+        }
     }
 
     /// One sample: queued events first, then a fresh dump of every link.
     private func samplePass(eventsWereLost: Bool) {
         let started = SystemClock.monotonic()
-        let lost = drainEvents() || eventsWereLost
+        let lost = readEvents() || eventsWereLost
         let now = clock.now()
         let links: [LinkSample]
         do {
@@ -293,14 +258,11 @@ public final class Daemon {
             Log.error("netlink dump failed: \(error)")
             return
         }
-        record(tracker.observe(dump: links.filter(isWatched), at: now, eventsWereLost: lost), at: now)
+        log(meter.apply(dump: links, eventsWereLost: lost, at: now))
         lastHealthySample = SystemClock.monotonic()
         lastSampleDuration = lastHealthySample - started
         lastSampleWall = Double(now.wall)
-        // A life that ended exists only in memory now: the kernel can no
-        // longer tell its final counters. Commit it at once rather than at
-        // the next commit interval.
-        if SystemClock.monotonic() - lastCommit >= configuration.commitInterval || !pending.endedLives.isEmpty {
+        if SystemClock.monotonic() - lastCommit >= configuration.commitInterval || meter.hasUncommittedLifeChanges {
             commit(at: now)
         }
         publishMetrics()
@@ -309,15 +271,9 @@ public final class Daemon {
     /// Writes the metrics file; a failure is logged once until it recovers.
     private func publishMetrics() {
         guard let metrics else { return }
-        let current = Dictionary(tracker.lives.values.map { ($0.name, $0.ifindex) }, uniquingKeysWith: { a, _ in a })
-        let interfaces = accumulated.keys.sorted().map { name in
-            MetricsInterface(
-                device: name, info: interfaceInfo[name] ?? InterfaceInfo(interfaceClass: .other, signal: "unknown", kind: ""),
-                ifindex: current[name], totals: accumulated[name] ?? .zero, resets: resetCounts[name] ?? [:])
-        }
         do {
             try metrics.write(MetricsSnapshot(
-                interfaces: interfaces, lastSample: lastSampleWall, sampleDuration: lastSampleDuration,
+                interfaces: meter.metricsInterfaces, lastSample: lastSampleWall, sampleDuration: lastSampleDuration,
                 storeWriteErrors: storeWriteErrors, lastCommit: lastCommitWall))
             if metricsFailing {
                 metricsFailing = false
@@ -333,11 +289,13 @@ public final class Daemon {
     /// failure (a full disk, a read-only remount) everything stays in memory
     /// for the next try, and the condition is logged once, not every time.
     private func commit(at now: Instant) {
+        let batch = meter.nextCommit
         do {
             try store.commit(
-                pending, openLives: tracker.lives.values, bootID: bootID, at: now.wall, retention: configuration.retention,
+                batch.pending, openLives: batch.openLives, bootID: bootID, namespace: namespace, presentLinks: batch.presentLinks,
+                at: now.wall, retention: configuration.retention,
                 intervals: (configuration.sampleInterval, configuration.commitInterval))
-            pending = PendingWrites()
+            meter.committed(batch)
             lastCommit = SystemClock.monotonic()
             lastCommitWall = now.wall
             if storeFailing {
@@ -355,18 +313,19 @@ public final class Daemon {
         }
     }
 
-    /// SIGTERM and SIGINT: a final sample, a commit, exit 0.
-    private func shutdown() {
+    /// SIGTERM and SIGINT: a final sample, a commit, the exit code.
+    private func shutdown() -> ExitCode {
         ServiceManager.notify("STOPPING=1")
         samplePass(eventsWereLost: false)
         commit(at: clock.now())
         store.close()
         Log.notice("ifmeterd: stopped\(storeFailing ? " with uncommitted deltas (the store could not be written)" : "")")
-        exit(storeFailing ? ExitCode.ioError.rawValue : 0)
+        return storeFailing ? .ioError : .success
     }
 
     /// SIGHUP: commit what was counted under the old configuration, then
-    /// apply the new one. A bad file is logged and the old one kept.
+    /// apply the new one in one place. A bad file is logged and the old one
+    /// kept; only StateDirectory= needs a restart.
     private func reload() {
         ServiceManager.notify("RELOADING=1")
         defer { ServiceManager.notify("READY=1\nSTATUS=\(statusLine())") }
@@ -383,10 +342,17 @@ public final class Daemon {
             Log.error("reload failed, keeping the running configuration: \(error)")
             return
         }
-        if reloaded.resolvedStateDirectory(environment: [:]) != configuration.resolvedStateDirectory(environment: [:])
-            || reloaded.metricsFile != configuration.metricsFile
-        {
-            Log.warning("reload: StateDirectory= and MetricsFile= changes take effect at restart")
+        if reloaded.resolvedStateDirectory(environment: [:]) != configuration.resolvedStateDirectory(environment: [:]) {
+            Log.warning("reload: a StateDirectory= change takes effect at restart")
+        }
+        if reloaded.metricsFile != configuration.metricsFile {
+            do {
+                metrics = try Self.metricsFile(reloaded.metricsFile)
+                configuration.metricsFile = reloaded.metricsFile
+                metricsFailing = false
+            } catch {
+                Log.error("reload: keeping MetricsFile=\(configuration.metricsFile ?? ""): \(error)")
+            }
         }
         configuration.sampleInterval = reloaded.sampleInterval
         configuration.commitInterval = reloaded.commitInterval
@@ -394,10 +360,15 @@ public final class Daemon {
         configuration.watchedClasses = reloaded.watchedClasses
         configuration.overrides = reloaded.overrides
         configuration.retention = reloaded.retention
-        classifier = configuration.classifier
-        tracker.settings.maxRateBitsPerSecond = reloaded.maxRateBitsPerSecond
-        untracked.removeAll()
-        scheduleSampling()
+        do {
+            let links = try linkSource.links()
+            log(meter.reconfigure(Self.policy(configuration), links: links, at: clock.now()))
+            if meter.hasUncommittedLifeChanges { commit(at: clock.now()) }
+        } catch {
+            Log.error("reload: netlink dump failed: \(error); the new Watch= applies from the next sample")
+        }
+        TimerSlack.set(seconds: min(configuration.sampleInterval / 100, 1))
+        publishMetrics()
         Log.notice("reloaded \(path)")
     }
 
@@ -418,8 +389,8 @@ public final class Daemon {
     }
 
     /// `--once`: the start-up pass is the whole run.
-    public func finishOnce() -> Never {
+    public func finishOnce() -> ExitCode {
         store.close()
-        exit(storeFailing ? ExitCode.ioError.rawValue : 0)
+        return storeFailing ? .ioError : .success
     }
 }

@@ -34,12 +34,15 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
 /// they came from in one transaction, so a crash can never count twice.
 public final class CounterStore {
     public static let fileName = "ifmeter.db"
-    public static let schemaVersion: Int64 = 1
+    public static let schemaVersion: Int64 = 2
     /// The label stored on every row.
     public static let basis = "estimate: kernel interface counters"
 
     public let path: String
     private(set) var database: SQLiteDatabase
+    /// The schema version of the file: a reader may meet a version-1 store
+    /// that no daemon has upgraded yet.
+    private(set) var foundVersion: Int64 = CounterStore.schemaVersion
     private var interfaceIDs: [String: Int64] = [:]
 
     /// Opens `directory/ifmeter.db`. The daemon creates it when absent; a
@@ -77,6 +80,15 @@ public final class CounterStore {
         if version > Self.schemaVersion {
             throw StoreError.newerSchema(path: path, found: version, supported: Self.schemaVersion)
         }
+        if version == 1 {
+            foundVersion = 1
+            if !readOnly {
+                try configureWriter()
+                try upgradeFromVersion1()
+                foundVersion = Self.schemaVersion
+            }
+            return
+        }
         if version == Self.schemaVersion {
             if !readOnly {
                 // A writer never builds on a damaged file: quick_check reads
@@ -100,6 +112,22 @@ public final class CounterStore {
             try database.execute(Self.schema)
             try database.execute("PRAGMA user_version = \(Self.schemaVersion)")
             try database.run("INSERT INTO meta(key, value) VALUES ('basis', ?), ('created', strftime('%s','now'))", [.text(Self.basis)])
+        }
+    }
+
+    /// Version 2 records the network namespace of each life, the links present
+    /// at each commit and what each boot counted per interface.
+    private func upgradeFromVersion1() throws {
+        try database.transaction {
+            try database.execute("""
+                ALTER TABLE life ADD COLUMN netns INTEGER NOT NULL DEFAULT 0;
+                DROP INDEX life_open;
+                \(Self.version2Additions)
+                INSERT INTO boot_total(boot_id, interface_id, rx_bytes, tx_bytes, rx_packets, tx_packets)
+                  SELECT boot_id, interface_id, sum(counted_rx_bytes), sum(counted_tx_bytes), sum(counted_rx_packets), sum(counted_tx_packets)
+                  FROM life GROUP BY boot_id, interface_id;
+                PRAGMA user_version = 2;
+                """)
         }
     }
 
@@ -140,6 +168,7 @@ public final class CounterStore {
             first_seen INTEGER NOT NULL,
             last_seen INTEGER NOT NULL,
             since_boot REAL NOT NULL,
+            netns INTEGER NOT NULL DEFAULT 0,
             ended INTEGER,
             end_reason TEXT,
             rx_bytes INTEGER NOT NULL, tx_bytes INTEGER NOT NULL,
@@ -149,7 +178,7 @@ public final class CounterStore {
             counted_rx_bytes INTEGER NOT NULL DEFAULT 0, counted_tx_bytes INTEGER NOT NULL DEFAULT 0,
             counted_rx_packets INTEGER NOT NULL DEFAULT 0, counted_tx_packets INTEGER NOT NULL DEFAULT 0
         );
-        CREATE UNIQUE INDEX life_open ON life(boot_id, ifindex) WHERE ended IS NULL;
+        \(version2Additions)
         CREATE TABLE bucket (
             interface_id INTEGER NOT NULL REFERENCES interface(id),
             granularity TEXT NOT NULL CHECK (granularity IN ('5min', 'hour', 'day', 'month', 'year')),
@@ -178,6 +207,20 @@ public final class CounterStore {
         CREATE INDEX event_time ON event(time);
         """
 
+    /// What version 2 added to version 1's tables.
+    static let version2Additions = """
+        CREATE UNIQUE INDEX life_open ON life(boot_id, netns, ifindex) WHERE ended IS NULL;
+        CREATE TABLE present_link (ifindex INTEGER PRIMARY KEY, name TEXT NOT NULL);
+        CREATE TABLE boot_total (
+            boot_id TEXT NOT NULL,
+            interface_id INTEGER NOT NULL REFERENCES interface(id),
+            rx_bytes INTEGER NOT NULL DEFAULT 0, tx_bytes INTEGER NOT NULL DEFAULT 0,
+            rx_packets INTEGER NOT NULL DEFAULT 0, tx_packets INTEGER NOT NULL DEFAULT 0,
+            basis TEXT NOT NULL DEFAULT '\(basis)',
+            PRIMARY KEY (boot_id, interface_id)
+        ) WITHOUT ROWID;
+        """
+
     /// Checkpoints and closes; nothing may use the store afterwards.
     public func close() { database.close() }
 
@@ -186,14 +229,24 @@ public final class CounterStore {
     /// What the daemon needs before its first sample.
     public func loadState() throws(StoreError) -> StoredState {
         do {
-            let lastBoot = try database.query("SELECT value FROM meta WHERE key = 'boot_id'") { $0.text(0) }.first
-            let lives = try database.query("SELECT boot_id, ifindex, name, since_boot, first_seen, last_seen, \(Self.counterColumns) FROM life WHERE ended IS NULL") { row in
-                (bootID: row.text(0), life: TrackedLife(
-                    ifindex: Int32(truncatingIfNeeded: row.integer(1)), name: row.text(2), counters: Self.counters(row, from: 6),
+            let lastBoot = try meta("boot_id")
+            let lastNamespace = try meta("netns").flatMap { UInt64($0) } ?? 0
+            let namespaceColumn = foundVersion >= 2 ? "netns" : "0"
+            let lives = try database.query("""
+                SELECT boot_id, ifindex, name, since_boot, first_seen, last_seen, \(namespaceColumn), \(Self.counterColumns) FROM life WHERE ended IS NULL
+                """) { row in
+                StoredLife(bootID: row.text(0), namespace: UInt64(bitPattern: row.integer(6)), life: TrackedLife(
+                    ifindex: Int32(truncatingIfNeeded: row.integer(1)), name: row.text(2), counters: Self.counters(row, from: 7),
                     sinceBoot: row.real(3), firstSeen: row.integer(4), lastSeen: row.integer(5)))
             }
             let names = try database.query("SELECT name FROM interface") { $0.text(0) }
-            return StoredState(lastBootID: lastBoot, openLives: lives, knownNames: Set(names))
+            var present: [Int32: String]?
+            if foundVersion >= 2, try meta("presence") != nil {
+                let rows = try database.query("SELECT ifindex, name FROM present_link") { (Int32(truncatingIfNeeded: $0.integer(0)), $0.text(1)) }
+                present = Dictionary(rows, uniquingKeysWith: { first, _ in first })
+            }
+            return StoredState(
+                lastBootID: lastBoot, lastNamespace: lastNamespace, openLives: lives, knownNames: Set(names), presentLinks: present)
         } catch {
             throw Self.wrap(error)
         }
@@ -203,25 +256,35 @@ public final class CounterStore {
 
     /// Writes everything pending and the baselines of all open lives in one
     /// transaction, then prunes buckets past their retention.
+    ///
+    /// `presentLinks`, when given, replaces the record of every link present
+    /// (watched or not), which tells the next start whether a link appeared
+    /// while the daemon was stopped; nil leaves the record as it is.
     public func commit(
-        _ pending: PendingWrites, openLives: some Collection<TrackedLife>, bootID: String, at now: Int64,
-        retention: Retention, intervals: (sample: Double, commit: Double)
+        _ pending: PendingWrites, openLives: some Collection<TrackedLife>, bootID: String, namespace: NamespaceCookie = 0,
+        presentLinks: [Int32: String]? = nil, at now: Int64, retention: Retention, intervals: (sample: Double, commit: Double)
     ) throws(StoreError) {
         do {
             try database.transaction {
                 // The daemon's heartbeat for readers: when it last committed, and how often it means to.
                 try database.run("""
-                    INSERT INTO meta(key, value) VALUES ('boot_id', ?), ('last_commit', ?), ('sample_interval', ?), ('commit_interval', ?)
+                    INSERT INTO meta(key, value) VALUES ('boot_id', ?), ('netns', ?), ('last_commit', ?), ('sample_interval', ?), ('commit_interval', ?)
                     ON CONFLICT(key) DO UPDATE SET value = excluded.value
-                    """, [.text(bootID), .text(String(now)), .text(String(intervals.sample)), .text(String(intervals.commit))])
+                    """, [.text(bootID), .text(String(namespace)), .text(String(now)), .text(String(intervals.sample)), .text(String(intervals.commit))])
                 for (name, info) in pending.interfaces { _ = try interfaceID(name, info: info, at: now) }
-                try writeDeltas(pending.deltas, at: now)
+                try writeDeltas(pending.deltas, bootID: bootID, at: now)
                 for (time, event) in pending.events { try writeEvent(event, at: time, bootID: bootID) }
                 for (ended, time) in pending.endedLives {
-                    let counted = ended.bootID == bootID ? pending.countedByLife[ended.life.ifindex] : nil
-                    try writeLife(ended.life, bootID: ended.bootID, counted: counted ?? .zero, ended: (time, ended.end))
+                    try writeLife(ended.life, bootID: ended.bootID, namespace: ended.namespace, ended: (time, ended.end))
                 }
-                for life in openLives { try writeLife(life, bootID: bootID, counted: pending.countedByLife[life.ifindex] ?? .zero, ended: nil) }
+                for life in openLives { try writeLife(life, bootID: bootID, namespace: namespace, ended: nil) }
+                if let presentLinks {
+                    try database.run("DELETE FROM present_link")
+                    for (ifindex, name) in presentLinks {
+                        try database.run("INSERT INTO present_link(ifindex, name) VALUES (?, ?)", [.integer(Int64(ifindex)), .text(name)])
+                    }
+                    try database.run("INSERT INTO meta(key, value) VALUES ('presence', 'recorded') ON CONFLICT(key) DO NOTHING")
+                }
                 try prune(retention, at: now)
             }
         } catch {
@@ -249,7 +312,7 @@ public final class CounterStore {
         return id
     }
 
-    private func writeDeltas(_ deltas: [PendingWrites.Slot: LinkCounters], at now: Int64) throws {
+    private func writeDeltas(_ deltas: [PendingWrites.Slot: LinkCounters], bootID: String, at now: Int64) throws {
         var totals: [String: LinkCounters] = [:]
         for (slot, counters) in deltas {
             totals[slot.name, default: .zero] += counters
@@ -265,6 +328,15 @@ public final class CounterStore {
             }
         }
         for (name, counters) in totals {
+            // What this boot counted, so "since boot" always agrees with the
+            // all-time totals, whatever the lives and names did meanwhile.
+            try database.run("""
+                INSERT INTO boot_total(boot_id, interface_id, rx_bytes, tx_bytes, rx_packets, tx_packets) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT(boot_id, interface_id) DO UPDATE SET
+                  rx_bytes = rx_bytes + excluded.rx_bytes, tx_bytes = tx_bytes + excluded.tx_bytes,
+                  rx_packets = rx_packets + excluded.rx_packets, tx_packets = tx_packets + excluded.tx_packets
+                """, [.text(bootID), .integer(try interfaceID(name, info: nil, at: now))]
+                + [counters.rxBytes, counters.txBytes, counters.rxPackets, counters.txPackets].map(Self.value))
             try database.run("""
                 UPDATE interface SET rx_bytes = rx_bytes + ?, tx_bytes = tx_bytes + ?, rx_packets = rx_packets + ?, tx_packets = tx_packets + ?,
                   rx_errors = rx_errors + ?, tx_errors = tx_errors + ?, rx_dropped = rx_dropped + ?, tx_dropped = tx_dropped + ?
@@ -295,27 +367,24 @@ public final class CounterStore {
         }
     }
 
-    /// Updates the open row of a life (boot id, ifindex), or inserts it when
-    /// it was never committed open (a life shorter than the commit interval).
-    private func writeLife(_ life: TrackedLife, bootID: String, counted: LinkCounters, ended: (time: Int64, end: LifeEnd)?) throws {
+    /// Updates the open row of a life (boot id, namespace, ifindex), or
+    /// inserts it when it was never committed open (a life shorter than the
+    /// commit interval).
+    private func writeLife(_ life: TrackedLife, bootID: String, namespace: NamespaceCookie, ended: (time: Int64, end: LifeEnd)?) throws {
         let counters = life.counters.fields.map(Self.value)
         let end: [SQLiteValue] = ended.map { [.integer($0.time), .text($0.end.rawValue)] } ?? [.null, .null]
-        let countedValues = [counted.rxBytes, counted.txBytes, counted.rxPackets, counted.txPackets].map(Self.value)
+        let identity: [SQLiteValue] = [.text(bootID), Self.value(namespace), .integer(Int64(life.ifindex))]
         let updated = try database.run("""
             UPDATE life SET name = ?, last_seen = ?, since_boot = ?, ended = ?, end_reason = ?,
-              rx_bytes = ?, tx_bytes = ?, rx_packets = ?, tx_packets = ?, rx_errors = ?, tx_errors = ?, rx_dropped = ?, tx_dropped = ?,
-              counted_rx_bytes = counted_rx_bytes + ?, counted_tx_bytes = counted_tx_bytes + ?,
-              counted_rx_packets = counted_rx_packets + ?, counted_tx_packets = counted_tx_packets + ?
-            WHERE boot_id = ? AND ifindex = ? AND ended IS NULL
-            """, [.text(life.name), .integer(life.lastSeen), .real(life.sinceBoot)] + end + counters + countedValues
-                + [.text(bootID), .integer(Int64(life.ifindex))])
+              rx_bytes = ?, tx_bytes = ?, rx_packets = ?, tx_packets = ?, rx_errors = ?, tx_errors = ?, rx_dropped = ?, tx_dropped = ?
+            WHERE boot_id = ? AND netns = ? AND ifindex = ? AND ended IS NULL
+            """, [.text(life.name), .integer(life.lastSeen), .real(life.sinceBoot)] + end + counters + identity)
         guard updated == 0 else { return }
         try database.run("""
-            INSERT INTO life(interface_id, boot_id, ifindex, name, first_seen, last_seen, since_boot, ended, end_reason, \(Self.counterColumns),
-              counted_rx_bytes, counted_tx_bytes, counted_rx_packets, counted_tx_packets)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, [.integer(try interfaceID(life.name, info: nil, at: life.lastSeen)), .text(bootID), .integer(Int64(life.ifindex)), .text(life.name),
-                  .integer(life.firstSeen), .integer(life.lastSeen), .real(life.sinceBoot)] + end + counters + countedValues)
+            INSERT INTO life(interface_id, boot_id, netns, ifindex, name, first_seen, last_seen, since_boot, ended, end_reason, \(Self.counterColumns))
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.integer(try interfaceID(life.name, info: nil, at: life.lastSeen))] + identity + [.text(life.name),
+                  .integer(life.firstSeen), .integer(life.lastSeen), .real(life.sinceBoot)] + end + counters)
     }
 
     private func prune(_ retention: Retention, at now: Int64) throws {

@@ -30,20 +30,17 @@ public struct PendingWrites: Sendable {
     public var deltas: [Slot: LinkCounters] = [:]
     public var interfaces: [String: InterfaceInfo] = [:]
     public var endedLives: [(ended: EndedLife, time: Int64)] = []
-    /// What each life (by ifindex, within this boot) counted since the last commit.
-    public var countedByLife: [Int32: LinkCounters] = [:]
     public var events: [(time: Int64, event: ResetEvent)] = []
 
     public init() {}
 
-    public var isEmpty: Bool { deltas.isEmpty && interfaces.isEmpty && endedLives.isEmpty && events.isEmpty && countedByLife.isEmpty }
+    public var isEmpty: Bool { deltas.isEmpty && interfaces.isEmpty && endedLives.isEmpty && events.isEmpty }
 
     /// Adds one accounting outcome observed at `now`.
     public mutating func record(_ outcome: AccountingOutcome, at now: Instant) {
         let slot = TimeBuckets.start(of: .fiveMinutes, containing: now.wall)
         for delta in outcome.deltas {
             deltas[Slot(name: delta.name, start: slot), default: .zero] += delta.counters
-            countedByLife[delta.ifindex, default: .zero] += delta.counters
         }
         events += outcome.events.map { (now.wall, $0) }
         endedLives += outcome.endedLives.map { ($0, now.wall) }

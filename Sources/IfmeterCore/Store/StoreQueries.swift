@@ -113,13 +113,6 @@ public struct StoredBucket: Sendable, Hashable {
     public var incomplete: String?
 }
 
-/// An open life of the current boot, for the live delta.
-public struct StoredLife: Sendable, Hashable {
-    public var name: String
-    public var ifindex: Int32
-    public var counters: LinkCounters
-}
-
 extension CounterStore {
     /// A value from the meta table (boot_id, last_commit, sample_interval, commit_interval).
     public func meta(_ key: String) throws(StoreError) -> String? {
@@ -148,22 +141,18 @@ extension CounterStore {
         }
     }
 
-    /// The open lives of one boot with the kernel counters last accounted.
-    public func openLives(bootID: String) throws(StoreError) -> [StoredLife] {
-        do {
-            return try database.query("SELECT name, ifindex, \(Self.counterColumns) FROM life WHERE ended IS NULL AND boot_id = ?", [.text(bootID)]) { row in
-                StoredLife(name: row.text(0), ifindex: Int32(truncatingIfNeeded: row.integer(1)), counters: Self.counters(row, from: 2))
-            }
-        } catch {
-            throw Self.wrap(error)
-        }
-    }
-
-    /// What ifmeter counted per interface during one boot (bytes and packets).
+    /// What ifmeter counted per interface during one boot (bytes and packets),
+    /// under the names the totals went to.
     public func counted(bootID: String) throws(StoreError) -> [String: LinkCounters] {
-        try sumsByName("""
-            SELECT i.name, sum(l.counted_rx_bytes), sum(l.counted_tx_bytes), sum(l.counted_rx_packets), sum(l.counted_tx_packets)
-            FROM life l JOIN interface i ON i.id = l.interface_id WHERE l.boot_id = ? GROUP BY i.name
+        if foundVersion < 2 {
+            return try sumsByName("""
+                SELECT i.name, sum(l.counted_rx_bytes), sum(l.counted_tx_bytes), sum(l.counted_rx_packets), sum(l.counted_tx_packets)
+                FROM life l JOIN interface i ON i.id = l.interface_id WHERE l.boot_id = ? GROUP BY i.name
+                """, [.text(bootID)])
+        }
+        return try sumsByName("""
+            SELECT i.name, b.rx_bytes, b.tx_bytes, b.rx_packets, b.tx_packets
+            FROM boot_total b JOIN interface i ON i.id = b.interface_id WHERE b.boot_id = ?
             """, [.text(bootID)])
     }
 }

@@ -31,6 +31,13 @@ public enum SignalPipe {
             sigemptyset(&action.sa_mask)
             guard sigaction(number, &action, nil) == 0 else { throw SystemError("sigaction", path: "signal \(number)", errno: errno) }
         }
+        // A blocked mask is inherited across exec (some launchers, test
+        // runners among them, block nearly everything): a handled signal
+        // that stays blocked would never reach the pipe.
+        var handled = sigset_t()
+        sigemptyset(&handled)
+        for number in signals { sigaddset(&handled, number) }
+        guard pthread_sigmask(SIG_UNBLOCK, &handled, nil) == 0 else { throw SystemError("pthread_sigmask", path: "signals", errno: errno) }
         return ends[0]
     }
 

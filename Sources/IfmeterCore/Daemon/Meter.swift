@@ -1,0 +1,189 @@
+/// The daemon's rules as a value: which links are watched, what each sample
+/// and each link event adds, what waits for the next commit, and what the
+/// metrics file publishes. No clock, no sockets, no files: the loop
+/// (`Daemon`) reads the kernel and the time, hands them in, and writes what
+/// comes out. So every rule here is a table test that needs no root.
+public struct Meter {
+    /// What a configuration decides about counting.
+    public struct Policy {
+        public var watchedClasses: Set<InterfaceClass>
+        /// The class of a link, with the signal that decided it (reads sysfs
+        /// in the daemon; a table in tests).
+        public var classify: (LinkSample) -> Classification
+        public var maxRateBitsPerSecond: UInt64
+
+        public init(
+            watchedClasses: Set<InterfaceClass>, maxRateBitsPerSecond: UInt64,
+            classify: @escaping (LinkSample) -> Classification
+        ) {
+            self.watchedClasses = watchedClasses
+            self.maxRateBitsPerSecond = maxRateBitsPerSecond
+            self.classify = classify
+        }
+    }
+
+    /// What one commit writes.
+    public struct Commit {
+        public var pending: PendingWrites
+        public var openLives: [TrackedLife]
+        /// Every link present now, when that changed since the last commit.
+        public var presentLinks: [Int32: String]?
+    }
+
+    public private(set) var tracker: CounterTracker
+    public private(set) var pending = PendingWrites()
+    private var policy: Policy
+    /// Each link's classification by ifindex, for the name it had when
+    /// classified: sysfs is read once per link and name, not per sample.
+    private var classifications: [Int32: (name: String, classification: Classification)] = [:]
+    /// Lives begun since the last commit: until it, a crash loses them untold.
+    private var lifeChangesSinceCommit = 0
+    private var committedPresence: [Int32: String]?
+
+    // The ledger the metrics file publishes: the store's totals at start plus
+    // every delta counted since, committed or not. It only ever grows.
+    public private(set) var totals: [String: LinkCounters] = [:]
+    public private(set) var resetCounts: [String: [String: UInt64]] = [:]
+    public private(set) var interfaceInfo: [String: InterfaceInfo] = [:]
+    /// Names whose class was recorded in this run.
+    private var recordedNames: Set<String> = []
+
+    public init(
+        bootID: String, namespace: NamespaceCookie, width: CounterWidth, policy: Policy,
+        storedInterfaces: [StoredInterface] = [], storedResetCounts: [String: [String: UInt64]] = [:]
+    ) {
+        tracker = CounterTracker(
+            bootID: bootID, namespace: namespace, settings: .init(width: width, maxRateBitsPerSecond: policy.maxRateBitsPerSecond))
+        self.policy = policy
+        for interface in storedInterfaces {
+            totals[interface.name] = interface.totals
+            interfaceInfo[interface.name] = InterfaceInfo(
+                interfaceClass: InterfaceClass(rawValue: interface.interfaceClass) ?? .other, signal: interface.signal, kind: interface.kind)
+        }
+        resetCounts = storedResetCounts
+    }
+
+    /// Open lives by ifindex.
+    public var lives: [Int32: TrackedLife] { tracker.lives }
+
+    // MARK: Operations
+
+    /// Reconciles the store's state with every link present at start.
+    public mutating func start(stored: StoredState, links: [LinkSample], at now: Instant) -> [ResetEvent] {
+        committedPresence = stored.lastBootID == tracker.bootID && stored.lastNamespace == tracker.namespace ? stored.presentLinks : nil
+        let watched = watchedIndexes(links)
+        return record(tracker.start(stored: stored, links: links, at: now, isWatched: { watched.contains($0.ifindex) }), links: links, at: now)
+    }
+
+    /// Link events, in arrival order.
+    public mutating func apply(events: [LinkEvent], at now: Instant) -> [ResetEvent] {
+        var logged: [ResetEvent] = []
+        for event in events {
+            if case .deleted = event.kind { classifications[event.link.ifindex] = nil }
+            let watched = isWatched(event.link)
+            logged += record(tracker.observe(event: event, at: now, isWatched: { _ in watched }), links: [event.link], at: now)
+        }
+        return logged
+    }
+
+    /// A dump of every link; `eventsWereLost` after an event overrun.
+    public mutating func apply(dump links: [LinkSample], eventsWereLost: Bool, at now: Instant) -> [ResetEvent] {
+        if eventsWereLost {
+            let present = Set(links.map(\.ifindex))
+            classifications = classifications.filter { present.contains($0.key) }
+        }
+        // Open lives stay counted: only the others need a decision.
+        let watched = watchedIndexes(links.filter { tracker.lives[$0.ifindex] == nil })
+        let outcome = tracker.observe(dump: links, at: now, eventsWereLost: eventsWereLost, isWatched: { watched.contains($0.ifindex) })
+        return record(outcome, links: links, at: now)
+    }
+
+    /// A new policy (a reload) applied to a fresh dump: lives no longer
+    /// watched end, links newly watched start from their current counters.
+    public mutating func reconfigure(_ newPolicy: Policy, links: [LinkSample], at now: Instant) -> [ResetEvent] {
+        policy = newPolicy
+        tracker.settings.maxRateBitsPerSecond = newPolicy.maxRateBitsPerSecond
+        classifications.removeAll()
+        recordedNames.removeAll()
+        let watched = watchedIndexes(links)
+        return record(tracker.rewatch(links: links, at: now, isWatched: { watched.contains($0.ifindex) }), links: links, at: now)
+    }
+
+    /// Whether a life began or ended since the last commit: the loop commits
+    /// at once rather than at the commit interval, so a crash can lose at
+    /// most a tail, and the restart can tell.
+    public var hasUncommittedLifeChanges: Bool { lifeChangesSinceCommit > 0 }
+
+    /// Everything the next commit writes.
+    public var nextCommit: Commit {
+        let present = tracker.presentLinks
+        return Commit(pending: pending, openLives: Array(tracker.lives.values), presentLinks: present == committedPresence ? nil : present)
+    }
+
+    /// The commit `commit` was written: its pending writes are done.
+    public mutating func committed(_ commit: Commit) {
+        pending = PendingWrites()
+        lifeChangesSinceCommit = 0
+        if let present = commit.presentLinks { committedPresence = present }
+    }
+
+    /// Every interface the ledger knows, for the metrics file.
+    public var metricsInterfaces: [MetricsInterface] {
+        let current = Dictionary(tracker.lives.values.map { ($0.name, $0.ifindex) }, uniquingKeysWith: { first, _ in first })
+        return totals.keys.sorted().map { name in
+            MetricsInterface(
+                device: name, info: interfaceInfo[name] ?? InterfaceInfo(interfaceClass: .other, signal: "unknown", kind: ""),
+                ifindex: current[name], totals: totals[name] ?? .zero, resets: resetCounts[name] ?? [:])
+        }
+    }
+
+    // MARK: Rules
+
+    /// The links among `links` that are counted. Decided before the tracker
+    /// runs, so the tracker stays a pure function of its arguments.
+    private mutating func watchedIndexes(_ links: [LinkSample]) -> Set<Int32> {
+        var watched: Set<Int32> = []
+        for link in links where isWatched(link) { watched.insert(link.ifindex) }
+        return watched
+    }
+
+    /// A link is counted when its class is watched; an ignored link never is.
+    private mutating func isWatched(_ link: LinkSample) -> Bool {
+        guard let interfaceClass = classification(of: link).interfaceClass else { return false }
+        return policy.watchedClasses.contains(interfaceClass)
+    }
+
+    private mutating func classification(of link: LinkSample) -> Classification {
+        if let cached = classifications[link.ifindex], cached.name == link.name { return cached.classification }
+        let classification = policy.classify(link)
+        classifications[link.ifindex] = (link.name, classification)
+        return classification
+    }
+
+    /// Adds an outcome to the pending writes and the ledger; returns its events.
+    private mutating func record(_ outcome: AccountingOutcome, links: [LinkSample], at now: Instant) -> [ResetEvent] {
+        lifeChangesSinceCommit += outcome.begunLives.count + outcome.endedLives.count
+        let byIndex = Dictionary(links.map { ($0.ifindex, $0) }, uniquingKeysWith: { first, _ in first })
+        // A name's class is recorded when a life starts under it, and once per
+        // run for a name that deltas reach by a rename.
+        for life in outcome.begunLives { noteInterface(named: life.name, link: byIndex[life.ifindex], force: true) }
+        for delta in outcome.deltas where !recordedNames.contains(delta.name) {
+            noteInterface(named: delta.name, link: byIndex[delta.ifindex], force: false)
+        }
+        for event in outcome.events {
+            resetCounts[event.name, default: [:]][event.reason.rawValue, default: 0] += 1
+        }
+        for delta in outcome.deltas { totals[delta.name, default: .zero] += delta.counters }
+        pending.record(outcome, at: now)
+        return outcome.events
+    }
+
+    private mutating func noteInterface(named name: String, link: LinkSample?, force: Bool) {
+        guard let link, force || !recordedNames.contains(name) else { return }
+        let info = InterfaceInfo(classification(of: link), of: link)
+        recordedNames.insert(name)
+        pending.interfaces[name] = info
+        interfaceInfo[name] = info
+        if totals[name] == nil { totals[name] = .zero }
+    }
+}
