@@ -130,7 +130,7 @@ import Testing
         // cellular: 9.6 MB of 10 MB after 14.5 of 30 days: projected over.
         // tun0: 590 kB of 500 kB: exceeded.
         #expect(snapshot.budgets.map(\.state) == [.projectedOver, .exceeded])
-        #expect(IfmeterCommand.checkExitCode(snapshot) == 2)
+        #expect(CheckVerdict(snapshot).rawValue == 2)
         try expectGolden("check.txt", StatusReport.budgetLines(snapshot, units: Units(scale: .si)))
     }
 

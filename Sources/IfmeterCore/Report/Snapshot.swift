@@ -60,23 +60,6 @@ public struct Snapshot: Sendable {
     public var kernelRead: Bool
 }
 
-/// The billing cycle containing a moment: from `billingDay` 00:00 local
-/// time to the same day of the next month.
-public enum BillingCycle {
-    public static func bounds(billingDay: Int, containing time: Int64) -> (start: Int64, end: Int64) {
-        let monthStart = TimeBuckets.start(of: .month, containing: time)
-        var start = monthStart + Int64(billingDay - 1) * 86_400
-        start = TimeBuckets.start(of: .day, containing: start + 43_200)  // DST-safe midnight
-        if start > time {
-            let previous = TimeBuckets.start(of: .month, 1, before: time)
-            start = TimeBuckets.start(of: .day, containing: previous + Int64(billingDay - 1) * 86_400 + 43_200)
-        }
-        let nextMonth = TimeBuckets.start(of: .month, -1, before: start)
-        let end = TimeBuckets.start(of: .day, containing: nextMonth + Int64(billingDay - 1) * 86_400 + 43_200)
-        return (start, end)
-    }
-}
-
 /// Reads a snapshot from the store, given what the caller read from the
 /// kernel (nil when it could not) and the clock.
 public enum SnapshotReader {
@@ -167,5 +150,47 @@ public enum SnapshotReader {
         return Snapshot(
             now: now, bootID: bootID, billingDay: configuration.billingDay, cycleStart: cycleStart, cycleEnd: cycleEnd,
             interfaces: interfaces, daemon: daemon, budgets: budgets, kernelRead: kernel != nil)
+    }
+}
+
+/// What a history view adds to the stored buckets: each interface's live
+/// delta (the same rules as `status`) and the class of every interface the
+/// store or the kernel knows.
+public struct LiveAdditions: Sendable {
+    public var deltas: [String: LinkCounters]
+    public var classes: [String: String]
+}
+
+extension SnapshotReader {
+    /// Reads only what a history view needs: the open lives and the stored
+    /// classes, not budgets, cycles or daemon health.
+    public static func liveAdditions(
+        store: CounterStore, configuration: Configuration, bootID: String, now: Instant, kernel: [LinkSample]?
+    ) throws(StoreError) -> LiveAdditions {
+        var classes = Dictionary(try store.interfaces().map { ($0.name, $0.interfaceClass) }, uniquingKeysWith: { first, _ in first })
+        guard let kernel, !bootID.isEmpty else { return LiveAdditions(deltas: [:], classes: classes) }
+        let deltas = liveDeltas(state: try store.loadState(), kernel: kernel, configuration: configuration, bootID: bootID, now: now)
+        let classifier = configuration.classifier
+        for link in kernel where deltas[link.name] != nil && classes[link.name] == nil {
+            classes[link.name] = classifier.classify(link).interfaceClass?.rawValue ?? "other"
+        }
+        return LiveAdditions(deltas: deltas, classes: classes)
+    }
+}
+
+/// `check`'s verdict, the monitoring-plugin convention: 0 within every
+/// budget, 1 when one is projected over by the end of the cycle, 2 when one
+/// is exceeded.
+public enum CheckVerdict: Int32, Sendable {
+    case ok = 0, atRisk = 1, exceeded = 2
+
+    public init(_ snapshot: Snapshot) {
+        if snapshot.budgets.contains(where: { $0.state == .exceeded }) {
+            self = .exceeded
+        } else if snapshot.budgets.contains(where: { $0.state == .projectedOver }) {
+            self = .atRisk
+        } else {
+            self = .ok
+        }
     }
 }

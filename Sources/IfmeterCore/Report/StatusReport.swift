@@ -48,8 +48,8 @@ public enum StatusReport {
         return "daemon: \(state), last commit \(TimeText.moment(last)) (\(age) s ago\(every))"
     }
 
-    static func budgetLines(_ snapshot: Snapshot, units: Units) -> String {
-        var output = "budgets, billing cycle \(TimeText.format(snapshot.cycleStart, "%Y-%m-%d")) to \(TimeText.format(snapshot.cycleEnd, "%Y-%m-%d")) (rx + tx):\n"
+    package static func budgetLines(_ snapshot: Snapshot, units: Units) -> String {
+        let output = "budgets, billing cycle \(TimeText.format(snapshot.cycleStart, "%Y-%m-%d")) to \(TimeText.format(snapshot.cycleEnd, "%Y-%m-%d")) (rx + tx):\n"
         var table = TextTable([("", .left), ("used", .right), ("budget", .right), ("left", .right), ("projected", .right), ("", .left)])
         for status in snapshot.budgets {
             let left = status.remaining >= 0 ? units.bytes(UInt64(status.remaining)) : "-" + units.bytes(UInt64(-status.remaining))

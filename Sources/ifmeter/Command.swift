@@ -1,0 +1,210 @@
+// No IfmeterCore import when `make fuzz` compiles the parser with the
+// few core sources it needs into one module.
+#if canImport(IfmeterCore)
+import IfmeterCore
+#endif
+
+/// A command-line mistake: exit 64 with the message and a hint naming the
+/// command's help.
+struct CommandLineError: Error, Sendable, Equatable {
+    var message: String
+    var command: CommandName?
+
+    init(_ message: String, command: CommandName? = nil) {
+        self.message = message
+        self.command = command
+    }
+}
+
+/// Options every command takes.
+struct GlobalOptions: Sendable, Equatable {
+    var configPath: String?
+    var stateDirectory: String?
+}
+
+/// How figures are printed.
+struct DisplayOptions: Sendable, Equatable {
+    var json = false
+    var units = Units()
+}
+
+/// `--begin` (inclusive) and `--end` (exclusive, after the day or minute named).
+struct TimeRange: Sendable, Equatable {
+    var from: Int64 = .min
+    var to: Int64 = .max
+}
+
+enum ExportFormat: String, Sendable, CaseIterable { case csv, jsonl }
+
+/// What the command line asks for, parsed and validated, before anything is
+/// read: the run step never sees a word of the command line.
+enum Command: Sendable, Equatable {
+    case help(CommandName?)
+    case status(names: [String], DisplayOptions)
+    case history(CommandName, names: [String], limit: Int?, TimeRange, DisplayOptions)
+    case classes(DisplayOptions)
+    case check(DisplayOptions)
+    case events(names: [String], limit: Int, json: Bool)
+    case live(interval: Double, count: Int?, DisplayOptions)
+    case export(ExportFormat, Granularity, TimeRange)
+    case graph(path: String, days: Int)
+    case interfaces(all: Bool, json: Bool)
+}
+
+/// A parsed command line.
+struct Invocation: Sendable, Equatable {
+    var globals: GlobalOptions
+    var command: Command
+}
+
+/// Parses the words after the program name. Pure: no file, no clock, no
+/// environment, so the fuzzer and table tests drive it directly.
+enum CommandParser {
+    static func parse(_ words: [String]) throws(CommandLineError) -> Invocation {
+        var command: CommandName?
+        var operands: [String] = []
+        var given: [(spec: OptionSpec, spelled: String, value: String?)] = []
+        let known = OptionSpec.global + CommandName.allCases.flatMap(\.options)
+        var index = 0
+        while index < words.count {
+            let word = words[index]
+            index += 1
+            guard word.hasPrefix("-") && word != "-" else {
+                if command == nil {
+                    guard let name = CommandName(rawValue: word) else { throw CommandLineError("unknown command \(word)") }
+                    command = name
+                } else {
+                    operands.append(word)
+                }
+                continue
+            }
+            var spelled = word
+            var inline: String?
+            if word.hasPrefix("--"), let equals = word.firstIndex(of: "=") {
+                spelled = String(word[..<equals])
+                inline = String(word[word.index(after: equals)...])
+            }
+            guard let spec = known.first(where: { $0.names.contains(spelled) }) else {
+                throw CommandLineError("unknown option \(word)", command: command)
+            }
+            if spec.takesValue {
+                if inline == nil {
+                    guard index < words.count else { throw CommandLineError("\(spelled) needs a value", command: command) }
+                    inline = words[index]
+                    index += 1
+                }
+            } else if inline != nil {
+                throw CommandLineError("\(spelled) takes no value", command: command)
+            }
+            given.append((spec, spelled, inline))
+        }
+        if given.contains(where: { $0.spec == .help }) { return Invocation(globals: GlobalOptions(), command: .help(command)) }
+        let name = command ?? .fallback
+        let accepted = OptionSpec.global + name.options
+        if let stray = given.first(where: { !accepted.contains($0.spec) }) {
+            throw CommandLineError("\(name.rawValue) does not take \(stray.spelled)", command: name)
+        }
+        var options = GivenOptions(command: name, given: given.map { ($0.spec, $0.value ?? "") })
+        let globals = GlobalOptions(configPath: try options.single(.config), stateDirectory: try options.single(.stateDirectory))
+        return Invocation(globals: globals, command: try build(name, operands: operands, &options))
+    }
+
+    private static func build(_ name: CommandName, operands: [String], _ options: inout GivenOptions) throws(CommandLineError) -> Command {
+        if name != .status, let operand = operands.first {
+            throw CommandLineError("unexpected argument \(operand)", command: name)
+        }
+        switch name {
+        case .status:
+            return .status(names: operands, options.display())
+        case .hours, .days, .months, .years, .top:
+            return .history(
+                name, names: options.all(.interface), limit: try options.number(.limit), try options.range(), options.display())
+        case .classes:
+            return .classes(options.display())
+        case .check:
+            return .check(options.display())
+        case .events:
+            return .events(names: options.all(.interface), limit: try options.number(.limit) ?? 50, json: options.flag(.json))
+        case .live:
+            return .live(interval: try options.seconds(.interval) ?? 1, count: try options.number(.count), options.display())
+        case .export:
+            let format = try options.choice(.format, ExportFormat.self, expected: "csv or jsonl") ?? .csv
+            let granularity = try options.choice(.granularity, Granularity.self, expected: "5min, hour, day, month or year") ?? .day
+            return .export(format, granularity, try options.range())
+        case .graph:
+            guard let path = try options.single(.svg) else { throw CommandLineError("graph needs --svg FILE", command: name) }
+            return .graph(path: path, days: try options.number(.days) ?? 30)
+        case .interfaces:
+            return .interfaces(all: options.flag(.all), json: options.flag(.json))
+        }
+    }
+}
+
+/// The options found on a command line, read by spec.
+private struct GivenOptions {
+    let command: CommandName
+    let given: [(spec: OptionSpec, value: String)]
+
+    init(command: CommandName, given: [(OptionSpec, String)]) {
+        self.command = command
+        self.given = given
+    }
+
+    func flag(_ spec: OptionSpec) -> Bool { given.contains { $0.spec == spec } }
+
+    func all(_ spec: OptionSpec) -> [String] { given.filter { $0.spec == spec }.map(\.value) }
+
+    /// The value of an option given at most once.
+    func single(_ spec: OptionSpec) throws(CommandLineError) -> String? {
+        let values = all(spec)
+        if values.count > 1 { throw CommandLineError("\(spec.name) given more than once", command: command) }
+        return values.first
+    }
+
+    func display() -> DisplayOptions {
+        var display = DisplayOptions(json: flag(.json))
+        if flag(.si) { display.units.scale = .si }
+        if flag(.bytes) { display.units.scale = .raw }
+        if flag(.byteRates) { display.units.ratesInBits = false }
+        return display
+    }
+
+    func number(_ spec: OptionSpec) throws(CommandLineError) -> Int? {
+        guard let text = try single(spec) else { return nil }
+        guard let value = Int(text), value > 0, value <= 1_000_000 else {
+            throw CommandLineError("\(spec.name) \(text): expected a whole number from 1 to 1000000", command: command)
+        }
+        return value
+    }
+
+    func seconds(_ spec: OptionSpec) throws(CommandLineError) -> Double? {
+        guard let text = try single(spec) else { return nil }
+        guard let value = Double(text), value >= 0.1, value <= 3600 else {
+            throw CommandLineError("\(spec.name) \(text): expected seconds from 0.1 to 3600", command: command)
+        }
+        return value
+    }
+
+    func choice<Choice: RawRepresentable<String>>(_ spec: OptionSpec, _ type: Choice.Type, expected: String) throws(CommandLineError) -> Choice? {
+        guard let text = try single(spec) else { return nil }
+        guard let value = Choice(rawValue: text) else { throw CommandLineError("\(spec.name) \(text): expected \(expected)", command: command) }
+        return value
+    }
+
+    func range() throws(CommandLineError) -> TimeRange {
+        func parse(_ spec: OptionSpec) throws(CommandLineError) -> (time: Int64, dateOnly: Bool)? {
+            guard let text = try single(spec) else { return nil }
+            guard let time = TimeText.parse(text) else {
+                throw CommandLineError("\(spec.name) \(text): expected YYYY-MM-DD or \"YYYY-MM-DD HH:MM\"", command: command)
+            }
+            return (time, !text.contains(":"))
+        }
+        var range = TimeRange()
+        if let begin = try parse(.begin) { range.from = begin.time }
+        if let end = try parse(.end) {
+            range.to = end.dateOnly ? TimeBuckets.start(of: .day, -1, before: end.time) : end.time + 60
+        }
+        if range.from >= range.to { throw CommandLineError("--begin must come before --end", command: command) }
+        return range
+    }
+}

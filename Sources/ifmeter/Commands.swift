@@ -1,0 +1,296 @@
+import IfmeterCore
+
+/// Why a command could not do its work. `main` turns each into one line on
+/// stderr and a sysexits code; nothing below it exits.
+enum CommandFailure: Error {
+    case usage(CommandLineError)
+    case configuration(ConfigurationError)
+    case configurationUnreadable(String)
+    case noBudgets(configPath: String)
+    case store(StoreError)
+    case kernel(String)
+    case cannotWrite(SystemError)
+    case output(SystemError)
+}
+
+/// What every command may read, resolved once from the global options.
+struct Context {
+    let globals: GlobalOptions
+    let environment: [String: String]
+    let configuration: Configuration
+
+    init(_ globals: GlobalOptions, environment: [String: String], configuration: Configuration) {
+        self.globals = globals
+        self.environment = environment
+        self.configuration = configuration
+    }
+
+    /// Reads the configuration the global options name (or the default, when present).
+    static func loading(_ globals: GlobalOptions, environment: [String: String]) throws(CommandFailure) -> Context {
+        let path = globals.configPath ?? Configuration.defaultPath
+        do {
+            return Context(globals, environment: environment, configuration: try ConfigurationFile.load(path: path, required: globals.configPath != nil))
+        } catch let error as ConfigurationError {
+            throw .configuration(error)
+        } catch {
+            throw .configurationUnreadable("\(path): \(error)")
+        }
+    }
+
+    var stateDirectory: String { globals.stateDirectory ?? configuration.resolvedStateDirectory(environment: environment) }
+
+    func openStore() throws(CommandFailure) -> CounterStore {
+        do {
+            return try CounterStore(directory: stateDirectory, readOnly: true)
+        } catch {
+            throw .store(error)
+        }
+    }
+
+    func kernelLinks() throws(CommandFailure) -> [LinkSample] {
+        do {
+            return try NetlinkLinkSource().links()
+        } catch {
+            throw .kernel("\(error)")
+        }
+    }
+
+    var bootID: String { (try? BootID.read(from: configuration.bootIDPath)) ?? "" }
+    var now: Instant { SystemClock(environment: environment).now() }
+    var daemonRunning: Bool { FileSystem.isLockedByAnotherProcess(stateDirectory + "/ifmeterd.lock") }
+
+    /// Writes to stdout; a failed write (a full disk, a closed pipe) is an error.
+    func print(_ text: String) throws(CommandFailure) {
+        do {
+            try Output.standardOutputReportingErrors(text)
+        } catch {
+            throw .output(error)
+        }
+    }
+
+    func print(_ json: JSON) throws(CommandFailure) { try print(json.rendered() + "\n") }
+}
+
+/// One function per command; each returns its exit code.
+enum Commands {
+    static func run(_ command: Command, _ context: Context) throws(CommandFailure) -> Int32 {
+        switch command {
+        case .help(let name):
+            try context.print(name?.help ?? CommandName.overview)
+            return 0
+        case .status(let names, let display): return try status(names: names, display, context)
+        case .history(let name, let names, let limit, let range, let display):
+            return try history(name, names: names, limit: limit, range, display, context)
+        case .classes(let display): return try classes(display, context)
+        case .check(let display): return try check(display, context)
+        case .events(let names, let limit, let json): return try events(names: names, limit: limit, json: json, context)
+        case .live(let interval, let count, let display): return try live(interval: interval, count: count, display, context)
+        case .export(let format, let granularity, let range): return try export(format, granularity, range, context)
+        case .graph(let path, let days): return try graph(path: path, days: days, context)
+        case .interfaces(let all, let json): return try interfaces(all: all, json: json, context)
+        }
+    }
+
+    static func status(names: [String], _ display: DisplayOptions, _ context: Context) throws(CommandFailure) -> Int32 {
+        var snapshot = try readSnapshot(context, measureRates: true)
+        if !names.isEmpty {
+            let known = snapshot.interfaces.map(\.name)
+            if let unknown = names.first(where: { !known.contains($0) }) {
+                throw .usage(CommandLineError("no interface \(unknown) in the store (known: \(known.joined(separator: " ")))", command: .status))
+            }
+            snapshot.interfaces = snapshot.interfaces.filter { names.contains($0.name) }
+        }
+        try context.print(display.json ? StatusReport.json(snapshot).rendered() + "\n" : StatusReport.text(snapshot, units: display.units))
+        return 0
+    }
+
+    static func classes(_ display: DisplayOptions, _ context: Context) throws(CommandFailure) -> Int32 {
+        let snapshot = try readSnapshot(context, measureRates: false)
+        try context.print(display.json ? StatusReport.classesJSON(snapshot).rendered() + "\n" : StatusReport.classesText(snapshot, units: display.units))
+        return 0
+    }
+
+    static func check(_ display: DisplayOptions, _ context: Context) throws(CommandFailure) -> Int32 {
+        if context.configuration.budgets.isEmpty {
+            throw .noBudgets(configPath: context.globals.configPath ?? Configuration.defaultPath)
+        }
+        let snapshot = try readSnapshot(context, measureRates: false)
+        let verdict = CheckVerdict(snapshot)
+        try context.print(display.json
+            ? StatusReport.checkJSON(snapshot, exitCode: verdict.rawValue).rendered() + "\n" : StatusReport.budgetLines(snapshot, units: display.units))
+        return verdict.rawValue
+    }
+
+    static func history(
+        _ name: CommandName, names: [String], limit: Int?, _ range: TimeRange, _ display: DisplayOptions, _ context: Context
+    ) throws(CommandFailure) -> Int32 {
+        guard let kind = HistoryReport.Kind(rawValue: name.rawValue) else { preconditionFailure("\(name) is not a history view") }
+        let store = try context.openStore()
+        let now = context.now
+        let additions = try liveAdditions(store, context, now: now)
+        let rows: [HistoryRow]
+        do {
+            rows = HistoryReport.rows(
+                kind, buckets: try store.buckets(kind.granularity, from: range.from, to: range.to), live: additions.deltas,
+                classes: additions.classes, now: now.wall, names: Set(names), from: range.from, to: range.to, limit: limit ?? kind.defaultLimit)
+        } catch {
+            throw .store(error)
+        }
+        try context.print(display.json ? HistoryReport.json(kind, rows).rendered() + "\n" : HistoryReport.text(kind, rows, units: display.units))
+        return 0
+    }
+
+    static func events(names: [String], limit: Int, json: Bool, _ context: Context) throws(CommandFailure) -> Int32 {
+        let store = try context.openStore()
+        let all: [StoredEvent]
+        do { all = try store.events() } catch { throw .store(error) }
+        let events = Array(all.filter { names.isEmpty || names.contains($0.name) }.suffix(limit))
+        try context.print(json ? EventsReport.json(events).rendered() + "\n" : EventsReport.text(events))
+        return 0
+    }
+
+    static func export(_ format: ExportFormat, _ granularity: Granularity, _ range: TimeRange, _ context: Context) throws(CommandFailure) -> Int32 {
+        let store = try context.openStore()
+        let buckets: [StoredBucket]
+        do { buckets = try store.buckets(granularity, from: range.from, to: range.to) } catch { throw .store(error) }
+        try context.print(ExportWriter.render(buckets, format: format == .csv ? .csv : .jsonl))
+        return 0
+    }
+
+    static func graph(path: String, days: Int, _ context: Context) throws(CommandFailure) -> Int32 {
+        let store = try context.openStore()
+        let now = context.now
+        let additions = try liveAdditions(store, context, now: now)
+        let from = TimeBuckets.start(of: .day, days - 1, before: now.wall)
+        let rows: [HistoryRow]
+        do {
+            rows = HistoryReport.rows(
+                .days, buckets: try store.buckets(.day, from: from), live: additions.deltas, classes: additions.classes,
+                now: now.wall, names: [], from: from, to: .max, limit: .max)
+        } catch {
+            throw .store(error)
+        }
+        do {
+            try FileSystem.write(Array(SVGGraph.render(days: rows, from: from, dayCount: days, now: now.wall).utf8), to: path)
+        } catch let error as SystemError {
+            throw .cannotWrite(error)
+        } catch {
+            throw .cannotWrite(SystemError("write", path: path, errno: 5))
+        }
+        try context.print("wrote \(path)\n")
+        return 0
+    }
+
+    static func interfaces(all: Bool, json: Bool, _ context: Context) throws(CommandFailure) -> Int32 {
+        let configuration = context.configuration
+        let classifier = configuration.classifier
+        let shown = try context.kernelLinks().map { ClassifiedLink(sample: $0, classification: classifier.classify($0)) }
+            .filter { all || $0.isWatched(by: configuration.watchedClasses) }
+        try context.print(json ? InterfacesReport.json(shown).rendered() + "\n" : InterfacesReport.table(shown))
+        return 0
+    }
+
+    static func live(interval: Double, count: Int?, _ display: DisplayOptions, _ context: Context) throws(CommandFailure) -> Int32 {
+        let configuration = context.configuration
+        let source: NetlinkLinkSource
+        do { source = try NetlinkLinkSource() } catch { throw .kernel("\(error)") }
+        let classifier = configuration.classifier
+        var previous = try kernelSample(source)
+        let terminal = FileSystem.isTerminal(1)
+        var refreshes = 0
+        while count.map({ refreshes < $0 }) ?? true {
+            FileSystem.sleep(seconds: interval)
+            let current = try kernelSample(source)
+            let elapsed = current.time - previous.time
+            let rates = LinkRates.between(previous.links, current.links, over: elapsed)
+            var table = TextTable([("INTERFACE", .left), ("CLASS", .left), ("RX RATE", .right), ("TX RATE", .right), ("RX TOTAL", .right), ("TX TOTAL", .right)])
+            var rows: [JSON] = []
+            let units = display.units
+            for link in current.links {
+                guard let interfaceClass = classifier.classify(link).interfaceClass, configuration.watchedClasses.contains(interfaceClass) else { continue }
+                let (rx, tx) = rates[link.ifindex] ?? (0, 0)  // new since the last refresh
+                table.append([link.name, interfaceClass.displayName, units.rate(bytesPerSecond: rx), units.rate(bytesPerSecond: tx),
+                              units.bytes(link.counters.rxBytes), units.bytes(link.counters.txBytes)])
+                rows.append(.object([
+                    ("interface", .string(link.name)), ("class", .string(interfaceClass.rawValue)),
+                    ("rx_bytes_per_second", .double(rx)), ("tx_bytes_per_second", .double(tx)),
+                    ("rx_bytes", .uint(link.counters.rxBytes)), ("tx_bytes", .uint(link.counters.txBytes)),
+                ]))
+            }
+            if display.json {
+                try context.print(JSON.object([
+                    ("schema", .string("ifmeter.live/1")), ("estimate", .bool(true)), ("basis", .string(Estimate.basis)),
+                    ("interval_seconds", .double(elapsed)), ("interfaces", .array(rows)),
+                ]).rendered(indent: nil) + "\n")
+            } else {
+                // In place on a terminal; one table after another in a pipe.
+                let screen = terminal ? "\u{1B}[H\u{1B}[2J" : (refreshes > 0 ? "\n" : "")
+                try context.print(screen + "ifmeter live, every \(interval) s (Ctrl-C to stop): rates read from the kernel, \(Estimate.basis)\n" + table.rendered())
+            }
+            previous = current
+            refreshes += 1
+        }
+        return 0
+    }
+
+    // MARK: Reading
+
+    static func readSnapshot(_ context: Context, measureRates: Bool) throws(CommandFailure) -> Snapshot {
+        let store = try context.openStore()
+        // The kernel is read twice, half a second apart, for current rates.
+        let source = try? NetlinkLinkSource()
+        let first = try? source?.links()
+        var kernel = first
+        var rates: [Int32: (rx: Double, tx: Double)] = [:]
+        if measureRates, let source, let first {
+            let window = 0.5
+            let started = SystemClock.monotonic()
+            FileSystem.sleep(seconds: window)
+            if let second = try? source.links() {
+                rates = LinkRates.between(first, second, over: SystemClock.monotonic() - started)
+                kernel = second
+            }
+        }
+        do {
+            return try SnapshotReader.read(
+                store: store, configuration: context.configuration, bootID: context.bootID, now: context.now,
+                kernel: kernel, rates: rates, daemonRunning: context.daemonRunning)
+        } catch {
+            throw .store(error)
+        }
+    }
+
+    static func liveAdditions(_ store: CounterStore, _ context: Context, now: Instant) throws(CommandFailure) -> LiveAdditions {
+        do {
+            return try SnapshotReader.liveAdditions(
+                store: store, configuration: context.configuration, bootID: context.bootID, now: now, kernel: try? context.kernelLinks())
+        } catch {
+            throw .store(error)
+        }
+    }
+
+    static func kernelSample(_ source: NetlinkLinkSource) throws(CommandFailure) -> (links: [LinkSample], time: Double) {
+        do {
+            return (try source.links(), SystemClock.monotonic())
+        } catch {
+            throw .kernel("\(error)")
+        }
+    }
+}
+
+/// Rates between two kernel dumps.
+enum LinkRates {
+    /// Bytes per second per link present in both dumps (a counter that went
+    /// down counts from zero, as in the accounting).
+    static func between(_ before: [LinkSample], _ after: [LinkSample], over elapsed: Double) -> [Int32: (rx: Double, tx: Double)] {
+        let previous = Dictionary(before.map { ($0.ifindex, $0.counters) }, uniquingKeysWith: { a, _ in a })
+        var rates: [Int32: (rx: Double, tx: Double)] = [:]
+        for link in after {
+            guard let old = previous[link.ifindex] else { continue }
+            rates[link.ifindex] = (
+                Double(CounterStep.between(old.rxBytes, link.counters.rxBytes, width: .bits64).delta) / elapsed,
+                Double(CounterStep.between(old.txBytes, link.counters.txBytes, width: .bits64).delta) / elapsed)
+        }
+        return rates
+    }
+}
