@@ -158,8 +158,10 @@ enum CommandName: String, CaseIterable, Sendable {
             """
             For cron and monitoring: compares each [Budgets] entry with this billing
             cycle's use (rx + tx). Exit 0 when all are within budget, 1 when one is
-            projected over by the end of the cycle (linear projection), 2 when one
-            is exceeded, 78 when no budget is configured.
+            projected over by the end of the cycle, 2 when one is exceeded, 78 when
+            no budget is configured. The projection is linear over the time
+            observed (from the cycle start, or from when counting began if later);
+            none is made before a day is observed, so a new cycle never alarms.
             """
         case .interfaces:
             """
@@ -177,7 +179,8 @@ enum CommandName: String, CaseIterable, Sendable {
         -i limits it to interfaces; --limit keeps the latest N rows per
         interface (default \(limit)); DATE: YYYY-MM-DD or "YYYY-MM-DD HH:MM"
         local time, --end includes the day named. The current bucket includes
-        what the kernel counted since the daemon's last commit (*).
+        what the kernel counted since the daemon's last commit (*), and an
+        estimated line: its total at the end at the rate counted so far.
         """
     }
 

@@ -132,7 +132,8 @@ enum Commands {
         do {
             rows = HistoryReport.rows(
                 kind, buckets: try store.buckets(kind.granularity, from: range.from, to: range.to), live: additions.deltas,
-                classes: additions.classes, now: now.wall, names: Set(names), from: range.from, to: range.to, limit: limit ?? kind.defaultLimit)
+                classes: additions.classes, now: now.wall, names: Set(names), from: range.from, to: range.to, limit: limit ?? kind.defaultLimit,
+                countingSince: additions.firstSeen)
         } catch {
             throw .store(error)
         }

@@ -109,7 +109,8 @@ import Testing
         for kind in HistoryReport.Kind.allCases {
             let rows = HistoryReport.rows(
                 kind, buckets: try store.buckets(kind.granularity), live: live, classes: classes,
-                now: snapshot.now, names: [], from: .min, to: .max, limit: kind.defaultLimit)
+                now: snapshot.now, names: [], from: .min, to: .max, limit: kind.defaultLimit,
+                countingSince: Dictionary(snapshot.interfaces.map { ($0.name, $0.firstSeen) }, uniquingKeysWith: { a, _ in a }))
             try expectGolden("\(kind.rawValue).txt", HistoryReport.text(kind, rows, units: Units()))
         }
         try expectGolden("classes.txt", StatusReport.classesText(snapshot, units: Units()))

@@ -20,6 +20,8 @@ public struct InterfaceSnapshot: Sendable {
     public var rate: (rx: Double, tx: Double)?
     public var lastEvent: StoredEvent?
     public var incomplete: String?
+    /// When ifmeter first counted this interface.
+    public var firstSeen: Int64
 }
 
 /// What the store says about the daemon that writes it.
@@ -39,8 +41,8 @@ public struct BudgetStatus: Sendable {
 
     public var budget: Budget
     public var used: UInt64
-    /// A labelled linear projection of use at the end of the cycle.
-    public var projected: UInt64
+    /// A labelled linear projection of use at the end of the cycle, from the time observed.
+    public var projection: BudgetProjection
     public var state: State
 
     public var remaining: Int64 { Int64(clamping: budget.bytes) - Int64(clamping: used) }
@@ -123,7 +125,7 @@ public enum SnapshotReader {
                 liveDelta: delta, today: sum(from: todayStart), cycle: sum(from: cycleStart),
                 sinceBoot: (counted[interface.name] ?? .zero) + delta, allTime: interface.totals + delta,
                 rate: kernelByName[interface.name].flatMap { rates[$0.ifindex] },
-                lastEvent: lastEvents[interface.name], incomplete: interface.incomplete)
+                lastEvent: lastEvents[interface.name], incomplete: interface.incomplete, firstSeen: interface.firstSeen)
         }
         let lastCommit = try store.meta("last_commit").flatMap { Int64($0) }
         let commitInterval = try store.meta("commit_interval").flatMap { Double($0) }
@@ -133,8 +135,6 @@ public enum SnapshotReader {
         let daemon = DaemonHealth(
             running: daemonRunning, lastCommit: lastCommit, commitInterval: commitInterval, sampleInterval: sampleInterval, stale: stale)
 
-        let elapsed = Double(max(now - cycleStart, 1))
-        let length = Double(cycleEnd - cycleStart)
         let budgets = configuration.budgets.map { budget -> BudgetStatus in
             let members = interfaces.filter { snapshot in
                 switch budget.target {
@@ -143,9 +143,12 @@ public enum SnapshotReader {
                 }
             }
             let used = members.reduce(UInt64(0)) { $0 + $1.cycle.rxBytes + $1.cycle.txBytes }
-            let projected = UInt64(Double(used) / elapsed * length)
-            let state: BudgetStatus.State = used > budget.bytes ? .exceeded : projected > budget.bytes ? .projectedOver : .ok
-            return BudgetStatus(budget: budget, used: used, projected: projected, state: state)
+            // With no member yet, counting for it begins now.
+            let countingSince = members.map(\.firstSeen).min() ?? now
+            let projection = BudgetProjection(used: used, cycleStart: cycleStart, cycleEnd: cycleEnd, countingSince: countingSince, now: now)
+            let state: BudgetStatus.State =
+                used > budget.bytes ? .exceeded : projection.isTrusted && projection.projected > budget.bytes ? .projectedOver : .ok
+            return BudgetStatus(budget: budget, used: used, projection: projection, state: state)
         }
         return Snapshot(
             now: now, bootID: bootID, billingDay: configuration.billingDay, cycleStart: cycleStart, cycleEnd: cycleEnd,
@@ -159,6 +162,8 @@ public enum SnapshotReader {
 public struct LiveAdditions: Sendable {
     public var deltas: [String: LinkCounters]
     public var classes: [String: String]
+    /// When each stored interface was first counted.
+    public var firstSeen: [String: Int64]
 }
 
 extension SnapshotReader {
@@ -167,14 +172,16 @@ extension SnapshotReader {
     public static func liveAdditions(
         store: CounterStore, configuration: Configuration, bootID: String, now: Instant, kernel: [LinkSample]?
     ) throws(StoreError) -> LiveAdditions {
-        var classes = Dictionary(try store.interfaces().map { ($0.name, $0.interfaceClass) }, uniquingKeysWith: { first, _ in first })
-        guard let kernel, !bootID.isEmpty else { return LiveAdditions(deltas: [:], classes: classes) }
+        let stored = try store.interfaces()
+        var classes = Dictionary(stored.map { ($0.name, $0.interfaceClass) }, uniquingKeysWith: { first, _ in first })
+        let firstSeen = Dictionary(stored.map { ($0.name, $0.firstSeen) }, uniquingKeysWith: { first, _ in first })
+        guard let kernel, !bootID.isEmpty else { return LiveAdditions(deltas: [:], classes: classes, firstSeen: firstSeen) }
         let deltas = liveDeltas(state: try store.loadState(), kernel: kernel, configuration: configuration, bootID: bootID, now: now)
         let classifier = configuration.classifier
         for link in kernel where deltas[link.name] != nil && classes[link.name] == nil {
             classes[link.name] = classifier.classify(link).interfaceClass?.rawValue ?? "other"
         }
-        return LiveAdditions(deltas: deltas, classes: classes)
+        return LiveAdditions(deltas: deltas, classes: classes, firstSeen: firstSeen)
     }
 }
 

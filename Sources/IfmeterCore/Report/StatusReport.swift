@@ -34,6 +34,14 @@ public enum StatusReport {
         return output
     }
 
+    /// "3 d 4 h", "5 h 10 min", "40 min".
+    static func duration(_ seconds: Int64) -> String {
+        let days = seconds / 86_400, hours = seconds % 86_400 / 3600, minutes = seconds % 3600 / 60
+        if days > 0 { return hours > 0 ? "\(days) d \(hours) h" : "\(days) d" }
+        if hours > 0 { return minutes > 0 ? "\(hours) h \(minutes) min" : "\(hours) h" }
+        return "\(minutes) min"
+    }
+
     static func displayClass(_ raw: String) -> String { InterfaceClass(rawValue: raw)?.displayName ?? raw }
 
     static func daemonLine(_ snapshot: Snapshot) -> String {
@@ -50,19 +58,26 @@ public enum StatusReport {
 
     package static func budgetLines(_ snapshot: Snapshot, units: Units) -> String {
         let output = "budgets, billing cycle \(TimeText.format(snapshot.cycleStart, "%Y-%m-%d")) to \(TimeText.format(snapshot.cycleEnd, "%Y-%m-%d")) (rx + tx):\n"
-        var table = TextTable([("", .left), ("used", .right), ("budget", .right), ("left", .right), ("projected", .right), ("", .left)])
+        var table = TextTable([
+            ("", .left), ("used", .right), ("budget", .right), ("left", .right), ("projected", .right), ("observed", .right), ("", .left),
+        ])
         for status in snapshot.budgets {
             let left = status.remaining >= 0 ? units.bytes(UInt64(status.remaining)) : "-" + units.bytes(UInt64(-status.remaining))
+            let projection = status.projection
             let verdict: String
             switch status.state {
-            case .ok: verdict = "ok"
-            case .projectedOver: verdict = "projected over budget by the end of the cycle"
+            case .ok: verdict = projection.isTrusted ? "ok" : "ok, too early to project"
+            case .projectedOver: verdict = "at risk"
             case .exceeded: verdict = "EXCEEDED"
             }
-            table.append([status.budget.label, units.bytes(status.used), units.bytes(status.budget.bytes), left, units.bytes(status.projected), verdict])
+            table.append([
+                status.budget.label, units.bytes(status.used), units.bytes(status.budget.bytes), left,
+                projection.isTrusted ? units.bytes(projection.projected) : "-", duration(projection.observedSeconds), verdict,
+            ])
         }
         return output + table.rendered().split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") + "\n"
-            + "  projected = linear projection of this cycle's use to its end\n"
+            + "  projected: use at the cycle's end at the rate observed since counting\n"
+            + "  began; made after a day observed, at risk = projected over the budget\n"
     }
 
     /// `ifmeter classes`: totals per class. Tunnel traffic also crosses the
@@ -174,8 +189,12 @@ public enum StatusReport {
         return .object([
             ("target", .string(status.budget.label)), ("target_kind", .string(kind)),
             ("budget_bytes", .uint(status.budget.bytes)), ("used_bytes", .uint(status.used)),
-            ("remaining_bytes", .int(status.remaining)), ("projected_bytes", .uint(status.projected)),
-            ("projection", .string("linear")), ("state", .string(status.state.rawValue)),
+            ("remaining_bytes", .int(status.remaining)),
+            ("projected_bytes", .uint(status.projection.projected)),
+            ("projection", .string("linear")), ("confidence", .string(status.projection.confidence.rawValue)),
+            ("observed_since", .string(TimeText.utc(status.projection.observedSince))),
+            ("observed_seconds", .int(status.projection.observedSeconds)),
+            ("state", .string(status.state.rawValue)),
         ])
     }
 }
