@@ -37,7 +37,17 @@ struct Context {
         }
     }
 
-    var stateDirectory: String { globals.stateDirectory ?? configuration.resolvedStateDirectory(environment: environment) }
+    /// The state directory named by --state-dir, StateDirectory= or
+    /// $STATE_DIRECTORY; else the installed default, unless it holds no
+    /// store and the one `make run` keeps does (see StoreLocation).
+    var stateDirectory: String {
+        if let explicit = globals.stateDirectory { return explicit }
+        let resolved = configuration.resolvedStateDirectory(environment: environment)
+        guard configuration.stateDirectory == nil && environment["STATE_DIRECTORY"] == nil else { return resolved }
+        return StoreLocation.fallback(
+            default: resolved, workingDirectory: FileSystem.currentDirectory(), executable: FileSystem.executablePath(),
+            hasStore: { FileSystem.exists($0 + "/" + CounterStore.fileName) })
+    }
 
     func openStore() throws(CommandFailure) -> CounterStore {
         do {
@@ -69,6 +79,23 @@ struct Context {
     }
 
     func print(_ json: JSON) throws(CommandFailure) { try print(json.rendered() + "\n") }
+}
+
+/// Where a reader finds the store when nothing names it.
+enum StoreLocation {
+    /// The installed default when it has a store; else the `./state` that
+    /// `make run` keeps, in the working directory or in the checkout the
+    /// running binary was built in (`CHECKOUT/.build/.../ifmeter`); else
+    /// the default again, so the error names the usual place.
+    static func fallback(default path: String, workingDirectory: String?, executable: String?, hasStore: (String) -> Bool) -> String {
+        if hasStore(path) { return path }
+        var candidates: [String] = []
+        if let workingDirectory { candidates.append(workingDirectory + "/state") }
+        if let parts = executable?.split(separator: "/", omittingEmptySubsequences: false), let build = parts.firstIndex(of: ".build") {
+            candidates.append(parts[..<build].joined(separator: "/") + "/state")
+        }
+        return candidates.first(where: hasStore) ?? path
+    }
 }
 
 /// One function per command; each returns its exit code.

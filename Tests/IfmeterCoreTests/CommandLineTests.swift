@@ -47,6 +47,20 @@ import Testing
 
     let ifmeterd = TestEnvironment.binary("ifmeterd")
 
+    /// `make run` keeps its store in ./state; `ifmeter` run from there, with
+    /// nothing naming a store, reads it instead of saying "no store yet".
+    @Test(.enabled(if: !FileManager.default.fileExists(atPath: "/var/lib/ifmeter/ifmeter.db"), "an installed store takes precedence"))
+    func findsTheStoreMakeRunKeeps() throws {
+        let directory = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("empty.conf").path
+        try "".write(toFile: config, atomically: true, encoding: .utf8)
+        try mustRun(ifmeterd, ["--config", config, "--state-dir", directory.path + "/state", "--once"])
+        let result = try runProcess("/bin/sh", ["-c", "cd \"$1\" && exec \"$2\" --config \"$3\" status --json", "sh", directory.path, ifmeter, config])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("\"schema\": \"ifmeter.status/1\""))
+    }
+
     @Test func daemonHelpAndUsageErrors() throws {
         let help = try runProcess(ifmeterd, ["--help"])
         #expect(help.status == 0)

@@ -79,3 +79,21 @@ import Testing
         }
     }
 }
+
+/// `make run`, then `ifmeter`: the reader finds the store make run keeps.
+@Suite struct StoreLocationTests {
+    static let cases: [(stores: Set<String>, cwd: String?, exe: String?, expected: String)] = [
+        (["/var/lib/ifmeter", "/src/ifmeter/state"], "/src/ifmeter", "/src/ifmeter/.build/debug/ifmeter", "/var/lib/ifmeter"),
+        (["/src/ifmeter/state"], "/src/ifmeter", "/usr/local/bin/ifmeter", "/src/ifmeter/state"),
+        (["/src/ifmeter/state"], "/home/me", "/src/ifmeter/.build/x86_64-unknown-linux-gnu/debug/ifmeter", "/src/ifmeter/state"),
+        ([], "/src/ifmeter", "/src/ifmeter/.build/debug/ifmeter", "/var/lib/ifmeter"),
+        (["/home/me/state"], nil, nil, "/var/lib/ifmeter"),
+    ]
+
+    @Test(arguments: cases)
+    func fallback(_ testCase: (stores: Set<String>, cwd: String?, exe: String?, expected: String)) {
+        let found = StoreLocation.fallback(
+            default: "/var/lib/ifmeter", workingDirectory: testCase.cwd, executable: testCase.exe, hasStore: testCase.stores.contains)
+        #expect(found == testCase.expected)
+    }
+}

@@ -116,6 +116,13 @@ public enum FileSystem {
         throw SystemError("flock", path: path, errno: saved)
     }
 
+    /// The working directory, or nil when it cannot be named (removed).
+    public static func currentDirectory() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return nil }
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// The path of the running executable.
     public static func executablePath() -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
