@@ -71,7 +71,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_SOURCES := $(wildcard Sources/IfmeterCore/Config/*.swift) $(wildcard Sources/IfmeterCore/Classify/*.swift) \
 	Sources/IfmeterCore/System/FileSystem.swift Sources/IfmeterCore/System/Arguments.swift Sources/IfmeterCore/Model/LinkSample.swift \
 	$(wildcard Sources/IfmeterCore/Time/*.swift) Sources/IfmeterCore/Text/Units.swift \
-	Sources/ifmeter/Command.swift Sources/ifmeter/CommandTable.swift
+	Sources/IfmeterCore/Report/InterfaceSelection.swift Sources/ifmeter/Command.swift Sources/ifmeter/CommandTable.swift
 fuzz:
 	mkdir -p .build/fuzz
 	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name IfmeterFuzz $(FUZZ_SOURCES) Fuzz/ParserFuzzer.swift -o .build/fuzz/parsers

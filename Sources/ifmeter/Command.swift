@@ -40,14 +40,14 @@ enum ExportFormat: String, Sendable, CaseIterable { case csv, jsonl }
 /// read: the run step never sees a word of the command line.
 enum Command: Sendable, Equatable {
     case help(CommandName?)
-    case status(names: [String], DisplayOptions)
-    case history(CommandName, names: [String], limit: Int?, TimeRange, DisplayOptions)
+    case status(InterfaceSelection, DisplayOptions)
+    case history(CommandName, InterfaceSelection, limit: Int?, TimeRange, DisplayOptions)
     case classes(DisplayOptions)
     case check(DisplayOptions)
-    case events(names: [String], limit: Int, json: Bool)
-    case live(interval: Double, count: Int?, DisplayOptions)
-    case export(ExportFormat, Granularity, TimeRange)
-    case graph(path: String, days: Int)
+    case events(InterfaceSelection, limit: Int, json: Bool)
+    case live(InterfaceSelection, interval: Double, count: Int?, DisplayOptions)
+    case export(InterfaceSelection, ExportFormat, Granularity, TimeRange)
+    case graph(InterfaceSelection, path: String, days: Int)
     case interfaces(all: Bool, json: Bool)
 }
 
@@ -110,30 +110,30 @@ enum CommandParser {
     }
 
     private static func build(_ name: CommandName, operands: [String], _ options: inout GivenOptions) throws(CommandLineError) -> Command {
-        if name != .status, let operand = operands.first {
-            throw CommandLineError("unexpected argument \(operand)", command: name)
+        if let operand = operands.first {
+            let hint = name.options.contains(.interface) && !operand.hasPrefix("-") ? " (interfaces are chosen with -i \(operand))" : ""
+            throw CommandLineError("unexpected argument \(operand)\(hint)", command: name)
         }
         switch name {
         case .status:
-            return .status(names: operands, options.display())
+            return .status(try options.selection(), options.display())
         case .hours, .days, .months, .years, .top:
-            return .history(
-                name, names: options.all(.interface), limit: try options.number(.limit), try options.range(), options.display())
+            return .history(name, try options.selection(), limit: try options.number(.limit), try options.range(), options.display())
         case .classes:
             return .classes(options.display())
         case .check:
             return .check(options.display())
         case .events:
-            return .events(names: options.all(.interface), limit: try options.number(.limit) ?? 50, json: options.flag(.json))
+            return .events(try options.selection(), limit: try options.number(.limit) ?? 50, json: options.flag(.json))
         case .live:
-            return .live(interval: try options.seconds(.interval) ?? 1, count: try options.number(.count), options.display())
+            return .live(try options.selection(), interval: try options.seconds(.interval) ?? 1, count: try options.number(.count), options.display())
         case .export:
             let format = try options.choice(.format, ExportFormat.self, expected: "csv or jsonl") ?? .csv
             let granularity = try options.choice(.granularity, Granularity.self, expected: "5min, hour, day, month or year") ?? .day
-            return .export(format, granularity, try options.range())
+            return .export(try options.selection(), format, granularity, try options.range())
         case .graph:
             guard let path = try options.single(.svg) else { throw CommandLineError("graph needs --svg FILE", command: name) }
-            return .graph(path: path, days: try options.number(.days) ?? 30)
+            return .graph(try options.selection(), path: path, days: try options.number(.days) ?? 30)
         case .interfaces:
             return .interfaces(all: options.flag(.all), json: options.flag(.json))
         }
@@ -159,6 +159,13 @@ private struct GivenOptions {
         let values = all(spec)
         if values.count > 1 { throw CommandLineError("\(spec.name) given more than once", command: command) }
         return values.first
+    }
+
+    func selection() throws(CommandLineError) -> InterfaceSelection {
+        switch InterfaceSelection.parse(all(.interface)) {
+        case .success(let selection): return selection
+        case .failure(let error): throw CommandLineError("-i \(error.value): expected NAME, or NAME+NAME to merge", command: command)
+        }
     }
 
     func display() -> DisplayOptions {

@@ -41,7 +41,8 @@ struct OptionSpec: Sendable, Hashable {
     static let si = OptionSpec(["--si"], "1000-based units (kB, MB) instead of KiB, MiB")
     static let bytes = OptionSpec(["--bytes"], "raw byte counts")
     static let byteRates = OptionSpec(["--byte-rates"], "rates in bytes per second instead of bits per second")
-    static let interface = OptionSpec(["-i", "--interface"], value: "IFACE", repeatable: true, "only these interfaces")
+    static let interface = OptionSpec(
+        ["-i", "--interface"], value: "IFACE", repeatable: true, "only this interface (repeatable); a+b shows a and b merged into one")
     static let limit = OptionSpec(["--limit"], value: "N", "keep the latest N rows")
     static let begin = OptionSpec(["--begin"], value: "DATE", "from DATE: YYYY-MM-DD or \"YYYY-MM-DD HH:MM\", local time")
     static let end = OptionSpec(["--end"], value: "DATE", "to DATE, the day named included")
@@ -71,22 +72,14 @@ enum CommandName: String, CaseIterable, Sendable {
     /// The options this command takes besides the global ones.
     var options: [OptionSpec] {
         switch self {
-        case .status: [.json] + OptionSpec.units
+        case .status: [.interface, .json] + OptionSpec.units
         case .hours, .days, .months, .years, .top: [.interface, .limit] + OptionSpec.range + [.json] + OptionSpec.units
         case .classes, .check: [.json] + OptionSpec.units
         case .events: [.interface, .limit, .json]
-        case .live: [.interval, .count, .json] + OptionSpec.units
-        case .export: [.format, .granularity] + OptionSpec.range
-        case .graph: [.svg, .days]
+        case .live: [.interface, .interval, .count, .json] + OptionSpec.units
+        case .export: [.interface, .format, .granularity] + OptionSpec.range
+        case .graph: [.svg, .interface, .days]
         case .interfaces: [.all, .json]
-        }
-    }
-
-    /// Positional words the command takes, for usage and completion.
-    var operands: String? {
-        switch self {
-        case .status: "[IFACE...]"
-        default: nil
         }
     }
 
@@ -188,7 +181,7 @@ enum CommandName: String, CaseIterable, Sendable {
     /// from the table.
     var help: String {
         let usage = "Usage: ifmeter \(rawValue)"
-        let words = (operands.map { [$0] } ?? []) + options.map(\.usage)
+        let words = options.map(\.usage)
         return Self.wrap(words, first: usage, indent: usage.count + 1) + "\n\n" + description + "\n\nOptions:\n"
             + Self.columns(options.map { ($0.names.joined(separator: ", ") + ($0.value.map { " " + $0 } ?? ""), $0.help) })
             + "\nOptions for every command:\n" + Self.optionLines(OptionSpec.global)

@@ -1,3 +1,4 @@
+import Glibc
 import IfmeterCore
 
 /// Why a command could not do its work. `main` turns each into one line on
@@ -105,28 +106,31 @@ enum Commands {
         case .help(let name):
             try context.print(name?.help ?? CommandName.overview)
             return 0
-        case .status(let names, let display): return try status(names: names, display, context)
-        case .history(let name, let names, let limit, let range, let display):
-            return try history(name, names: names, limit: limit, range, display, context)
+        case .status(let selection, let display): return try status(selection, display, context)
+        case .history(let name, let selection, let limit, let range, let display):
+            return try history(name, selection, limit: limit, range, display, context)
         case .classes(let display): return try classes(display, context)
         case .check(let display): return try check(display, context)
-        case .events(let names, let limit, let json): return try events(names: names, limit: limit, json: json, context)
-        case .live(let interval, let count, let display): return try live(interval: interval, count: count, display, context)
-        case .export(let format, let granularity, let range): return try export(format, granularity, range, context)
-        case .graph(let path, let days): return try graph(path: path, days: days, context)
+        case .events(let selection, let limit, let json): return try events(selection, limit: limit, json: json, context)
+        case .live(let selection, let interval, let count, let display): return try live(selection, interval: interval, count: count, display, context)
+        case .export(let selection, let format, let granularity, let range): return try export(selection, format, granularity, range, context)
+        case .graph(let selection, let path, let days): return try graph(selection, path: path, days: days, context)
         case .interfaces(let all, let json): return try interfaces(all: all, json: json, context)
         }
     }
 
-    static func status(names: [String], _ display: DisplayOptions, _ context: Context) throws(CommandFailure) -> Int32 {
+    /// A name the selection asks for that nothing knows is a usage error
+    /// naming the known ones, never an empty screen with exit 0.
+    static func checkSelection(_ selection: InterfaceSelection, known: some Collection<String>, _ command: CommandName) throws(CommandFailure) {
+        guard let unknown = selection.unknown(among: known) else { return }
+        let list = known.isEmpty ? "none yet" : NaturalOrder.sorted(Array(known)).joined(separator: " ")
+        throw .usage(CommandLineError("no interface \(unknown) (known: \(list))", command: command))
+    }
+
+    static func status(_ selection: InterfaceSelection, _ display: DisplayOptions, _ context: Context) throws(CommandFailure) -> Int32 {
         var snapshot = try readSnapshot(context, measureRates: true)
-        if !names.isEmpty {
-            let known = snapshot.interfaces.map(\.name)
-            if let unknown = names.first(where: { !known.contains($0) }) {
-                throw .usage(CommandLineError("no interface \(unknown) in the store (known: \(known.joined(separator: " ")))", command: .status))
-            }
-            snapshot.interfaces = snapshot.interfaces.filter { names.contains($0.name) }
-        }
+        try checkSelection(selection, known: snapshot.interfaces.map(\.name), .status)
+        snapshot.interfaces = selection.apply(snapshot.interfaces)
         try context.print(display.json ? StatusReport.json(snapshot).rendered() + "\n" : StatusReport.text(snapshot, units: display.units))
         return 0
     }
@@ -149,17 +153,18 @@ enum Commands {
     }
 
     static func history(
-        _ name: CommandName, names: [String], limit: Int?, _ range: TimeRange, _ display: DisplayOptions, _ context: Context
+        _ name: CommandName, _ selection: InterfaceSelection, limit: Int?, _ range: TimeRange, _ display: DisplayOptions, _ context: Context
     ) throws(CommandFailure) -> Int32 {
         guard let kind = HistoryReport.Kind(rawValue: name.rawValue) else { preconditionFailure("\(name) is not a history view") }
         let store = try context.openStore()
         let now = context.now
         let additions = try liveAdditions(store, context, now: now)
+        try checkSelection(selection, known: additions.classes.keys, name)
         let rows: [HistoryRow]
         do {
             rows = HistoryReport.rows(
                 kind, buckets: try store.buckets(kind.granularity, from: range.from, to: range.to), live: additions.deltas,
-                classes: additions.classes, now: now.wall, names: Set(names), from: range.from, to: range.to, limit: limit ?? kind.defaultLimit,
+                classes: additions.classes, now: now.wall, names: selection, from: range.from, to: range.to, limit: limit ?? kind.defaultLimit,
                 countingSince: additions.firstSeen)
         } catch {
             throw .store(error)
@@ -168,33 +173,41 @@ enum Commands {
         return 0
     }
 
-    static func events(names: [String], limit: Int, json: Bool, _ context: Context) throws(CommandFailure) -> Int32 {
+    static func events(_ selection: InterfaceSelection, limit: Int, json: Bool, _ context: Context) throws(CommandFailure) -> Int32 {
         let store = try context.openStore()
+        try checkSelection(selection, known: try storedNames(store), .events)
         let all: [StoredEvent]
         do { all = try store.events() } catch { throw .store(error) }
-        let events = Array(all.filter { names.isEmpty || names.contains($0.name) }.suffix(limit))
+        // A merge lists the events of each member.
+        let events = Array(all.filter { selection.contains($0.name) }.suffix(limit))
         try context.print(json ? EventsReport.json(events).rendered() + "\n" : EventsReport.text(events))
         return 0
     }
 
-    static func export(_ format: ExportFormat, _ granularity: Granularity, _ range: TimeRange, _ context: Context) throws(CommandFailure) -> Int32 {
+    static func export(
+        _ selection: InterfaceSelection, _ format: ExportFormat, _ granularity: Granularity, _ range: TimeRange, _ context: Context
+    ) throws(CommandFailure) -> Int32 {
         let store = try context.openStore()
+        try checkSelection(selection, known: try storedNames(store), .export)
         let buckets: [StoredBucket]
         do { buckets = try store.buckets(granularity, from: range.from, to: range.to) } catch { throw .store(error) }
-        try context.print(ExportWriter.render(buckets, format: format == .csv ? .csv : .jsonl))
+        try context.print(ExportWriter.render(selection.apply(buckets), format: format == .csv ? .csv : .jsonl))
         return 0
     }
 
-    static func graph(path: String, days: Int, _ context: Context) throws(CommandFailure) -> Int32 {
+    static func graph(_ selection: InterfaceSelection, path: String, days: Int, _ context: Context) throws(CommandFailure) -> Int32 {
         let store = try context.openStore()
         let now = context.now
         let additions = try liveAdditions(store, context, now: now)
+        try checkSelection(selection, known: additions.classes.keys, .graph)
+        // The graph is per class: a merge only selects its members.
+        let members = InterfaceSelection(groups: selection.members.map { [$0] })
         let from = TimeBuckets.start(of: .day, days - 1, before: now.wall)
         let rows: [HistoryRow]
         do {
             rows = HistoryReport.rows(
                 .days, buckets: try store.buckets(.day, from: from), live: additions.deltas, classes: additions.classes,
-                now: now.wall, names: [], from: from, to: .max, limit: .max)
+                now: now.wall, names: members, from: from, to: .max, limit: .max)
         } catch {
             throw .store(error)
         }
@@ -218,46 +231,57 @@ enum Commands {
         return 0
     }
 
-    static func live(interval: Double, count: Int?, _ display: DisplayOptions, _ context: Context) throws(CommandFailure) -> Int32 {
+    static func live(
+        _ selection: InterfaceSelection, interval: Double, count: Int?, _ display: DisplayOptions, _ context: Context
+    ) throws(CommandFailure) -> Int32 {
         let configuration = context.configuration
         let source: NetlinkLinkSource
         do { source = try NetlinkLinkSource() } catch { throw .kernel("\(error)") }
         let classifier = configuration.classifier
         var previous = try kernelSample(source)
+        let watched = previous.links.filter { classifier.classify($0).interfaceClass.map(configuration.watchedClasses.contains) ?? false }
+        try checkSelection(selection, known: watched.map(\.name), .live)
+        func include(_ link: LinkSample) -> String? {
+            guard let interfaceClass = classifier.classify(link).interfaceClass, configuration.watchedClasses.contains(interfaceClass),
+                selection.isEmpty || selection.members.contains(link.name)
+            else { return nil }
+            return interfaceClass.rawValue
+        }
+        // Ctrl-C ends the screen with a summary rather than killing it mid-line.
+        let signals: Int32
+        do { signals = try SignalPipe.install([SIGINT, SIGTERM]) } catch { throw .kernel("\(error)") }
+        var session = LiveSession()
         let terminal = FileSystem.isTerminal(1)
         var refreshes = 0
-        while count.map({ refreshes < $0 }) ?? true {
-            FileSystem.sleep(seconds: interval)
+        var interrupted = false
+        while !interrupted && (count.map({ refreshes < $0 }) ?? true) {
+            interrupted = FileSystem.waitReadable(signals, seconds: interval)
             let current = try kernelSample(source)
             let elapsed = current.time - previous.time
-            let rates = LinkRates.between(previous.links, current.links, over: elapsed)
-            var table = TextTable([("INTERFACE", .left), ("CLASS", .left), ("RX RATE", .right), ("TX RATE", .right), ("RX TOTAL", .right), ("TX TOTAL", .right)])
-            var rows: [JSON] = []
-            let units = display.units
-            for link in current.links {
-                guard let interfaceClass = classifier.classify(link).interfaceClass, configuration.watchedClasses.contains(interfaceClass) else { continue }
-                let (rx, tx) = rates[link.ifindex] ?? (0, 0)  // new since the last refresh
-                table.append([link.name, interfaceClass.displayName, units.rate(bytesPerSecond: rx), units.rate(bytesPerSecond: tx),
-                              units.bytes(link.counters.rxBytes), units.bytes(link.counters.txBytes)])
-                rows.append(.object([
-                    ("interface", .string(link.name)), ("class", .string(interfaceClass.rawValue)),
-                    ("rx_bytes_per_second", .double(rx)), ("tx_bytes_per_second", .double(tx)),
-                    ("rx_bytes", .uint(link.counters.rxBytes)), ("tx_bytes", .uint(link.counters.txBytes)),
-                ]))
-            }
+            let rows = session.refresh(from: previous.links, to: current.links, elapsed: elapsed, selection: selection, include: include)
             if display.json {
                 try context.print(JSON.object([
                     ("schema", .string("ifmeter.live/1")), ("estimate", .bool(true)), ("basis", .string(Estimate.basis)),
-                    ("interval_seconds", .double(elapsed)), ("interfaces", .array(rows)),
+                    ("interval_seconds", .double(elapsed)),
+                    ("interfaces", .array(rows.map { row in
+                        .object([
+                            ("interface", .string(row.name)), ("class", .string(row.interfaceClass)),
+                            ("rx_bytes_per_second", .double(row.rate.rxBytes)), ("tx_bytes_per_second", .double(row.rate.txBytes)),
+                            ("rx_packets_per_second", .double(row.rate.rxPackets)), ("tx_packets_per_second", .double(row.rate.txPackets)),
+                            ("session_rx_bytes", .uint(row.session.rxBytes)), ("session_tx_bytes", .uint(row.session.txBytes)),
+                        ])
+                    })),
                 ]).rendered(indent: nil) + "\n")
-            } else {
+            } else if !interrupted {
                 // In place on a terminal; one table after another in a pipe.
                 let screen = terminal ? "\u{1B}[H\u{1B}[2J" : (refreshes > 0 ? "\n" : "")
-                try context.print(screen + "ifmeter live, every \(interval) s (Ctrl-C to stop): rates read from the kernel, \(Estimate.basis)\n" + table.rendered())
+                try context.print(screen + "ifmeter live, every \(interval) s, Ctrl-C to stop: rates from the kernel, \(Estimate.basis)\n"
+                    + LiveSession.table(rows, units: display.units))
             }
             previous = current
             refreshes += 1
         }
+        if !display.json { try context.print((terminal || refreshes > 0 ? "\n" : "") + session.summary(selection: selection, units: display.units)) }
         return 0
     }
 
@@ -286,6 +310,10 @@ enum Commands {
         } catch {
             throw .store(error)
         }
+    }
+
+    static func storedNames(_ store: CounterStore) throws(CommandFailure) -> [String] {
+        do { return try store.interfaces().map(\.name) } catch { throw .store(error) }
     }
 
     static func liveAdditions(_ store: CounterStore, _ context: Context, now: Instant) throws(CommandFailure) -> LiveAdditions {

@@ -5,16 +5,17 @@ import Testing
 /// The command line as data: the pure parse, table-tested without a process.
 @Suite struct CommandParserTests {
     static let parsed: [(words: [String], command: Command)] = [
-        ([], .status(names: [], DisplayOptions())),
-        (["--json"], .status(names: [], DisplayOptions(json: true))),
-        (["status", "wwan0", "--si"], .status(names: ["wwan0"], DisplayOptions(units: Units(scale: .si)))),
+        ([], .status([], DisplayOptions())),
+        (["--json"], .status([], DisplayOptions(json: true))),
+        (["status", "-i", "wwan0", "--si"], .status(["wwan0"], DisplayOptions(units: Units(scale: .si)))),
+        (["status", "-i", "wwan0+wlan0", "-i", "tun0"], .status(InterfaceSelection(groups: [["wwan0", "wlan0"], ["tun0"]]), DisplayOptions())),
         (["--bytes", "days", "-i", "a", "--interface=b", "--limit", "3"],
-         .history(.days, names: ["a", "b"], limit: 3, TimeRange(), DisplayOptions(units: Units(scale: .raw)))),
-        (["events", "--limit=5", "--json"], .events(names: [], limit: 5, json: true)),
-        (["live", "--interval", "0.5", "--count", "2", "--byte-rates"],
-         .live(interval: 0.5, count: 2, DisplayOptions(units: Units(ratesInBits: false)))),
-        (["export", "--format", "jsonl", "--granularity", "5min"], .export(.jsonl, .fiveMinutes, TimeRange())),
-        (["graph", "--svg", "-", "--days", "7"], .graph(path: "-", days: 7)),
+         .history(.days, ["a", "b"], limit: 3, TimeRange(), DisplayOptions(units: Units(scale: .raw)))),
+        (["events", "--limit=5", "--json", "-i", "x"], .events(["x"], limit: 5, json: true)),
+        (["live", "--interval", "0.5", "--count", "2", "--byte-rates", "-i", "a+b"],
+         .live(InterfaceSelection(groups: [["a", "b"]]), interval: 0.5, count: 2, DisplayOptions(units: Units(ratesInBits: false)))),
+        (["export", "--format", "jsonl", "--granularity", "5min", "-i", "tun0"], .export(["tun0"], .jsonl, .fiveMinutes, TimeRange())),
+        (["graph", "--svg", "-", "--days", "7"], .graph([], path: "-", days: 7)),
         (["interfaces", "--all"], .interfaces(all: true, json: false)),
         (["check", "--help"], .help(.check)),
         (["--help"], .help(nil)),
@@ -43,6 +44,9 @@ import Testing
         (["interfaces", "--all=yes"], CommandLineError("--all takes no value", command: .interfaces)),
         (["days", "--limit", "zero"], CommandLineError("--limit zero: expected a whole number from 1 to 1000000", command: .days)),
         (["graph"], CommandLineError("graph needs --svg FILE", command: .graph)),
+        (["status", "wwan0"], CommandLineError("unexpected argument wwan0 (interfaces are chosen with -i wwan0)", command: .status)),
+        (["days", "-i", "a+"], CommandLineError("-i a+: expected NAME, or NAME+NAME to merge", command: .days)),
+        (["live", "-i", "+"], CommandLineError("-i +: expected NAME, or NAME+NAME to merge", command: .live)),
     ]
 
     @Test(arguments: refused)
@@ -95,5 +99,44 @@ import Testing
         let found = StoreLocation.fallback(
             default: "/var/lib/ifmeter", workingDirectory: testCase.cwd, executable: testCase.exe, hasStore: testCase.stores.contains)
         #expect(found == testCase.expected)
+    }
+}
+
+/// One selection everywhere: names, merges, and the order names are shown in.
+@Suite struct InterfaceSelectionTests {
+    static func row(_ name: String, _ start: Int64, _ rx: UInt64, _ interfaceClass: String = "cellular") -> HistoryRow {
+        HistoryRow(name: name, interfaceClass: interfaceClass, start: start, counters: LinkCounters(rxBytes: rx), live: false, incomplete: nil, estimated: nil)
+    }
+
+    @Test func mergesSumPerBucketAndKeepSingles() {
+        let rows = [Self.row("a", 0, 1), Self.row("b", 0, 2), Self.row("c", 0, 4, "tunnel"), Self.row("a", 60, 8)]
+        let merged = InterfaceSelection(groups: [["a", "b"], ["c"]]).apply(rows)
+        #expect(merged.map(\.name) == ["a+b", "c", "a+b"])
+        #expect(merged.map(\.counters.rxBytes) == [3, 4, 8])
+        // A name both alone and in a merge appears under both labels.
+        let both = InterfaceSelection(groups: [["a"], ["a", "c"]]).apply(rows)
+        #expect(both.map(\.name) == ["a", "a+c", "a", "a+c"])
+        #expect(both.filter { $0.name == "a+c" }.map(\.counters.rxBytes) == [5, 8])
+        #expect(both.filter { $0.name == "a+c" }.first?.interfaceClass == "mixed")
+        #expect(InterfaceSelection(groups: []).apply(rows).count == 4)
+    }
+
+    @Test func unknownNamesAreFound() {
+        let selection = InterfaceSelection(groups: [["wwan0", "wlan0"], ["tun9"]])
+        #expect(selection.unknown(among: ["wwan0", "wlan0", "tun0"]) == "tun9")
+        #expect(InterfaceSelection(groups: [["wwan0"]]).unknown(among: ["wwan0"]) == nil)
+    }
+
+    static let order: [[String]] = [
+        ["vpnx1", "vpnx2", "vpnx10"],
+        ["eth0", "eth1", "eth01", "eth2"],
+        ["a", "a1", "b"],
+        ["tun2", "tun10", "tun10a", "wg0"],
+    ]
+
+    @Test(arguments: order)
+    func naturalOrder(_ expected: [String]) {
+        #expect(NaturalOrder.sorted(expected.reversed()) == expected)
+        #expect(NaturalOrder.sorted(expected.shuffled()) == expected)
     }
 }

@@ -48,7 +48,7 @@ public enum HistoryReport {
     /// interface (or the `limit` largest days overall for `top`).
     public static func rows(
         _ kind: Kind, buckets: [StoredBucket], live: [String: LinkCounters], classes: [String: String],
-        now: Int64, names: Set<String>, from: Int64, to: Int64, limit: Int, countingSince: [String: Int64] = [:]
+        now: Int64, names: InterfaceSelection, from: Int64, to: Int64, limit: Int, countingSince: [String: Int64] = [:]
     ) -> [HistoryRow] {
         var rows = buckets.map {
             HistoryRow(name: $0.name, interfaceClass: $0.interfaceClass, start: $0.start, counters: $0.counters, live: false, incomplete: $0.incomplete, estimated: nil)
@@ -64,12 +64,16 @@ public enum HistoryReport {
                 }
             }
         }
-        rows = rows.filter { names.isEmpty || names.contains($0.name) }
+        rows = names.apply(rows)
+        var counting = countingSince
+        for group in names.groups where group.count > 1 {
+            counting[group.joined(separator: "+")] = group.compactMap { countingSince[$0] }.min()
+        }
         let end = TimeBuckets.start(of: kind.granularity, -1, before: current)
         for index in rows.indices where kind != .top && rows[index].start == current {
             // Scaled from the time counted, as check projects: an interface
             // first seen mid-period is not diluted by time nobody counted.
-            let counted = max(current, countingSince[rows[index].name] ?? current)
+            let counted = max(current, counting[rows[index].name] ?? current)
             rows[index].estimated = estimate(rows[index].counters, elapsed: now - counted, length: end - counted)
         }
         if kind == .top {

@@ -149,6 +149,13 @@ extension FileSystem {
     /// Whether fd is a terminal.
     public static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
 
+    /// Waits until fd is readable or `seconds` pass; true when readable.
+    public static func waitReadable(_ fd: Int32, seconds: Double) -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let result = poll(&entry, 1, Int32(seconds * 1000))
+        return result > 0 && entry.revents & Int16(POLLIN) != 0
+    }
+
     /// Sleeps, resuming after signals that do not end the process.
     public static func sleep(seconds: Double) {
         var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
