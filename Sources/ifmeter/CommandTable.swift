@@ -108,8 +108,9 @@ enum CommandName: String, CaseIterable, Sendable {
         case .status:
             """
             Per interface: class, state (up, down, gone), today, the billing cycle
-            (from BillingDay=), since boot, all time, the rate over half a second,
-            and the last reset with its reason; the daemon's health (stale after
+            (from BillingDay=), since boot, all time, the rate (the kernel's count
+            since the daemon's last commit over the seconds since it, so status
+            never waits), and the last reset with its reason; the daemon's health (stale after
             three commit intervals without a commit) and each budget's use.
             Totals are the store's plus what the kernel counted since the daemon's
             last commit in the same interface life.

@@ -287,29 +287,20 @@ enum Commands {
 
     // MARK: Reading
 
+    /// One kernel dump and the store, no waiting: status answers in
+    /// milliseconds, its rates from the live delta since the last commit.
     static func readSnapshot(_ context: Context, measureRates: Bool) throws(CommandFailure) -> Snapshot {
         let store = try context.openStore()
-        // The kernel is read twice, half a second apart, for current rates.
-        let source = try? NetlinkLinkSource()
-        let first = try? source?.links()
-        var kernel = first
-        var rates: [Int32: (rx: Double, tx: Double)] = [:]
-        if measureRates, let source, let first {
-            let window = 0.5
-            let started = SystemClock.monotonic()
-            FileSystem.sleep(seconds: window)
-            if let second = try? source.links() {
-                rates = LinkRates.between(first, second, over: SystemClock.monotonic() - started)
-                kernel = second
-            }
-        }
+        var snapshot: Snapshot
         do {
-            return try SnapshotReader.read(
+            snapshot = try SnapshotReader.read(
                 store: store, configuration: context.configuration, bootID: context.bootID, now: context.now,
-                kernel: kernel, rates: rates, daemonRunning: context.daemonRunning)
+                kernel: try? context.kernelLinks(), daemonRunning: context.daemonRunning)
         } catch {
             throw .store(error)
         }
+        if measureRates { snapshot.setRatesSinceLastCommit() }
+        return snapshot
     }
 
     static func storedNames(_ store: CounterStore) throws(CommandFailure) -> [String] {
@@ -331,22 +322,5 @@ enum Commands {
         } catch {
             throw .kernel("\(error)")
         }
-    }
-}
-
-/// Rates between two kernel dumps.
-enum LinkRates {
-    /// Bytes per second per link present in both dumps (a counter that went
-    /// down counts from zero, as in the accounting).
-    static func between(_ before: [LinkSample], _ after: [LinkSample], over elapsed: Double) -> [Int32: (rx: Double, tx: Double)] {
-        let previous = Dictionary(before.map { ($0.ifindex, $0.counters) }, uniquingKeysWith: { a, _ in a })
-        var rates: [Int32: (rx: Double, tx: Double)] = [:]
-        for link in after {
-            guard let old = previous[link.ifindex] else { continue }
-            rates[link.ifindex] = (
-                Double(CounterStep.between(old.rxBytes, link.counters.rxBytes, width: .bits64).delta) / elapsed,
-                Double(CounterStep.between(old.txBytes, link.counters.txBytes, width: .bits64).delta) / elapsed)
-        }
-        return rates
     }
 }

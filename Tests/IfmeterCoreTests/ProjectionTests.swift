@@ -72,3 +72,33 @@ import Testing
         #expect(estimate?.rxBytes == testCase.expected)
     }
 }
+
+/// status's rate needs no waiting: the live delta over the seconds since
+/// the daemon's last commit, only while that window means "now".
+@Suite struct StatusRateTests {
+    static func snapshot(lastCommit: Int64?, stale: Bool, now: Int64, presence: LinkPresence = .up) -> Snapshot {
+        let interface = InterfaceSnapshot(
+            name: "wwan0", interfaceClass: "cellular", signal: "", presence: presence, liveDelta: LinkCounters(rxBytes: 6_000, txBytes: 600),
+            today: .zero, cycle: .zero, sinceBoot: .zero, allTime: .zero, rate: nil, rateWindow: nil, lastEvent: nil, incomplete: nil, firstSeen: 0)
+        return Snapshot(
+            now: now, bootID: "b", billingDay: 1, cycleStart: 0, cycleEnd: 1, interfaces: [interface],
+            daemon: DaemonHealth(running: true, lastCommit: lastCommit, commitInterval: 300, sampleInterval: 15, stale: stale),
+            budgets: [], kernelRead: true)
+    }
+
+    static let cases: [(lastCommit: Int64?, stale: Bool, now: Int64, presence: LinkPresence, rx: Double?)] = [
+        (1_000, false, 1_060, .up, 100),  // 6000 bytes over 60 s
+        (1_000, false, 1_002, .up, nil),  // two seconds: too short to mean anything
+        (1_000, true, 9_000, .up, nil),  // the daemon stopped committing: not "now"
+        (nil, false, 1_060, .up, nil),
+        (1_000, false, 1_060, .gone, nil),
+    ]
+
+    @Test(arguments: cases)
+    func rateSinceLastCommit(_ testCase: (lastCommit: Int64?, stale: Bool, now: Int64, presence: LinkPresence, rx: Double?)) {
+        var snapshot = Self.snapshot(lastCommit: testCase.lastCommit, stale: testCase.stale, now: testCase.now, presence: testCase.presence)
+        snapshot.setRatesSinceLastCommit()
+        #expect(snapshot.interfaces[0].rate?.rx == testCase.rx)
+        #expect((snapshot.interfaces[0].rateWindow != nil) == (testCase.rx != nil))
+    }
+}

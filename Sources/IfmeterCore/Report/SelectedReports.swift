@@ -46,7 +46,10 @@ extension InterfaceSelection {
             merged.cycle += b.cycle
             merged.sinceBoot += b.sinceBoot
             merged.allTime += b.allTime
-            if let rate = b.rate { merged.rate = (rx: (a.rate?.rx ?? 0) + rate.rx, tx: (a.rate?.tx ?? 0) + rate.tx) }
+            if let rate = b.rate {
+                merged.rate = (rx: (a.rate?.rx ?? 0) + rate.rx, tx: (a.rate?.tx ?? 0) + rate.tx)
+                merged.rateWindow = a.rateWindow ?? b.rateWindow
+            }
             if let event = b.lastEvent, event.time > a.lastEvent?.time ?? .min { merged.lastEvent = event }
             merged.incomplete = a.incomplete ?? b.incomplete
             merged.firstSeen = min(a.firstSeen, b.firstSeen)

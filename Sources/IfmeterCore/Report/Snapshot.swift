@@ -18,6 +18,8 @@ public struct InterfaceSnapshot: Sendable {
     public var allTime: LinkCounters
     /// Bytes per second, measured by the caller over a short window.
     public var rate: (rx: Double, tx: Double)?
+    /// The seconds that rate averages over, when known.
+    public var rateWindow: Double?
     public var lastEvent: StoredEvent?
     public var incomplete: String?
     /// When ifmeter first counted this interface.
@@ -124,7 +126,7 @@ public enum SnapshotReader {
                 name: interface.name, interfaceClass: interface.interfaceClass, signal: interface.signal, presence: presence,
                 liveDelta: delta, today: sum(from: todayStart), cycle: sum(from: cycleStart),
                 sinceBoot: (counted[interface.name] ?? .zero) + delta, allTime: interface.totals + delta,
-                rate: kernelByName[interface.name].flatMap { rates[$0.ifindex] },
+                rate: kernelByName[interface.name].flatMap { rates[$0.ifindex] }, rateWindow: nil,
                 lastEvent: lastEvents[interface.name], incomplete: interface.incomplete, firstSeen: interface.firstSeen)
         }
         let lastCommit = try store.meta("last_commit").flatMap { Int64($0) }
@@ -198,6 +200,23 @@ public enum CheckVerdict: Int32, Sendable {
             self = .atRisk
         } else {
             self = .ok
+        }
+    }
+}
+
+extension Snapshot {
+    /// Rates with no waiting: what the kernel counted since the daemon's
+    /// last commit (the live delta, exact) over the seconds since it. Only
+    /// while the daemon commits on time, and over at least `minimum` seconds;
+    /// otherwise the window is too stale or too short to mean "now".
+    public mutating func setRatesSinceLastCommit(minimum: Double = 5) {
+        guard let last = daemon.lastCommit, !daemon.stale, kernelRead else { return }
+        let window = Double(now - last)
+        guard window >= minimum else { return }
+        for index in interfaces.indices where interfaces[index].presence != .gone {
+            let delta = interfaces[index].liveDelta
+            interfaces[index].rate = (Double(delta.rxBytes) / window, Double(delta.txBytes) / window)
+            interfaces[index].rateWindow = window
         }
     }
 }

@@ -21,7 +21,8 @@ public enum StatusReport {
             row("since boot", interface.sinceBoot)
             row("all time", interface.allTime)
             if let rate = interface.rate {
-                table.append(["rate", units.rate(bytesPerSecond: rate.rx), units.rate(bytesPerSecond: rate.tx), units.rate(bytesPerSecond: rate.rx + rate.tx), ""])
+                let window = interface.rateWindow.map { "average over the last \(Int($0)) s" } ?? ""
+                table.append(["rate", units.rate(bytesPerSecond: rate.rx), units.rate(bytesPerSecond: rate.tx), units.rate(bytesPerSecond: rate.rx + rate.tx), window])
             }
             output += table.rendered().split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") + "\n"
             if let event = interface.lastEvent {
@@ -174,7 +175,12 @@ public enum StatusReport {
             ("today", countersJSON(interface.today)), ("cycle", countersJSON(interface.cycle)),
             ("since_boot", countersJSON(interface.sinceBoot)), ("all_time", countersJSON(interface.allTime)),
             ("live_delta", countersJSON(interface.liveDelta)),
-            ("rate", interface.rate.map { .object([("rx_bytes_per_second", .double($0.rx)), ("tx_bytes_per_second", .double($0.tx))]) } ?? .null),
+            ("rate", interface.rate.map { rate in
+                .object([
+                    ("rx_bytes_per_second", .double(rate.rx)), ("tx_bytes_per_second", .double(rate.tx)),
+                    ("window_seconds", interface.rateWindow.map { .double($0) } ?? .null),
+                ])
+            } ?? .null),
             ("last_reset", interface.lastEvent.map(EventsReport.eventJSON) ?? .null),
             ("incomplete", interface.incomplete.map { .string($0) } ?? .null),
         ])
