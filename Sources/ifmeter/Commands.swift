@@ -10,6 +10,7 @@ enum CommandFailure: Error {
     case noBudgets(configPath: String)
     case store(StoreError)
     case kernel(String)
+    case permissionDenied(String)
     case cannotWrite(SystemError)
     case output(SystemError)
 }
@@ -51,6 +52,9 @@ struct Context {
     }
 
     func openStore() throws(CommandFailure) -> CounterStore {
+        // A store this user may not read is a permission problem, not "no store yet".
+        let path = stateDirectory + "/" + CounterStore.fileName
+        if FileSystem.accessError(path, mode: R_OK) == EACCES { throw .permissionDenied(path) }
         do {
             return try CounterStore(directory: stateDirectory, readOnly: true)
         } catch {

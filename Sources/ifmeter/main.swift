@@ -37,6 +37,8 @@ func report(_ failure: CommandFailure) -> (String, ExitCode) {
         return ("\(path): no store yet: start the daemon (systemctl start ifmeterd, or make run)", .noInput)
     case .store(let error):
         return (error.description, storeExitCode(error))
+    case .permissionDenied(let path):
+        return ("\(path): permission denied: this user may not read the store (its directory or file mode, or run with sudo)", .noInput)
     case .kernel(let message):
         return (message, .unavailable)
     case .cannotWrite(let error):

@@ -31,6 +31,15 @@ import Testing
         #expect(result.standardOutput.isEmpty)
     }
 
+    /// Output that cannot be written is an I/O error (74), never exit 0.
+    @Test func aFailedWriteExits74() throws {
+        for command in ["\"$0\" --help", "\"$0\" interfaces --all", "\"$0\" status --help"] {
+            let result = try runProcess("/bin/sh", ["-c", command + " > /dev/full", ifmeter])
+            #expect(result.status == ExitCode.ioError.rawValue, "\(command)")
+            #expect(result.standardError == "ifmeter: stdout: write: No space left on device\n", "\(command)")
+        }
+    }
+
     @Test func configurationErrorsNameTheFileAndLine() throws {
         let directory = try TestEnvironment.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -65,6 +65,18 @@ struct StatusCommandTests {
         #expect(days.standardOutput.contains("tun0"))
     }
 
+    /// A store this user may not read says so; it is not "no store yet".
+    @Test func permissionErrorsAreReportedAsSuch() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        #expect(daemon.stop() == 0)
+        #expect(chmod(daemon.stateDirectory, 0o700) == 0)
+        let result = try ifmeter(daemon, ["status"], asUser: "nobody")
+        #expect(result.status == ExitCode.noInput.rawValue)
+        #expect(result.standardError.hasPrefix("ifmeter: \(daemon.stateDirectory)/ifmeter.db: permission denied"))
+        #expect(!result.standardError.contains("no store yet"))
+    }
+
     @Test func exitCodesForMissingAndCorruptStores() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         let missing = try ifmeter(daemon, ["status"])

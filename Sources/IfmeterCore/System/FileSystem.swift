@@ -60,6 +60,11 @@ public enum FileSystem {
         access(path, F_OK) == 0
     }
 
+    /// Why `access(2)` refuses path for `mode` (R_OK, F_OK...), or nil when it allows it.
+    public static func accessError(_ path: String, mode: Int32 = F_OK) -> Int32? {
+        access(path, mode) == 0 ? nil : errno
+    }
+
     /// Whether path is a directory (following symlinks).
     public static func isDirectory(_ path: String) -> Bool {
         var info = stat()
