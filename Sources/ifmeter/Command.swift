@@ -20,6 +20,8 @@ struct CommandLineError: Error, Sendable, Equatable {
 struct GlobalOptions: Sendable, Equatable {
     var configPath: String?
     var stateDirectory: String?
+    /// --utc: times shown in UTC (the commands that show times take it).
+    var utc = false
 }
 
 /// How figures are printed.
@@ -28,10 +30,21 @@ struct DisplayOptions: Sendable, Equatable {
     var units = Units()
 }
 
-/// `--begin` (inclusive) and `--end` (exclusive, after the day or minute named).
+/// `--begin` and `--end` as written, checked by the parser. They become
+/// moments only when run, in the zone the store's buckets follow.
 struct TimeRange: Sendable, Equatable {
-    var from: Int64 = .min
-    var to: Int64 = .max
+    var begin: String?
+    var end: String?
+
+    /// [from, to): from the moment named, to the end of the day or minute named.
+    var bounds: (from: Int64, to: Int64) {
+        var from = Int64.min, to = Int64.max
+        if let begin, let time = TimeText.parse(begin) { from = time }
+        if let end, let time = TimeText.parse(end) {
+            to = end.contains(":") ? time + 60 : TimeBuckets.start(of: .day, -1, before: time)
+        }
+        return (from, to)
+    }
 }
 
 enum ExportFormat: String, Sendable, CaseIterable { case csv, jsonl }
@@ -105,7 +118,8 @@ enum CommandParser {
             throw CommandLineError("\(name.rawValue) does not take \(stray.spelled)", command: name)
         }
         var options = GivenOptions(command: name, given: given.map { ($0.spec, $0.value ?? "") })
-        let globals = GlobalOptions(configPath: try options.single(.config), stateDirectory: try options.single(.stateDirectory))
+        let globals = GlobalOptions(
+            configPath: try options.single(.config), stateDirectory: try options.single(.stateDirectory), utc: options.flag(.utc))
         return Invocation(globals: globals, command: try build(name, operands: operands, &options))
     }
 
@@ -199,19 +213,16 @@ private struct GivenOptions {
     }
 
     func range() throws(CommandLineError) -> TimeRange {
-        func parse(_ spec: OptionSpec) throws(CommandLineError) -> (time: Int64, dateOnly: Bool)? {
+        func text(_ spec: OptionSpec) throws(CommandLineError) -> String? {
             guard let text = try single(spec) else { return nil }
-            guard let time = TimeText.parse(text) else {
+            guard TimeText.parse(text) != nil else {
                 throw CommandLineError("\(spec.name) \(text): expected YYYY-MM-DD or \"YYYY-MM-DD HH:MM\"", command: command)
             }
-            return (time, !text.contains(":"))
+            return text
         }
-        var range = TimeRange()
-        if let begin = try parse(.begin) { range.from = begin.time }
-        if let end = try parse(.end) {
-            range.to = end.dateOnly ? TimeBuckets.start(of: .day, -1, before: end.time) : end.time + 60
-        }
-        if range.from >= range.to { throw CommandLineError("--begin must come before --end", command: command) }
+        let range = TimeRange(begin: try text(.begin), end: try text(.end))
+        let bounds = range.bounds
+        if bounds.from >= bounds.to { throw CommandLineError("--begin must come before --end", command: command) }
         return range
     }
 }

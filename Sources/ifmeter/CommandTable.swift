@@ -54,6 +54,7 @@ struct OptionSpec: Sendable, Hashable {
         ["--granularity"], value: "G", choices: Granularity.allCases.map(\.rawValue), "5min, hour, day (default), month or year")
     static let svg = OptionSpec(["--svg"], value: "FILE", "write the SVG there")
     static let days = OptionSpec(["--days"], value: "N", "the last N days (default 30)")
+    static let utc = OptionSpec(["--utc"], "show times in UTC (buckets keep the zone the daemon counts in)")
 
     /// Accepted before or after any command.
     static let global: [OptionSpec] = [stateDirectory, config, help]
@@ -72,13 +73,14 @@ enum CommandName: String, CaseIterable, Sendable {
     /// The options this command takes besides the global ones.
     var options: [OptionSpec] {
         switch self {
-        case .status: [.interface, .json] + OptionSpec.units
-        case .hours, .days, .months, .years, .top: [.interface, .limit] + OptionSpec.range + [.json] + OptionSpec.units
-        case .classes, .check: [.json] + OptionSpec.units
-        case .events: [.interface, .limit, .json]
+        case .status: [.interface, .json, .utc] + OptionSpec.units
+        case .hours, .days, .months, .years, .top: [.interface, .limit] + OptionSpec.range + [.json, .utc] + OptionSpec.units
+        case .classes: [.json] + OptionSpec.units
+        case .check: [.json, .utc] + OptionSpec.units
+        case .events: [.interface, .limit, .json, .utc]
         case .live: [.interface, .interval, .count, .json] + OptionSpec.units
-        case .export: [.interface, .format, .granularity] + OptionSpec.range
-        case .graph: [.svg, .interface, .days]
+        case .export: [.interface, .format, .granularity] + OptionSpec.range + [.utc]
+        case .graph: [.svg, .interface, .days, .utc]
         case .interfaces: [.all, .json]
         }
     }

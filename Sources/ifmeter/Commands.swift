@@ -55,11 +55,13 @@ struct Context {
         // A store this user may not read is a permission problem, not "no store yet".
         let path = stateDirectory + "/" + CounterStore.fileName
         if FileSystem.accessError(path, mode: R_OK) == EACCES { throw .permissionDenied(path) }
-        do {
-            return try CounterStore(directory: stateDirectory, readOnly: true)
-        } catch {
-            throw .store(error)
-        }
+        let store: CounterStore
+        do { store = try CounterStore(directory: stateDirectory, readOnly: true) } catch { throw .store(error) }
+        // Buckets follow the zone the daemon counted in, whatever TZ this
+        // process was given; --utc changes how times are shown, not them.
+        if let zone = try? store.meta("timezone") { LocalZone.adopt(zone) }
+        TimeText.showsUTC = globals.utc
+        return store
     }
 
     func kernelLinks() throws(CommandFailure) -> [LinkSample] {
@@ -165,10 +167,11 @@ enum Commands {
         let additions = try liveAdditions(store, context, now: now)
         try checkSelection(selection, known: additions.classes.keys, name)
         let rows: [HistoryRow]
+        let bounds = range.bounds
         do {
             rows = HistoryReport.rows(
-                kind, buckets: try store.buckets(kind.granularity, from: range.from, to: range.to), live: additions.deltas,
-                classes: additions.classes, now: now.wall, names: selection, from: range.from, to: range.to, limit: limit ?? kind.defaultLimit,
+                kind, buckets: try store.buckets(kind.granularity, from: bounds.from, to: bounds.to), live: additions.deltas,
+                classes: additions.classes, now: now.wall, names: selection, from: bounds.from, to: bounds.to, limit: limit ?? kind.defaultLimit,
                 countingSince: additions.firstSeen)
         } catch {
             throw .store(error)
@@ -194,7 +197,8 @@ enum Commands {
         let store = try context.openStore()
         try checkSelection(selection, known: try storedNames(store), .export)
         let buckets: [StoredBucket]
-        do { buckets = try store.buckets(granularity, from: range.from, to: range.to) } catch { throw .store(error) }
+        let bounds = range.bounds
+        do { buckets = try store.buckets(granularity, from: bounds.from, to: bounds.to) } catch { throw .store(error) }
         try context.print(ExportWriter.render(selection.apply(buckets), format: format == .csv ? .csv : .jsonl))
         return 0
     }

@@ -46,6 +46,9 @@ import Testing
         (["graph"], CommandLineError("graph needs --svg FILE", command: .graph)),
         (["status", "wwan0"], CommandLineError("unexpected argument wwan0 (interfaces are chosen with -i wwan0)", command: .status)),
         (["days", "-i", "a+"], CommandLineError("-i a+: expected NAME, or NAME+NAME to merge", command: .days)),
+        (["days", "--begin", "2026-02-30"], CommandLineError("--begin 2026-02-30: expected YYYY-MM-DD or \"YYYY-MM-DD HH:MM\"", command: .days)),
+        (["days", "--end", "2026-13-01"], CommandLineError("--end 2026-13-01: expected YYYY-MM-DD or \"YYYY-MM-DD HH:MM\"", command: .days)),
+        (["interfaces", "--utc"], CommandLineError("interfaces does not take --utc", command: .interfaces)),
         (["live", "-i", "+"], CommandLineError("-i +: expected NAME, or NAME+NAME to merge", command: .live)),
     ]
 
