@@ -49,11 +49,15 @@ struct TimeRange: Sendable, Equatable {
 
 enum ExportFormat: String, Sendable, CaseIterable { case csv, jsonl }
 
+/// How `status` prints: a line per interface, the detail of those named
+/// with -i, or `;`-separated fields for scripts.
+enum StatusLayout: Sendable, Equatable { case summary, detail, oneline }
+
 /// What the command line asks for, parsed and validated, before anything is
 /// read: the run step never sees a word of the command line.
 enum Command: Sendable, Equatable {
     case help(CommandName?)
-    case status(InterfaceSelection, DisplayOptions)
+    case status(InterfaceSelection, StatusLayout, DisplayOptions, all: Bool)
     case history(CommandName, InterfaceSelection, limit: Int?, TimeRange, DisplayOptions)
     case classes(DisplayOptions)
     case check(DisplayOptions)
@@ -113,11 +117,16 @@ enum CommandParser {
         }
         if given.contains(where: { $0.spec == .help }) { return Invocation(globals: GlobalOptions(), command: .help(command)) }
         let name = command ?? .fallback
+        // The same spelling may mean a different option per command (--all).
         let accepted = OptionSpec.global + name.options
-        if let stray = given.first(where: { !accepted.contains($0.spec) }) {
-            throw CommandLineError("\(name.rawValue) does not take \(stray.spelled)", command: name)
+        var resolved: [(OptionSpec, String)] = []
+        for option in given {
+            guard let spec = accepted.first(where: { $0.names.contains(option.spelled) }) else {
+                throw CommandLineError("\(name.rawValue) does not take \(option.spelled)", command: name)
+            }
+            resolved.append((spec, option.value ?? ""))
         }
-        var options = GivenOptions(command: name, given: given.map { ($0.spec, $0.value ?? "") })
+        var options = GivenOptions(command: name, given: resolved)
         let globals = GlobalOptions(
             configPath: try options.single(.config), stateDirectory: try options.single(.stateDirectory), utc: options.flag(.utc))
         return Invocation(globals: globals, command: try build(name, operands: operands, &options))
@@ -130,7 +139,9 @@ enum CommandParser {
         }
         switch name {
         case .status:
-            return .status(try options.selection(), options.display())
+            if options.flag(.oneline) && options.flag(.json) { throw CommandLineError("--oneline and --json exclude each other", command: name) }
+            let layout: StatusLayout = options.flag(.oneline) ? .oneline : options.flag(.interface) ? .detail : .summary
+            return .status(try options.selection(), layout, options.display(), all: options.flag(.allInterfaces))
         case .hours, .days, .months, .years, .top:
             return .history(name, try options.selection(), limit: try options.number(.limit), try options.range(), options.display())
         case .classes:

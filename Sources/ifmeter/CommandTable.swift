@@ -54,6 +54,8 @@ struct OptionSpec: Sendable, Hashable {
         ["--granularity"], value: "G", choices: Granularity.allCases.map(\.rawValue), "5min, hour, day (default), month or year")
     static let svg = OptionSpec(["--svg"], value: "FILE", "write the SVG there")
     static let days = OptionSpec(["--days"], value: "N", "the last N days (default 30)")
+    static let allInterfaces = OptionSpec(["--all"], "also interfaces that are gone")
+    static let oneline = OptionSpec(["--oneline"], "one line per interface for scripts: fields separated by ;")
     static let utc = OptionSpec(["--utc"], "show times in UTC (buckets keep the zone the daemon counts in)")
 
     /// Accepted before or after any command.
@@ -73,7 +75,7 @@ enum CommandName: String, CaseIterable, Sendable {
     /// The options this command takes besides the global ones.
     var options: [OptionSpec] {
         switch self {
-        case .status: [.interface, .json, .utc] + OptionSpec.units
+        case .status: [.interface, .allInterfaces, .oneline, .json, .utc] + OptionSpec.units
         case .hours, .days, .months, .years, .top: [.interface, .limit] + OptionSpec.range + [.json, .utc] + OptionSpec.units
         case .classes: [.json] + OptionSpec.units
         case .check: [.json, .utc] + OptionSpec.units
@@ -109,13 +111,16 @@ enum CommandName: String, CaseIterable, Sendable {
         switch self {
         case .status:
             """
-            Per interface: class, state (up, down, gone), today, the billing cycle
+            One line per interface present (--all: also those gone): class, state,
+            today, the billing cycle and all time (rx + tx), and the rate; the
+            daemon's health and each budget's use. -i NAME shows the detail:
+            per interface: class, state (up, down, gone), today, the billing cycle
             (from BillingDay=), since boot, all time, the rate (the kernel's count
             since the daemon's last commit over the seconds since it, so status
-            never waits), and the last reset with its reason; the daemon's health (stale after
-            three commit intervals without a commit) and each budget's use.
-            Totals are the store's plus what the kernel counted since the daemon's
-            last commit in the same interface life.
+            never waits), and the last reset with its reason. The daemon is stale
+            after three commit intervals without a commit. Totals are the store's
+            plus what the kernel counted since the daemon's last commit in the
+            same interface life.
             """
         case .hours: Self.history("hour buckets (kept HourlyDays=)", 24)
         case .days: Self.history("day buckets with bars (kept DailyDays=)", 30)

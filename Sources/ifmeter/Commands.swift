@@ -112,7 +112,7 @@ enum Commands {
         case .help(let name):
             try context.print(name?.help ?? CommandName.overview)
             return 0
-        case .status(let selection, let display): return try status(selection, display, context)
+        case .status(let selection, let layout, let display, let all): return try status(selection, layout, display, all: all, context)
         case .history(let name, let selection, let limit, let range, let display):
             return try history(name, selection, limit: limit, range, display, context)
         case .classes(let display): return try classes(display, context)
@@ -133,11 +133,21 @@ enum Commands {
         throw .usage(CommandLineError("no interface \(unknown) (known: \(list))", command: command))
     }
 
-    static func status(_ selection: InterfaceSelection, _ display: DisplayOptions, _ context: Context) throws(CommandFailure) -> Int32 {
+    static func status(
+        _ selection: InterfaceSelection, _ layout: StatusLayout, _ display: DisplayOptions, all: Bool, _ context: Context
+    ) throws(CommandFailure) -> Int32 {
         var snapshot = try readSnapshot(context, measureRates: true)
         try checkSelection(selection, known: snapshot.interfaces.map(\.name), .status)
         snapshot.interfaces = selection.apply(snapshot.interfaces)
-        try context.print(display.json ? StatusReport.json(snapshot).rendered() + "\n" : StatusReport.text(snapshot, units: display.units))
+        if display.json {
+            try context.print(StatusReport.json(snapshot))
+            return 0
+        }
+        switch layout {
+        case .summary: try context.print(StatusReport.summary(snapshot, units: display.units, all: all))
+        case .detail: try context.print(StatusReport.text(snapshot, units: display.units))
+        case .oneline: try context.print(StatusReport.oneline(snapshot, all: all || !selection.isEmpty))
+        }
         return 0
     }
 

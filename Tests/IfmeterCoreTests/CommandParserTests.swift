@@ -5,10 +5,12 @@ import Testing
 /// The command line as data: the pure parse, table-tested without a process.
 @Suite struct CommandParserTests {
     static let parsed: [(words: [String], command: Command)] = [
-        ([], .status([], DisplayOptions())),
-        (["--json"], .status([], DisplayOptions(json: true))),
-        (["status", "-i", "wwan0", "--si"], .status(["wwan0"], DisplayOptions(units: Units(scale: .si)))),
-        (["status", "-i", "wwan0+wlan0", "-i", "tun0"], .status(InterfaceSelection(groups: [["wwan0", "wlan0"], ["tun0"]]), DisplayOptions())),
+        ([], .status([], .summary, DisplayOptions(), all: false)),
+        (["--json"], .status([], .summary, DisplayOptions(json: true), all: false)),
+        (["status", "--all", "--oneline"], .status([], .oneline, DisplayOptions(), all: true)),
+        (["status", "-i", "wwan0", "--si"], .status(["wwan0"], .detail, DisplayOptions(units: Units(scale: .si)), all: false)),
+        (["status", "-i", "wwan0+wlan0", "-i", "tun0"],
+         .status(InterfaceSelection(groups: [["wwan0", "wlan0"], ["tun0"]]), .detail, DisplayOptions(), all: false)),
         (["--bytes", "days", "-i", "a", "--interface=b", "--limit", "3"],
          .history(.days, ["a", "b"], limit: 3, TimeRange(), DisplayOptions(units: Units(scale: .raw)))),
         (["events", "--limit=5", "--json", "-i", "x"], .events(["x"], limit: 5, json: true)),
@@ -48,6 +50,7 @@ import Testing
         (["days", "-i", "a+"], CommandLineError("-i a+: expected NAME, or NAME+NAME to merge", command: .days)),
         (["days", "--begin", "2026-02-30"], CommandLineError("--begin 2026-02-30: expected YYYY-MM-DD or \"YYYY-MM-DD HH:MM\"", command: .days)),
         (["days", "--end", "2026-13-01"], CommandLineError("--end 2026-13-01: expected YYYY-MM-DD or \"YYYY-MM-DD HH:MM\"", command: .days)),
+        (["status", "--oneline", "--json"], CommandLineError("--oneline and --json exclude each other", command: .status)),
         (["interfaces", "--utc"], CommandLineError("interfaces does not take --utc", command: .interfaces)),
         (["live", "-i", "+"], CommandLineError("-i +: expected NAME, or NAME+NAME to merge", command: .live)),
     ]

@@ -80,6 +80,13 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         try expectGolden("status.txt", StatusReport.text(snapshot, units: Units()))
         try expectGolden("status-si-bytes.txt", StatusReport.text(snapshot, units: Units(scale: .raw, ratesInBits: false)))
+        // The default screen: a line per interface present, within 80 columns.
+        let summary = StatusReport.summary(snapshot, units: Units(), all: false)
+        try expectGolden("status-summary.txt", summary)
+        #expect(summary.split(separator: "\n").allSatisfy { $0.count <= 80 })
+        #expect(!summary.contains("\ntun0 "))  // gone: left out by default
+        #expect(StatusReport.summary(snapshot, units: Units(), all: true).contains("\ntun0 "))
+        try expectGolden("status-oneline.txt", StatusReport.oneline(snapshot, all: true))
     }
 
     @Test func statusJSON() throws {

@@ -43,18 +43,59 @@ public enum StatusReport {
         return "\(minutes) min"
     }
 
+    /// The default screen: one line per interface within 80 columns, gone
+    /// interfaces left out unless `all`, names in natural order; the daemon's
+    /// health and the budgets as in the detailed view (`-i NAME`).
+    public static func summary(_ snapshot: Snapshot, units: Units, all: Bool) -> String {
+        var output = "ifmeter status at \(TimeText.moment(snapshot.now))\n" + daemonLine(snapshot) + "\n"
+        if !snapshot.kernelRead { output += "kernel counters could not be read: figures are the store's as of its last commit\n" }
+        let shown = snapshot.interfaces.filter { all || $0.presence != .gone }.sorted { NaturalOrder.less($0.name, $1.name) }
+        let hidden = snapshot.interfaces.count - shown.count
+        var table = TextTable([
+            ("INTERFACE", .left), ("CLASS", .left), ("STATE", .left), ("TODAY", .right), ("CYCLE", .right), ("ALL TIME", .right), ("RATE", .right),
+        ])
+        for interface in shown {
+            func total(_ counters: LinkCounters) -> String { units.bytes(counters.rxBytes + counters.txBytes) }
+            let rate = interface.rate.map { units.rate(bytesPerSecond: $0.rx + $0.tx) } ?? "-"
+            table.append([interface.name, displayClass(interface.interfaceClass), interface.presence.rawValue,
+                          total(interface.today), total(interface.cycle), total(interface.allTime), rate])
+        }
+        output += "\n"
+        if snapshot.interfaces.isEmpty {
+            output += "No interface counted yet.\n"
+        } else if shown.isEmpty {
+            output += "No interface present.\n"
+        } else {
+            output += table.rendered()
+        }
+        if hidden > 0 { output += "\(hidden) gone interface\(hidden == 1 ? "" : "s") not shown (--all shows them).\n" }
+        output += "rx + tx; cycle since \(TimeText.format(snapshot.cycleStart, "%Y-%m-%d")); -i NAME for the detail.\n"
+        if !snapshot.budgets.isEmpty { output += "\n" + budgetLines(snapshot, units: units) }
+        return output + Estimate.basis + "\n"
+    }
+
+    /// `--oneline`: one line per interface for scripts, fields separated by
+    /// `;`, byte counts as integers: name;class;state;today rx;today tx;
+    /// cycle rx;cycle tx;all-time rx;all-time tx;rx bytes/s;tx bytes/s.
+    public static func oneline(_ snapshot: Snapshot, all: Bool) -> String {
+        snapshot.interfaces.filter { all || $0.presence != .gone }.sorted { NaturalOrder.less($0.name, $1.name) }.map { interface in
+            let rate = interface.rate.map { [String(Int64($0.rx.rounded())), String(Int64($0.tx.rounded()))] } ?? ["", ""]
+            return ([interface.name, interface.interfaceClass, interface.presence.rawValue]
+                + [interface.today, interface.cycle, interface.allTime].flatMap { [String($0.rxBytes), String($0.txBytes)] } + rate)
+                .joined(separator: ";") + "\n"
+        }.joined()
+    }
+
     static func displayClass(_ raw: String) -> String { InterfaceClass(rawValue: raw)?.displayName ?? raw }
 
+    /// Within 80 columns: the commit interval is in the JSON.
     static func daemonLine(_ snapshot: Snapshot) -> String {
         let health = snapshot.daemon
         guard let last = health.lastCommit else { return "daemon: no commit yet" }
-        let age = snapshot.now - last
-        let every = health.commitInterval.map { ", commits every \(Int($0)) s" } ?? ""
+        let age = max(snapshot.now - last, 0)
+        let ago = age < 120 ? "\(age) s" : duration(age)
         let state = health.running ? "running" : "not running"
-        if health.stale {
-            return "daemon: \(state), STALE since \(TimeText.moment(last)) (no commit for \(age) s\(every))"
-        }
-        return "daemon: \(state), last commit \(TimeText.moment(last)) (\(age) s ago\(every))"
+        return "daemon: \(health.stale ? "STALE, " : "")\(state), last commit \(TimeText.moment(last)) (\(ago) ago)"
     }
 
     package static func budgetLines(_ snapshot: Snapshot, units: Units) -> String {
