@@ -64,11 +64,14 @@ soak: test-deps
 	$(SWIFT) build --build-tests
 	IFMETER_SOAK_ROUNDS=$(SOAK_ROUNDS) $(SWIFT) test --skip-build --filter killNineAtRandomMoments
 
-# libFuzzer over the configuration and argument parsers; new inputs it
-# finds are added to the corpus that `make test` replays.
+# libFuzzer over the configuration parser and ifmeter's command parser
+# (CommandParser.parse, the one the CLI runs); new inputs it finds are
+# added to the corpus that `make test` replays.
 FUZZ_SECONDS ?= 60
 FUZZ_SOURCES := $(wildcard Sources/IfmeterCore/Config/*.swift) $(wildcard Sources/IfmeterCore/Classify/*.swift) \
-	Sources/IfmeterCore/System/FileSystem.swift Sources/IfmeterCore/CLI/Arguments.swift Sources/IfmeterCore/Model/LinkSample.swift
+	Sources/IfmeterCore/System/FileSystem.swift Sources/IfmeterCore/System/Arguments.swift Sources/IfmeterCore/Model/LinkSample.swift \
+	$(wildcard Sources/IfmeterCore/Time/*.swift) Sources/IfmeterCore/Text/Units.swift \
+	Sources/IfmeterCore/Report/InterfaceSelection.swift Sources/ifmeter/Command.swift Sources/ifmeter/CommandTable.swift
 fuzz:
 	mkdir -p .build/fuzz
 	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name IfmeterFuzz $(FUZZ_SOURCES) Fuzz/ParserFuzzer.swift -o .build/fuzz/parsers

@@ -1,4 +1,4 @@
-// libFuzzer entry point for the configuration and argument parsers, built
+// libFuzzer entry point for the configuration and command parsers, built
 // by `make fuzz` straight from their sources with -sanitize=fuzzer,address.
 // Every input must parse or fail with a located ConfigurationError; nothing
 // may crash, hang or trip the sanitizer. New inputs libFuzzer finds land in
@@ -16,11 +16,18 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     } catch {
         preconditionFailure("unexpected error type: \(error)")
     }
-    var arguments = Arguments(text.split(whereSeparator: { $0 == "\n" || $0 == " " }).map(String.init))
-    _ = arguments.flag("--all")
+    // The same bytes as a command line: ifmeter's own parser must return a
+    // command or a one-line usage error; ifmeterd's words go through Arguments.
+    let words = text.split(whereSeparator: { $0 == "\n" || $0 == " " }).map(String.init)
+    do {
+        _ = try CommandParser.parse(words)
+    } catch {
+        precondition(!error.message.isEmpty && !error.message.contains("\n"), "bad usage error: \(error)")
+    }
+    var arguments = Arguments(words)
+    _ = arguments.flag("--once")
     _ = try? arguments.option("--config")
-    _ = try? arguments.option("--limit")
-    _ = arguments.popPositional()
+    _ = try? arguments.option("--interval")
     _ = try? arguments.finish()
     return 0
 }

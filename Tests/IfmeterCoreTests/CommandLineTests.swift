@@ -31,6 +31,15 @@ import Testing
         #expect(result.standardOutput.isEmpty)
     }
 
+    /// Output that cannot be written is an I/O error (74), never exit 0.
+    @Test func aFailedWriteExits74() throws {
+        for command in ["\"$0\" --help", "\"$0\" interfaces --all", "\"$0\" status --help"] {
+            let result = try runProcess("/bin/sh", ["-c", command + " > /dev/full", ifmeter])
+            #expect(result.status == ExitCode.ioError.rawValue, "\(command)")
+            #expect(result.standardError == "ifmeter: stdout: write: No space left on device\n", "\(command)")
+        }
+    }
+
     @Test func configurationErrorsNameTheFileAndLine() throws {
         let directory = try TestEnvironment.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -46,6 +55,20 @@ import Testing
     }
 
     let ifmeterd = TestEnvironment.binary("ifmeterd")
+
+    /// `make run` keeps its store in ./state; `ifmeter` run from there, with
+    /// nothing naming a store, reads it instead of saying "no store yet".
+    @Test(.enabled(if: !FileManager.default.fileExists(atPath: "/var/lib/ifmeter/ifmeter.db"), "an installed store takes precedence"))
+    func findsTheStoreMakeRunKeeps() throws {
+        let directory = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("empty.conf").path
+        try "".write(toFile: config, atomically: true, encoding: .utf8)
+        try mustRun(ifmeterd, ["--config", config, "--state-dir", directory.path + "/state", "--once"])
+        let result = try runProcess("/bin/sh", ["-c", "cd \"$1\" && exec \"$2\" --config \"$3\" status --json", "sh", directory.path, ifmeter, config])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("\"schema\": \"ifmeter.status/1\""))
+    }
 
     @Test func daemonHelpAndUsageErrors() throws {
         let help = try runProcess(ifmeterd, ["--help"])

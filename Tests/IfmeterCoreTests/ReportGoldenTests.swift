@@ -80,6 +80,13 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         try expectGolden("status.txt", StatusReport.text(snapshot, units: Units()))
         try expectGolden("status-si-bytes.txt", StatusReport.text(snapshot, units: Units(scale: .raw, ratesInBits: false)))
+        // The default screen: a line per interface present, within 80 columns.
+        let summary = StatusReport.summary(snapshot, units: Units(), all: false)
+        try expectGolden("status-summary.txt", summary)
+        #expect(summary.split(separator: "\n").allSatisfy { $0.count <= 80 })
+        #expect(!summary.contains("\ntun0 "))  // gone: left out by default
+        #expect(StatusReport.summary(snapshot, units: Units(), all: true).contains("\ntun0 "))
+        try expectGolden("status-oneline.txt", StatusReport.oneline(snapshot, all: true))
     }
 
     @Test func statusJSON() throws {
@@ -109,7 +116,8 @@ import Testing
         for kind in HistoryReport.Kind.allCases {
             let rows = HistoryReport.rows(
                 kind, buckets: try store.buckets(kind.granularity), live: live, classes: classes,
-                now: snapshot.now, names: [], from: .min, to: .max, limit: kind.defaultLimit)
+                now: snapshot.now, names: [], from: .min, to: .max, limit: kind.defaultLimit,
+                countingSince: Dictionary(snapshot.interfaces.map { ($0.name, $0.firstSeen) }, uniquingKeysWith: { a, _ in a }))
             try expectGolden("\(kind.rawValue).txt", HistoryReport.text(kind, rows, units: Units()))
         }
         try expectGolden("classes.txt", StatusReport.classesText(snapshot, units: Units()))
@@ -130,7 +138,7 @@ import Testing
         // cellular: 9.6 MB of 10 MB after 14.5 of 30 days: projected over.
         // tun0: 590 kB of 500 kB: exceeded.
         #expect(snapshot.budgets.map(\.state) == [.projectedOver, .exceeded])
-        #expect(IfmeterCommand.checkExitCode(snapshot) == 2)
+        #expect(CheckVerdict(snapshot).rawValue == 2)
         try expectGolden("check.txt", StatusReport.budgetLines(snapshot, units: Units(scale: .si)))
     }
 

@@ -66,6 +66,18 @@ struct StatusCommandTests {
         #expect(days.standardOutput.contains("tun0"))
     }
 
+    /// A store this user may not read says so; it is not "no store yet".
+    @Test func permissionErrorsAreReportedAsSuch() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        #expect(daemon.stop() == 0)
+        #expect(chmod(daemon.stateDirectory, 0o700) == 0)
+        let result = try ifmeter(daemon, ["status"], asUser: "nobody")
+        #expect(result.status == ExitCode.noInput.rawValue)
+        #expect(result.standardError.hasPrefix("ifmeter: \(daemon.stateDirectory)/ifmeter.db: permission denied"))
+        #expect(!result.standardError.contains("no store yet"))
+    }
+
     @Test func exitCodesForMissingAndCorruptStores() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         let missing = try ifmeter(daemon, ["status"])
@@ -139,6 +151,43 @@ struct StatusCommandTests {
         let unwritable = try ifmeter(daemon, ["graph", "--svg", "/nonexistent/dir/graph.svg"])
         #expect(unwritable.status == ExitCode.cannotCreate.rawValue)
         #expect(unwritable.standardError.contains("/nonexistent/dir/graph.svg"))
+    }
+
+    /// One selection everywhere: -i on every command that lists
+    /// interfaces, a+b merged, and a name nothing knows refused with the
+    /// known ones instead of an empty screen and exit 0.
+    @Test func oneInterfaceSelectionEverywhere() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 2, size: 1000, persist: true)
+        try daemon.namespace.tunTraffic(name: "tun1", rxPackets: 3, size: 1000, persist: true)
+        #expect(daemon.stop() == 0)
+        for command in [["status"], ["days"], ["hours"], ["events"], ["export"], ["graph", "--svg", daemon.directory.path + "/g.svg"]] {
+            let typo = try ifmeter(daemon, command + ["-i", "tun7"])
+            #expect(typo.status == ExitCode.usage.rawValue, "\(command)")
+            #expect(typo.standardError == "ifmeter: no interface tun7 (known: tun0 tun1) (see 'ifmeter \(command[0]) --help')\n", "\(command)")
+        }
+        let merged = try json(try ifmeter(daemon, ["status", "--json", "-i", "tun0+tun1", "-i", "tun1"]))
+        let interfaces = try #require(merged["interfaces"] as? [[String: Any]])
+        #expect(interfaces.map { $0["name"] as? String } == ["tun0+tun1", "tun1"])
+        #expect(try allTime(merged, "tun0+tun1").rx == 5000)
+        #expect(try allTime(merged, "tun1").rx == 3000)
+        let days = try json(try ifmeter(daemon, ["days", "--json", "-i", "tun0+tun1"]))
+        let rows = try #require(days["rows"] as? [[String: Any]])
+        #expect(rows.map { $0["interface"] as? String } == ["tun0+tun1"])
+        #expect(number(rows.first?["rx_bytes"]) == 5000)
+        let export = try ifmeter(daemon, ["export", "-i", "tun1"])
+        #expect(export.status == 0)
+        #expect(export.standardOutput.split(separator: "\n").dropFirst().allSatisfy { $0.hasPrefix("tun1,") })
+        #expect(export.standardOutput.split(separator: "\n").count == 2)
+        // tun1 vanishes while the daemon is stopped: an event for tun1 only.
+        try daemon.namespace.exec(["ip", "link", "del", "tun1"])
+        try daemon.start(interval: 60)
+        #expect(daemon.stop() == 0)
+        #expect(try ifmeter(daemon, ["events"]).standardOutput.contains("tun1"))
+        let events = try ifmeter(daemon, ["events", "-i", "tun0"])
+        #expect(events.status == 0)
+        #expect(!events.standardOutput.contains("tun1"))
     }
 
     @Test func usageErrorsAndHelpPerCommand() throws {

@@ -7,6 +7,9 @@ public struct HistoryRow: Sendable {
     /// Includes the live kernel delta (the current bucket).
     public var live: Bool
     public var incomplete: String?
+    /// For the running bucket: its total at the end at the rate so far
+    /// (vnStat's "estimated"); nil for finished buckets.
+    public var estimated: LinkCounters?
 
     public var total: UInt64 { counters.rxBytes + counters.txBytes }
 }
@@ -45,10 +48,10 @@ public enum HistoryReport {
     /// interface (or the `limit` largest days overall for `top`).
     public static func rows(
         _ kind: Kind, buckets: [StoredBucket], live: [String: LinkCounters], classes: [String: String],
-        now: Int64, names: Set<String>, from: Int64, to: Int64, limit: Int
+        now: Int64, names: InterfaceSelection, from: Int64, to: Int64, limit: Int, countingSince: [String: Int64] = [:]
     ) -> [HistoryRow] {
         var rows = buckets.map {
-            HistoryRow(name: $0.name, interfaceClass: $0.interfaceClass, start: $0.start, counters: $0.counters, live: false, incomplete: $0.incomplete)
+            HistoryRow(name: $0.name, interfaceClass: $0.interfaceClass, start: $0.start, counters: $0.counters, live: false, incomplete: $0.incomplete, estimated: nil)
         }
         let current = TimeBuckets.start(of: kind.granularity, containing: now)
         if current >= from && current < to {
@@ -57,11 +60,22 @@ public enum HistoryReport {
                     rows[index].counters += delta
                     rows[index].live = true
                 } else {
-                    rows.append(HistoryRow(name: name, interfaceClass: classes[name] ?? "other", start: current, counters: delta, live: true, incomplete: nil))
+                    rows.append(HistoryRow(name: name, interfaceClass: classes[name] ?? "other", start: current, counters: delta, live: true, incomplete: nil, estimated: nil))
                 }
             }
         }
-        rows = rows.filter { names.isEmpty || names.contains($0.name) }
+        rows = names.apply(rows)
+        var counting = countingSince
+        for group in names.groups where group.count > 1 {
+            counting[group.joined(separator: "+")] = group.compactMap { countingSince[$0] }.min()
+        }
+        let end = TimeBuckets.start(of: kind.granularity, -1, before: current)
+        for index in rows.indices where kind != .top && rows[index].start == current {
+            // Scaled from the time counted, as check projects: an interface
+            // first seen mid-period is not diluted by time nobody counted.
+            let counted = max(current, counting[rows[index].name] ?? current)
+            rows[index].estimated = estimate(rows[index].counters, elapsed: now - counted, length: end - counted)
+        }
         if kind == .top {
             return Array(rows.sorted { ($0.total, $1.start) > ($1.total, $0.start) }.prefix(limit))
         }
@@ -69,6 +83,17 @@ public enum HistoryReport {
         return grouped.keys.sorted().flatMap { name in
             grouped[name]!.sorted { $0.start < $1.start }.suffix(limit)
         }
+    }
+
+    /// The running bucket's counters scaled from the time counted to the
+    /// rest of the bucket; none in the first minute, when the scale is wild.
+    static func estimate(_ counters: LinkCounters, elapsed: Int64, length: Int64) -> LinkCounters? {
+        guard elapsed >= 60, length > 0 else { return nil }
+        let scale = Double(length) / Double(min(elapsed, length))
+        func scaled(_ value: UInt64) -> UInt64 { UInt64(min(Double(value) * scale, Double(UInt64.max / 2))) }
+        return LinkCounters(
+            rxBytes: scaled(counters.rxBytes), txBytes: scaled(counters.txBytes),
+            rxPackets: scaled(counters.rxPackets), txPackets: scaled(counters.txPackets))
     }
 
     public static func text(_ kind: Kind, _ rows: [HistoryRow], units: Units) -> String {
@@ -87,10 +112,16 @@ public enum HistoryReport {
             var cells = [label, row.name, units.bytes(row.counters.rxBytes), units.bytes(row.counters.txBytes), units.bytes(row.total)]
             if kind.showsBars { cells.append(bar(rx: row.counters.rxBytes, tx: row.counters.txBytes, largest: largest, width: barWidth)) }
             table.append(cells)
+            if let estimated = row.estimated {
+                var cells = ["  estimated", row.name, units.bytes(estimated.rxBytes), units.bytes(estimated.txBytes), units.bytes(estimated.rxBytes + estimated.txBytes)]
+                if kind.showsBars { cells.append("") }
+                table.append(cells)
+            }
         }
         var notes = ["\(Estimate.basis)."]
         if rows.contains(where: \.live) { notes.append("* includes counters not yet committed by the daemon, read from the kernel now.") }
         if rows.contains(where: { $0.incomplete != nil }) { notes.append("! a reset with unknown loss fell in this period (see 'ifmeter events').") }
+        if rows.contains(where: { $0.estimated != nil }) { notes.append("estimated: the running \(kind.granularity.noun)'s total at its end, at the rate so far.") }
         if kind.showsBars { notes.append("Bars: r = received, t = transmitted.") }
         if rows.isEmpty { return "No data in this range.\n" + notes.joined(separator: "\n") + "\n" }
         return table.rendered() + notes.joined(separator: "\n") + "\n"
@@ -116,6 +147,12 @@ public enum HistoryReport {
                     ("rx_bytes", .uint(row.counters.rxBytes)), ("tx_bytes", .uint(row.counters.txBytes)),
                     ("rx_packets", .uint(row.counters.rxPackets)), ("tx_packets", .uint(row.counters.txPackets)),
                     ("live", .bool(row.live)), ("incomplete", row.incomplete.map { .string($0) } ?? .null),
+                    ("estimated", row.estimated.map { estimated in
+                        .object([
+                            ("rx_bytes", .uint(estimated.rxBytes)), ("tx_bytes", .uint(estimated.txBytes)),
+                            ("rx_packets", .uint(estimated.rxPackets)), ("tx_packets", .uint(estimated.txPackets)),
+                        ])
+                    } ?? .null),
                 ])
             })),
         ])

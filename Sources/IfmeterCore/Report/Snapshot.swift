@@ -18,8 +18,12 @@ public struct InterfaceSnapshot: Sendable {
     public var allTime: LinkCounters
     /// Bytes per second, measured by the caller over a short window.
     public var rate: (rx: Double, tx: Double)?
+    /// The seconds that rate averages over, when known.
+    public var rateWindow: Double?
     public var lastEvent: StoredEvent?
     public var incomplete: String?
+    /// When ifmeter first counted this interface.
+    public var firstSeen: Int64
 }
 
 /// What the store says about the daemon that writes it.
@@ -39,8 +43,8 @@ public struct BudgetStatus: Sendable {
 
     public var budget: Budget
     public var used: UInt64
-    /// A labelled linear projection of use at the end of the cycle.
-    public var projected: UInt64
+    /// A labelled linear projection of use at the end of the cycle, from the time observed.
+    public var projection: BudgetProjection
     public var state: State
 
     public var remaining: Int64 { Int64(clamping: budget.bytes) - Int64(clamping: used) }
@@ -58,23 +62,6 @@ public struct Snapshot: Sendable {
     public var budgets: [BudgetStatus]
     /// False when the kernel could not be read: figures are the store's only.
     public var kernelRead: Bool
-}
-
-/// The billing cycle containing a moment: from `billingDay` 00:00 local
-/// time to the same day of the next month.
-public enum BillingCycle {
-    public static func bounds(billingDay: Int, containing time: Int64) -> (start: Int64, end: Int64) {
-        let monthStart = TimeBuckets.start(of: .month, containing: time)
-        var start = monthStart + Int64(billingDay - 1) * 86_400
-        start = TimeBuckets.start(of: .day, containing: start + 43_200)  // DST-safe midnight
-        if start > time {
-            let previous = TimeBuckets.start(of: .month, 1, before: time)
-            start = TimeBuckets.start(of: .day, containing: previous + Int64(billingDay - 1) * 86_400 + 43_200)
-        }
-        let nextMonth = TimeBuckets.start(of: .month, -1, before: start)
-        let end = TimeBuckets.start(of: .day, containing: nextMonth + Int64(billingDay - 1) * 86_400 + 43_200)
-        return (start, end)
-    }
 }
 
 /// Reads a snapshot from the store, given what the caller read from the
@@ -139,8 +126,8 @@ public enum SnapshotReader {
                 name: interface.name, interfaceClass: interface.interfaceClass, signal: interface.signal, presence: presence,
                 liveDelta: delta, today: sum(from: todayStart), cycle: sum(from: cycleStart),
                 sinceBoot: (counted[interface.name] ?? .zero) + delta, allTime: interface.totals + delta,
-                rate: kernelByName[interface.name].flatMap { rates[$0.ifindex] },
-                lastEvent: lastEvents[interface.name], incomplete: interface.incomplete)
+                rate: kernelByName[interface.name].flatMap { rates[$0.ifindex] }, rateWindow: nil,
+                lastEvent: lastEvents[interface.name], incomplete: interface.incomplete, firstSeen: interface.firstSeen)
         }
         let lastCommit = try store.meta("last_commit").flatMap { Int64($0) }
         let commitInterval = try store.meta("commit_interval").flatMap { Double($0) }
@@ -150,8 +137,6 @@ public enum SnapshotReader {
         let daemon = DaemonHealth(
             running: daemonRunning, lastCommit: lastCommit, commitInterval: commitInterval, sampleInterval: sampleInterval, stale: stale)
 
-        let elapsed = Double(max(now - cycleStart, 1))
-        let length = Double(cycleEnd - cycleStart)
         let budgets = configuration.budgets.map { budget -> BudgetStatus in
             let members = interfaces.filter { snapshot in
                 switch budget.target {
@@ -160,12 +145,78 @@ public enum SnapshotReader {
                 }
             }
             let used = members.reduce(UInt64(0)) { $0 + $1.cycle.rxBytes + $1.cycle.txBytes }
-            let projected = UInt64(Double(used) / elapsed * length)
-            let state: BudgetStatus.State = used > budget.bytes ? .exceeded : projected > budget.bytes ? .projectedOver : .ok
-            return BudgetStatus(budget: budget, used: used, projected: projected, state: state)
+            // With no member yet, counting for it begins now.
+            let countingSince = members.map(\.firstSeen).min() ?? now
+            let projection = BudgetProjection(used: used, cycleStart: cycleStart, cycleEnd: cycleEnd, countingSince: countingSince, now: now)
+            let state: BudgetStatus.State =
+                used > budget.bytes ? .exceeded : projection.isTrusted && projection.projected > budget.bytes ? .projectedOver : .ok
+            return BudgetStatus(budget: budget, used: used, projection: projection, state: state)
         }
         return Snapshot(
             now: now, bootID: bootID, billingDay: configuration.billingDay, cycleStart: cycleStart, cycleEnd: cycleEnd,
             interfaces: interfaces, daemon: daemon, budgets: budgets, kernelRead: kernel != nil)
+    }
+}
+
+/// What a history view adds to the stored buckets: each interface's live
+/// delta (the same rules as `status`) and the class of every interface the
+/// store or the kernel knows.
+public struct LiveAdditions: Sendable {
+    public var deltas: [String: LinkCounters]
+    public var classes: [String: String]
+    /// When each stored interface was first counted.
+    public var firstSeen: [String: Int64]
+}
+
+extension SnapshotReader {
+    /// Reads only what a history view needs: the open lives and the stored
+    /// classes, not budgets, cycles or daemon health.
+    public static func liveAdditions(
+        store: CounterStore, configuration: Configuration, bootID: String, now: Instant, kernel: [LinkSample]?
+    ) throws(StoreError) -> LiveAdditions {
+        let stored = try store.interfaces()
+        var classes = Dictionary(stored.map { ($0.name, $0.interfaceClass) }, uniquingKeysWith: { first, _ in first })
+        let firstSeen = Dictionary(stored.map { ($0.name, $0.firstSeen) }, uniquingKeysWith: { first, _ in first })
+        guard let kernel, !bootID.isEmpty else { return LiveAdditions(deltas: [:], classes: classes, firstSeen: firstSeen) }
+        let deltas = liveDeltas(state: try store.loadState(), kernel: kernel, configuration: configuration, bootID: bootID, now: now)
+        let classifier = configuration.classifier
+        for link in kernel where deltas[link.name] != nil && classes[link.name] == nil {
+            classes[link.name] = classifier.classify(link).interfaceClass?.rawValue ?? "other"
+        }
+        return LiveAdditions(deltas: deltas, classes: classes, firstSeen: firstSeen)
+    }
+}
+
+/// `check`'s verdict, the monitoring-plugin convention: 0 within every
+/// budget, 1 when one is projected over by the end of the cycle, 2 when one
+/// is exceeded.
+public enum CheckVerdict: Int32, Sendable {
+    case ok = 0, atRisk = 1, exceeded = 2
+
+    public init(_ snapshot: Snapshot) {
+        if snapshot.budgets.contains(where: { $0.state == .exceeded }) {
+            self = .exceeded
+        } else if snapshot.budgets.contains(where: { $0.state == .projectedOver }) {
+            self = .atRisk
+        } else {
+            self = .ok
+        }
+    }
+}
+
+extension Snapshot {
+    /// Rates with no waiting: what the kernel counted since the daemon's
+    /// last commit (the live delta, exact) over the seconds since it. Only
+    /// while the daemon commits on time, and over at least `minimum` seconds;
+    /// otherwise the window is too stale or too short to mean "now".
+    public mutating func setRatesSinceLastCommit(minimum: Double = 5) {
+        guard let last = daemon.lastCommit, !daemon.stale, kernelRead else { return }
+        let window = Double(now - last)
+        guard window >= minimum else { return }
+        for index in interfaces.indices where interfaces[index].presence != .gone {
+            let delta = interfaces[index].liveDelta
+            interfaces[index].rate = (Double(delta.rxBytes) / window, Double(delta.txBytes) / window)
+            interfaces[index].rateWindow = window
+        }
     }
 }

@@ -21,7 +21,8 @@ public enum StatusReport {
             row("since boot", interface.sinceBoot)
             row("all time", interface.allTime)
             if let rate = interface.rate {
-                table.append(["rate", units.rate(bytesPerSecond: rate.rx), units.rate(bytesPerSecond: rate.tx), units.rate(bytesPerSecond: rate.rx + rate.tx), ""])
+                let window = interface.rateWindow.map { "average over the last \(Int($0)) s" } ?? ""
+                table.append(["rate", units.rate(bytesPerSecond: rate.rx), units.rate(bytesPerSecond: rate.tx), units.rate(bytesPerSecond: rate.rx + rate.tx), window])
             }
             output += table.rendered().split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") + "\n"
             if let event = interface.lastEvent {
@@ -34,35 +35,91 @@ public enum StatusReport {
         return output
     }
 
+    /// "3 d 4 h", "5 h 10 min", "40 min".
+    static func duration(_ seconds: Int64) -> String {
+        let days = seconds / 86_400, hours = seconds % 86_400 / 3600, minutes = seconds % 3600 / 60
+        if days > 0 { return hours > 0 ? "\(days) d \(hours) h" : "\(days) d" }
+        if hours > 0 { return minutes > 0 ? "\(hours) h \(minutes) min" : "\(hours) h" }
+        return "\(minutes) min"
+    }
+
+    /// The default screen: one line per interface within 80 columns, gone
+    /// interfaces left out unless `all`, names in natural order; the daemon's
+    /// health and the budgets as in the detailed view (`-i NAME`).
+    public static func summary(_ snapshot: Snapshot, units: Units, all: Bool) -> String {
+        var output = "ifmeter status at \(TimeText.moment(snapshot.now))\n" + daemonLine(snapshot) + "\n"
+        if !snapshot.kernelRead { output += "kernel counters could not be read: figures are the store's as of its last commit\n" }
+        let shown = snapshot.interfaces.filter { all || $0.presence != .gone }.sorted { NaturalOrder.less($0.name, $1.name) }
+        let hidden = snapshot.interfaces.count - shown.count
+        var table = TextTable([
+            ("INTERFACE", .left), ("CLASS", .left), ("STATE", .left), ("TODAY", .right), ("CYCLE", .right), ("ALL TIME", .right), ("RATE", .right),
+        ])
+        for interface in shown {
+            func total(_ counters: LinkCounters) -> String { units.bytes(counters.rxBytes + counters.txBytes) }
+            let rate = interface.rate.map { units.rate(bytesPerSecond: $0.rx + $0.tx) } ?? "-"
+            table.append([interface.name, displayClass(interface.interfaceClass), interface.presence.rawValue,
+                          total(interface.today), total(interface.cycle), total(interface.allTime), rate])
+        }
+        output += "\n"
+        if snapshot.interfaces.isEmpty {
+            output += "No interface counted yet.\n"
+        } else if shown.isEmpty {
+            output += "No interface present.\n"
+        } else {
+            output += table.rendered()
+        }
+        if hidden > 0 { output += "\(hidden) gone interface\(hidden == 1 ? "" : "s") not shown (--all shows them).\n" }
+        output += "rx + tx; cycle since \(TimeText.format(snapshot.cycleStart, "%Y-%m-%d")); -i NAME for the detail.\n"
+        if !snapshot.budgets.isEmpty { output += "\n" + budgetLines(snapshot, units: units) }
+        return output + Estimate.basis + "\n"
+    }
+
+    /// `--oneline`: one line per interface for scripts, fields separated by
+    /// `;`, byte counts as integers: name;class;state;today rx;today tx;
+    /// cycle rx;cycle tx;all-time rx;all-time tx;rx bytes/s;tx bytes/s.
+    public static func oneline(_ snapshot: Snapshot, all: Bool) -> String {
+        snapshot.interfaces.filter { all || $0.presence != .gone }.sorted { NaturalOrder.less($0.name, $1.name) }.map { interface in
+            let rate = interface.rate.map { [String(Int64($0.rx.rounded())), String(Int64($0.tx.rounded()))] } ?? ["", ""]
+            return ([interface.name, interface.interfaceClass, interface.presence.rawValue]
+                + [interface.today, interface.cycle, interface.allTime].flatMap { [String($0.rxBytes), String($0.txBytes)] } + rate)
+                .joined(separator: ";") + "\n"
+        }.joined()
+    }
+
     static func displayClass(_ raw: String) -> String { InterfaceClass(rawValue: raw)?.displayName ?? raw }
 
+    /// Within 80 columns: the commit interval is in the JSON.
     static func daemonLine(_ snapshot: Snapshot) -> String {
         let health = snapshot.daemon
         guard let last = health.lastCommit else { return "daemon: no commit yet" }
-        let age = snapshot.now - last
-        let every = health.commitInterval.map { ", commits every \(Int($0)) s" } ?? ""
+        let age = max(snapshot.now - last, 0)
+        let ago = age < 120 ? "\(age) s" : duration(age)
         let state = health.running ? "running" : "not running"
-        if health.stale {
-            return "daemon: \(state), STALE since \(TimeText.moment(last)) (no commit for \(age) s\(every))"
-        }
-        return "daemon: \(state), last commit \(TimeText.moment(last)) (\(age) s ago\(every))"
+        return "daemon: \(health.stale ? "STALE, " : "")\(state), last commit \(TimeText.moment(last)) (\(ago) ago)"
     }
 
-    static func budgetLines(_ snapshot: Snapshot, units: Units) -> String {
-        var output = "budgets, billing cycle \(TimeText.format(snapshot.cycleStart, "%Y-%m-%d")) to \(TimeText.format(snapshot.cycleEnd, "%Y-%m-%d")) (rx + tx):\n"
-        var table = TextTable([("", .left), ("used", .right), ("budget", .right), ("left", .right), ("projected", .right), ("", .left)])
+    package static func budgetLines(_ snapshot: Snapshot, units: Units) -> String {
+        let output = "budgets, billing cycle \(TimeText.format(snapshot.cycleStart, "%Y-%m-%d")) to \(TimeText.format(snapshot.cycleEnd, "%Y-%m-%d")) (rx + tx):\n"
+        var table = TextTable([
+            ("", .left), ("used", .right), ("budget", .right), ("left", .right), ("projected", .right), ("observed", .right), ("", .left),
+        ])
         for status in snapshot.budgets {
             let left = status.remaining >= 0 ? units.bytes(UInt64(status.remaining)) : "-" + units.bytes(UInt64(-status.remaining))
+            let projection = status.projection
             let verdict: String
             switch status.state {
-            case .ok: verdict = "ok"
-            case .projectedOver: verdict = "projected over budget by the end of the cycle"
+            case .ok: verdict = projection.isTrusted ? "ok" : "ok, too early to project"
+            case .projectedOver: verdict = "at risk"
             case .exceeded: verdict = "EXCEEDED"
             }
-            table.append([status.budget.label, units.bytes(status.used), units.bytes(status.budget.bytes), left, units.bytes(status.projected), verdict])
+            table.append([
+                status.budget.label, units.bytes(status.used), units.bytes(status.budget.bytes), left,
+                projection.isTrusted ? units.bytes(projection.projected) : "-", duration(projection.observedSeconds), verdict,
+            ])
         }
         return output + table.rendered().split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") + "\n"
-            + "  projected = linear projection of this cycle's use to its end\n"
+            + "  projected: use at the cycle's end at the rate observed since counting\n"
+            + "  began; made after a day observed, at risk = projected over the budget\n"
     }
 
     /// `ifmeter classes`: totals per class. Tunnel traffic also crosses the
@@ -159,7 +216,12 @@ public enum StatusReport {
             ("today", countersJSON(interface.today)), ("cycle", countersJSON(interface.cycle)),
             ("since_boot", countersJSON(interface.sinceBoot)), ("all_time", countersJSON(interface.allTime)),
             ("live_delta", countersJSON(interface.liveDelta)),
-            ("rate", interface.rate.map { .object([("rx_bytes_per_second", .double($0.rx)), ("tx_bytes_per_second", .double($0.tx))]) } ?? .null),
+            ("rate", interface.rate.map { rate in
+                .object([
+                    ("rx_bytes_per_second", .double(rate.rx)), ("tx_bytes_per_second", .double(rate.tx)),
+                    ("window_seconds", interface.rateWindow.map { .double($0) } ?? .null),
+                ])
+            } ?? .null),
             ("last_reset", interface.lastEvent.map(EventsReport.eventJSON) ?? .null),
             ("incomplete", interface.incomplete.map { .string($0) } ?? .null),
         ])
@@ -174,8 +236,12 @@ public enum StatusReport {
         return .object([
             ("target", .string(status.budget.label)), ("target_kind", .string(kind)),
             ("budget_bytes", .uint(status.budget.bytes)), ("used_bytes", .uint(status.used)),
-            ("remaining_bytes", .int(status.remaining)), ("projected_bytes", .uint(status.projected)),
-            ("projection", .string("linear")), ("state", .string(status.state.rawValue)),
+            ("remaining_bytes", .int(status.remaining)),
+            ("projected_bytes", .uint(status.projection.projected)),
+            ("projection", .string("linear")), ("confidence", .string(status.projection.confidence.rawValue)),
+            ("observed_since", .string(TimeText.utc(status.projection.observedSince))),
+            ("observed_seconds", .int(status.projection.observedSeconds)),
+            ("state", .string(status.state.rawValue)),
         ])
     }
 }

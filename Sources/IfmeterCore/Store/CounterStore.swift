@@ -268,9 +268,11 @@ public final class CounterStore {
             try database.transaction {
                 // The daemon's heartbeat for readers: when it last committed, and how often it means to.
                 try database.run("""
-                    INSERT INTO meta(key, value) VALUES ('boot_id', ?), ('netns', ?), ('last_commit', ?), ('sample_interval', ?), ('commit_interval', ?)
+                    INSERT INTO meta(key, value) VALUES ('boot_id', ?), ('netns', ?), ('last_commit', ?), ('sample_interval', ?), ('commit_interval', ?),
+                      ('timezone', ?)
                     ON CONFLICT(key) DO UPDATE SET value = excluded.value
-                    """, [.text(bootID), .text(String(namespace)), .text(String(now)), .text(String(intervals.sample)), .text(String(intervals.commit))])
+                    """, [.text(bootID), .text(String(namespace)), .text(String(now)), .text(String(intervals.sample)), .text(String(intervals.commit)),
+                          .text(LocalZone.current())])
                 for (name, info) in pending.interfaces { _ = try interfaceID(name, info: info, at: now) }
                 try writeDeltas(pending.deltas, bootID: bootID, at: now)
                 for (time, event) in pending.events { try writeEvent(event, at: time, bootID: bootID) }

@@ -60,6 +60,11 @@ public enum FileSystem {
         access(path, F_OK) == 0
     }
 
+    /// Why `access(2)` refuses path for `mode` (R_OK, F_OK...), or nil when it allows it.
+    public static func accessError(_ path: String, mode: Int32 = F_OK) -> Int32? {
+        access(path, mode) == 0 ? nil : errno
+    }
+
     /// Whether path is a directory (following symlinks).
     public static func isDirectory(_ path: String) -> Bool {
         var info = stat()
@@ -116,6 +121,13 @@ public enum FileSystem {
         throw SystemError("flock", path: path, errno: saved)
     }
 
+    /// The working directory, or nil when it cannot be named (removed).
+    public static func currentDirectory() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return nil }
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// The path of the running executable.
     public static func executablePath() -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
@@ -141,6 +153,13 @@ extension FileSystem {
 
     /// Whether fd is a terminal.
     public static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
+
+    /// Waits until fd is readable or `seconds` pass; true when readable.
+    public static func waitReadable(_ fd: Int32, seconds: Double) -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let result = poll(&entry, 1, Int32(seconds * 1000))
+        return result > 0 && entry.revents & Int16(POLLIN) != 0
+    }
 
     /// Sleeps, resuming after signals that do not end the process.
     public static func sleep(seconds: Double) {

@@ -40,9 +40,9 @@ final class DaemonHarness {
     }
 
     /// `ifmeterd --once`; must succeed.
-    func runOnce(clockOffset: Double = 0, extra: [String] = []) throws {
+    func runOnce(clockOffset: Double = 0, extra: [String] = [], environment extraEnvironment: [String: String] = [:]) throws {
         let arguments = command(["--once"] + extra)
-        var environment = ProcessInfo.processInfo.environment
+        var environment = ProcessInfo.processInfo.environment.merging(extraEnvironment) { _, new in new }
         environment["IFMETER_TEST_CLOCK_OFFSET"] = String(clockOffset)
         let result = try runProcess(arguments[0], Array(arguments.dropFirst()), environment: environment)
         if result.status != 0 {

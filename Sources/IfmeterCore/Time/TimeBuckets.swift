@@ -3,6 +3,17 @@ import Glibc
 /// The sizes of time bucket the store keeps, like vnStat's.
 public enum Granularity: String, Sendable, CaseIterable {
     case fiveMinutes = "5min", hour, day, month, year
+
+    /// The bucket's name in a sentence ("the running day").
+    public var noun: String {
+        switch self {
+        case .fiveMinutes: "five minutes"
+        case .hour: "hour"
+        case .day: "day"
+        case .month: "month"
+        case .year: "year"
+        }
+    }
 }
 
 /// Where bucket boundaries fall. Hours, days, months and years follow the

@@ -6,6 +6,18 @@ public enum Output {
     public static func standardOutput(_ text: String) { write(text, to: 1) }
     public static func standardError(_ text: String) { write(text, to: 2) }
 
+    /// Standard output for a command's result: a failed write (a full disk,
+    /// a closed pipe) is thrown, so the command can exit 74 rather than 0.
+    public static func standardOutputReportingErrors(_ text: String) throws(SystemError) {
+        do {
+            try FileSystem.writeAll(1, Array(text.utf8), path: "stdout")
+        } catch let error as SystemError {
+            throw error
+        } catch {
+            throw SystemError("write", path: "stdout", errno: EIO)
+        }
+    }
+
     static func write(_ text: String, to fd: Int32) {
         try? FileSystem.writeAll(fd, Array(text.utf8), path: fd == 1 ? "stdout" : "stderr")
     }

@@ -1,0 +1,38 @@
+/// How much a projection to the end of the billing cycle can be trusted,
+/// from how long the counting it rests on has run.
+public enum ProjectionConfidence: String, Sendable, CaseIterable {
+    /// Less than a day observed: a day's rhythm (nights, working hours) is
+    /// not yet seen, so no projection is made and nothing alarms.
+    case low
+    /// At least a day, less than a week.
+    case medium
+    /// A week or more: weekdays and the weekend are both in it.
+    case high
+}
+
+/// The projection of a budget's use to the end of the cycle. It rests on
+/// the time actually observed: from the cycle start, or from when counting
+/// began if that was later (a mid-cycle install, a new interface), never on
+/// time nobody counted.
+public struct BudgetProjection: Sendable, Hashable {
+    public static let day: Int64 = 86_400
+
+    /// When the counting this projection rests on began.
+    public var observedSince: Int64
+    public var observedSeconds: Int64
+    public var confidence: ProjectionConfidence
+    /// Use at the end of the cycle at the rate observed.
+    public var projected: UInt64
+
+    /// Whether the projection may raise an alarm.
+    public var isTrusted: Bool { confidence != .low }
+
+    public init(used: UInt64, cycleStart: Int64, cycleEnd: Int64, countingSince: Int64, now: Int64) {
+        observedSince = min(max(cycleStart, countingSince), now)
+        observedSeconds = now - observedSince
+        confidence = observedSeconds < Self.day ? .low : observedSeconds < 7 * Self.day ? .medium : .high
+        let remaining = Double(max(cycleEnd - now, 0))
+        let rate = Double(used) / Double(max(observedSeconds, 1))
+        projected = used + UInt64(min(rate * remaining, Double(UInt64.max / 2)))
+    }
+}

@@ -1,0 +1,71 @@
+/// The interfaces a command shows, as every command takes them: `-i NAME`
+/// repeated, and `-i a+b` for one merged row (vnStat's spelling), which sums
+/// its members and is labelled `a+b`.
+public struct InterfaceSelection: Sendable, Hashable, ExpressibleByArrayLiteral {
+    /// One entry per `-i`, each a list of members (one unless merged).
+    public var groups: [[String]]
+
+    public init(groups: [[String]]) { self.groups = groups }
+    public init(arrayLiteral names: String...) { groups = names.map { [$0] } }
+
+    /// Parses `-i` values; nil names the first malformed one (`a+`, `+`, empty).
+    public static func parse(_ values: [String]) -> Result<InterfaceSelection, SelectionError> {
+        var groups: [[String]] = []
+        for value in values {
+            let members = value.split(separator: "+", omittingEmptySubsequences: false).map(String.init)
+            guard !members.contains(where: \.isEmpty) else { return .failure(SelectionError(value: value)) }
+            groups.append(members)
+        }
+        return .success(InterfaceSelection(groups: groups))
+    }
+
+    /// Everything when no interface is named.
+    public var isEmpty: Bool { groups.isEmpty }
+
+    public var members: Set<String> { Set(groups.joined()) }
+
+    public func contains(_ name: String) -> Bool { isEmpty || groups.contains { $0.contains(name) } }
+
+    /// The first member that is not among the known names.
+    public func unknown(among known: some Collection<String>) -> String? {
+        groups.joined().first { !known.contains($0) }
+    }
+
+    /// The labels a name is shown under: itself, and every merge it is in.
+    public func labels(of name: String) -> [String] {
+        if isEmpty { return [name] }
+        return groups.filter { $0.contains(name) }.map { $0.joined(separator: "+") }
+    }
+
+    /// Items relabelled by group and summed where a merge makes two share a
+    /// key; items outside the selection dropped. Order: first appearance.
+    public func apply<Item, Key: Hashable>(
+        _ items: [Item], name: KeyPath<Item, String>, relabel: (Item, String) -> Item, key: (Item) -> Key, combine: (Item, Item) -> Item
+    ) -> [Item] {
+        var result: [Item] = []
+        var index: [Key: Int] = [:]
+        for item in items {
+            for label in labels(of: item[keyPath: name]) {
+                let renamed = relabel(item, label)
+                let k = key(renamed)
+                if let at = index[k] {
+                    result[at] = combine(result[at], renamed)
+                } else {
+                    index[k] = result.count
+                    result.append(renamed)
+                }
+            }
+        }
+        return result
+    }
+}
+
+/// A malformed `-i` value.
+public struct SelectionError: Error, Sendable, Hashable {
+    public var value: String
+}
+
+extension InterfaceSelection {
+    /// The class of a merged row: the members' when they agree, else "mixed".
+    static func mergedClass(_ a: String, _ b: String) -> String { a == b ? a : "mixed" }
+}

@@ -1,0 +1,64 @@
+/// Selections over what the reports show.
+extension InterfaceSelection {
+    public func apply(_ rows: [HistoryRow]) -> [HistoryRow] {
+        apply(rows, name: \.name, relabel: { row, label in
+            var row = row
+            row.name = label
+            return row
+        }, key: { HistoryKey(name: $0.name, start: $0.start) }, combine: { a, b in
+            var merged = a
+            merged.counters += b.counters
+            merged.live = a.live || b.live
+            merged.incomplete = a.incomplete ?? b.incomplete
+            merged.interfaceClass = Self.mergedClass(a.interfaceClass, b.interfaceClass)
+            return merged
+        })
+    }
+
+    public func apply(_ buckets: [StoredBucket]) -> [StoredBucket] {
+        apply(buckets, name: \.name, relabel: { bucket, label in
+            var bucket = bucket
+            bucket.name = label
+            return bucket
+        }, key: { HistoryKey(name: $0.name, start: $0.start) }, combine: { a, b in
+            var merged = a
+            merged.counters += b.counters
+            merged.incomplete = a.incomplete ?? b.incomplete
+            merged.interfaceClass = Self.mergedClass(a.interfaceClass, b.interfaceClass)
+            return merged
+        })
+    }
+
+    public func apply(_ interfaces: [InterfaceSnapshot]) -> [InterfaceSnapshot] {
+        apply(interfaces, name: \.name, relabel: { interface, label in
+            var interface = interface
+            if label != interface.name {
+                interface.name = label
+                interface.signal = "merged"
+            }
+            return interface
+        }, key: \.name, combine: { a, b in
+            var merged = a
+            merged.interfaceClass = Self.mergedClass(a.interfaceClass, b.interfaceClass)
+            merged.presence = a.presence == .up || b.presence == .up ? .up : a.presence == .down || b.presence == .down ? .down : .gone
+            merged.liveDelta += b.liveDelta
+            merged.today += b.today
+            merged.cycle += b.cycle
+            merged.sinceBoot += b.sinceBoot
+            merged.allTime += b.allTime
+            if let rate = b.rate {
+                merged.rate = (rx: (a.rate?.rx ?? 0) + rate.rx, tx: (a.rate?.tx ?? 0) + rate.tx)
+                merged.rateWindow = a.rateWindow ?? b.rateWindow
+            }
+            if let event = b.lastEvent, event.time > a.lastEvent?.time ?? .min { merged.lastEvent = event }
+            merged.incomplete = a.incomplete ?? b.incomplete
+            merged.firstSeen = min(a.firstSeen, b.firstSeen)
+            return merged
+        })
+    }
+}
+
+private struct HistoryKey: Hashable {
+    var name: String
+    var start: Int64
+}

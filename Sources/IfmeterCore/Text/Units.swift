@@ -1,0 +1,58 @@
+/// How byte counts and rates are written: IEC (KiB, MiB) by default, SI
+/// (kB, MB) with `--si`, or raw integers with `--bytes`. Rates are bit/s
+/// (SI prefixes, as links are sold) unless byte/s is asked for.
+public struct Units: Sendable, Hashable {
+    public enum Scale: Sendable, Hashable { case iec, si, raw }
+
+    public var scale: Scale = .iec
+    public var ratesInBits = true
+
+    public init(scale: Scale = .iec, ratesInBits: Bool = true) {
+        self.scale = scale
+        self.ratesInBits = ratesInBits
+    }
+
+    public func bytes(_ value: UInt64) -> String {
+        switch scale {
+        case .raw: String(value)
+        case .iec: Self.scaled(Double(value), base: 1024, units: ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"])
+        case .si: Self.scaled(Double(value), base: 1000, units: ["B", "kB", "MB", "GB", "TB", "PB", "EB"])
+        }
+    }
+
+    /// A rate from bytes per second.
+    public func rate(bytesPerSecond: Double) -> String {
+        if ratesInBits {
+            let bits = bytesPerSecond * 8
+            return scale == .raw ? "\(Int64(bits.rounded())) bit/s"
+                : Self.scaled(bits, base: 1000, units: ["bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"])
+        }
+        switch scale {
+        case .raw: return "\(Int64(bytesPerSecond.rounded())) B/s"
+        case .iec: return Self.scaled(bytesPerSecond, base: 1024, units: ["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"])
+        case .si: return Self.scaled(bytesPerSecond, base: 1000, units: ["B/s", "kB/s", "MB/s", "GB/s", "TB/s"])
+        }
+    }
+
+    /// Whole numbers below the base; two decimals above it ("1.50 GiB").
+    static func scaled(_ value: Double, base: Double, units: [String]) -> String {
+        var amount = value
+        var index = 0
+        while amount >= base && index < units.count - 1 {
+            amount /= base
+            index += 1
+        }
+        if index == 0 { return "\(Int64(amount.rounded())) \(units[0])" }
+        return "\(fixed(amount, decimals: 2)) \(units[index])"
+    }
+
+    /// Fixed-point text without Foundation's formatter.
+    static func fixed(_ value: Double, decimals: Int) -> String {
+        var factor = 1.0
+        for _ in 0..<decimals { factor *= 10 }
+        let scaled = Int64((value * factor).rounded())
+        let whole = scaled / Int64(factor)
+        let fraction = String(scaled % Int64(factor))
+        return "\(whole).\(String(repeating: "0", count: decimals - fraction.count))\(fraction)"
+    }
+}

@@ -1,0 +1,239 @@
+// No IfmeterCore import when `make fuzz` compiles the parser with the
+// few core sources it needs into one module.
+#if canImport(IfmeterCore)
+import IfmeterCore
+#endif
+
+/// A command-line mistake: exit 64 with the message and a hint naming the
+/// command's help.
+struct CommandLineError: Error, Sendable, Equatable {
+    var message: String
+    var command: CommandName?
+
+    init(_ message: String, command: CommandName? = nil) {
+        self.message = message
+        self.command = command
+    }
+}
+
+/// Options every command takes.
+struct GlobalOptions: Sendable, Equatable {
+    var configPath: String?
+    var stateDirectory: String?
+    /// --utc: times shown in UTC (the commands that show times take it).
+    var utc = false
+}
+
+/// How figures are printed.
+struct DisplayOptions: Sendable, Equatable {
+    var json = false
+    var units = Units()
+}
+
+/// `--begin` and `--end` as written, checked by the parser. They become
+/// moments only when run, in the zone the store's buckets follow.
+struct TimeRange: Sendable, Equatable {
+    var begin: String?
+    var end: String?
+
+    /// [from, to): from the moment named, to the end of the day or minute named.
+    var bounds: (from: Int64, to: Int64) {
+        var from = Int64.min, to = Int64.max
+        if let begin, let time = TimeText.parse(begin) { from = time }
+        if let end, let time = TimeText.parse(end) {
+            to = end.contains(":") ? time + 60 : TimeBuckets.start(of: .day, -1, before: time)
+        }
+        return (from, to)
+    }
+}
+
+enum ExportFormat: String, Sendable, CaseIterable { case csv, jsonl }
+
+/// How `status` prints: a line per interface, the detail of those named
+/// with -i, or `;`-separated fields for scripts.
+enum StatusLayout: Sendable, Equatable { case summary, detail, oneline }
+
+/// What the command line asks for, parsed and validated, before anything is
+/// read: the run step never sees a word of the command line.
+enum Command: Sendable, Equatable {
+    case help(CommandName?)
+    case status(InterfaceSelection, StatusLayout, DisplayOptions, all: Bool)
+    case history(CommandName, InterfaceSelection, limit: Int?, TimeRange, DisplayOptions)
+    case classes(DisplayOptions)
+    case check(DisplayOptions)
+    case events(InterfaceSelection, limit: Int, json: Bool)
+    case live(InterfaceSelection, interval: Double, count: Int?, DisplayOptions)
+    case export(InterfaceSelection, ExportFormat, Granularity, TimeRange)
+    case graph(InterfaceSelection, path: String, days: Int)
+    case interfaces(all: Bool, json: Bool)
+}
+
+/// A parsed command line.
+struct Invocation: Sendable, Equatable {
+    var globals: GlobalOptions
+    var command: Command
+}
+
+/// Parses the words after the program name. Pure: no file, no clock, no
+/// environment, so the fuzzer and table tests drive it directly.
+enum CommandParser {
+    static func parse(_ words: [String]) throws(CommandLineError) -> Invocation {
+        var command: CommandName?
+        var operands: [String] = []
+        var given: [(spec: OptionSpec, spelled: String, value: String?)] = []
+        let known = OptionSpec.global + CommandName.allCases.flatMap(\.options)
+        var index = 0
+        while index < words.count {
+            let word = words[index]
+            index += 1
+            guard word.hasPrefix("-") && word != "-" else {
+                if command == nil {
+                    guard let name = CommandName(rawValue: word) else { throw CommandLineError("unknown command \(word)") }
+                    command = name
+                } else {
+                    operands.append(word)
+                }
+                continue
+            }
+            var spelled = word
+            var inline: String?
+            if word.hasPrefix("--"), let equals = word.firstIndex(of: "=") {
+                spelled = String(word[..<equals])
+                inline = String(word[word.index(after: equals)...])
+            }
+            guard let spec = known.first(where: { $0.names.contains(spelled) }) else {
+                throw CommandLineError("unknown option \(word)", command: command)
+            }
+            if spec.takesValue {
+                if inline == nil {
+                    guard index < words.count else { throw CommandLineError("\(spelled) needs a value", command: command) }
+                    inline = words[index]
+                    index += 1
+                }
+            } else if inline != nil {
+                throw CommandLineError("\(spelled) takes no value", command: command)
+            }
+            given.append((spec, spelled, inline))
+        }
+        if given.contains(where: { $0.spec == .help }) { return Invocation(globals: GlobalOptions(), command: .help(command)) }
+        let name = command ?? .fallback
+        // The same spelling may mean a different option per command (--all).
+        let accepted = OptionSpec.global + name.options
+        var resolved: [(OptionSpec, String)] = []
+        for option in given {
+            guard let spec = accepted.first(where: { $0.names.contains(option.spelled) }) else {
+                throw CommandLineError("\(name.rawValue) does not take \(option.spelled)", command: name)
+            }
+            resolved.append((spec, option.value ?? ""))
+        }
+        var options = GivenOptions(command: name, given: resolved)
+        let globals = GlobalOptions(
+            configPath: try options.single(.config), stateDirectory: try options.single(.stateDirectory), utc: options.flag(.utc))
+        return Invocation(globals: globals, command: try build(name, operands: operands, &options))
+    }
+
+    private static func build(_ name: CommandName, operands: [String], _ options: inout GivenOptions) throws(CommandLineError) -> Command {
+        if let operand = operands.first {
+            let hint = name.options.contains(.interface) && !operand.hasPrefix("-") ? " (interfaces are chosen with -i \(operand))" : ""
+            throw CommandLineError("unexpected argument \(operand)\(hint)", command: name)
+        }
+        switch name {
+        case .status:
+            if options.flag(.oneline) && options.flag(.json) { throw CommandLineError("--oneline and --json exclude each other", command: name) }
+            let layout: StatusLayout = options.flag(.oneline) ? .oneline : options.flag(.interface) ? .detail : .summary
+            return .status(try options.selection(), layout, options.display(), all: options.flag(.allInterfaces))
+        case .hours, .days, .months, .years, .top:
+            return .history(name, try options.selection(), limit: try options.number(.limit), try options.range(), options.display())
+        case .classes:
+            return .classes(options.display())
+        case .check:
+            return .check(options.display())
+        case .events:
+            return .events(try options.selection(), limit: try options.number(.limit) ?? 50, json: options.flag(.json))
+        case .live:
+            return .live(try options.selection(), interval: try options.seconds(.interval) ?? 1, count: try options.number(.count), options.display())
+        case .export:
+            let format = try options.choice(.format, ExportFormat.self, expected: "csv or jsonl") ?? .csv
+            let granularity = try options.choice(.granularity, Granularity.self, expected: "5min, hour, day, month or year") ?? .day
+            return .export(try options.selection(), format, granularity, try options.range())
+        case .graph:
+            guard let path = try options.single(.svg) else { throw CommandLineError("graph needs --svg FILE", command: name) }
+            return .graph(try options.selection(), path: path, days: try options.number(.days) ?? 30)
+        case .interfaces:
+            return .interfaces(all: options.flag(.all), json: options.flag(.json))
+        }
+    }
+}
+
+/// The options found on a command line, read by spec.
+private struct GivenOptions {
+    let command: CommandName
+    let given: [(spec: OptionSpec, value: String)]
+
+    init(command: CommandName, given: [(OptionSpec, String)]) {
+        self.command = command
+        self.given = given
+    }
+
+    func flag(_ spec: OptionSpec) -> Bool { given.contains { $0.spec == spec } }
+
+    func all(_ spec: OptionSpec) -> [String] { given.filter { $0.spec == spec }.map(\.value) }
+
+    /// The value of an option given at most once.
+    func single(_ spec: OptionSpec) throws(CommandLineError) -> String? {
+        let values = all(spec)
+        if values.count > 1 { throw CommandLineError("\(spec.name) given more than once", command: command) }
+        return values.first
+    }
+
+    func selection() throws(CommandLineError) -> InterfaceSelection {
+        switch InterfaceSelection.parse(all(.interface)) {
+        case .success(let selection): return selection
+        case .failure(let error): throw CommandLineError("-i \(error.value): expected NAME, or NAME+NAME to merge", command: command)
+        }
+    }
+
+    func display() -> DisplayOptions {
+        var display = DisplayOptions(json: flag(.json))
+        if flag(.si) { display.units.scale = .si }
+        if flag(.bytes) { display.units.scale = .raw }
+        if flag(.byteRates) { display.units.ratesInBits = false }
+        return display
+    }
+
+    func number(_ spec: OptionSpec) throws(CommandLineError) -> Int? {
+        guard let text = try single(spec) else { return nil }
+        guard let value = Int(text), value > 0, value <= 1_000_000 else {
+            throw CommandLineError("\(spec.name) \(text): expected a whole number from 1 to 1000000", command: command)
+        }
+        return value
+    }
+
+    func seconds(_ spec: OptionSpec) throws(CommandLineError) -> Double? {
+        guard let text = try single(spec) else { return nil }
+        guard let value = Double(text), value >= 0.1, value <= 3600 else {
+            throw CommandLineError("\(spec.name) \(text): expected seconds from 0.1 to 3600", command: command)
+        }
+        return value
+    }
+
+    func choice<Choice: RawRepresentable<String>>(_ spec: OptionSpec, _ type: Choice.Type, expected: String) throws(CommandLineError) -> Choice? {
+        guard let text = try single(spec) else { return nil }
+        guard let value = Choice(rawValue: text) else { throw CommandLineError("\(spec.name) \(text): expected \(expected)", command: command) }
+        return value
+    }
+
+    func range() throws(CommandLineError) -> TimeRange {
+        func text(_ spec: OptionSpec) throws(CommandLineError) -> String? {
+            guard let text = try single(spec) else { return nil }
+            guard TimeText.parse(text) != nil else {
+                throw CommandLineError("\(spec.name) \(text): expected YYYY-MM-DD or \"YYYY-MM-DD HH:MM\"", command: command)
+            }
+            return text
+        }
+        let range = TimeRange(begin: try text(.begin), end: try text(.end))
+        let bounds = range.bounds
+        if bounds.from >= bounds.to { throw CommandLineError("--begin must come before --end", command: command) }
+        return range
+    }
+}

@@ -1,0 +1,241 @@
+// No IfmeterCore import when `make fuzz` compiles the parser with the
+// few core sources it needs into one module.
+#if canImport(IfmeterCore)
+import IfmeterCore
+#endif
+
+/// One option as the command line spells it. The table of commands and
+/// their options is the one source for parsing, help and shell completion.
+struct OptionSpec: Sendable, Hashable {
+    /// Spellings, the canonical one first (`-i`, `--interface`).
+    let names: [String]
+    /// The value's placeholder (`IFACE`); nil for a flag.
+    let value: String?
+    /// Words the value may be, for completion (`csv`, `jsonl`); empty when free.
+    let choices: [String]
+    let repeatable: Bool
+    let help: String
+
+    init(_ names: [String], value: String? = nil, choices: [String] = [], repeatable: Bool = false, _ help: String) {
+        self.names = names
+        self.value = value
+        self.choices = choices
+        self.repeatable = repeatable
+        self.help = help
+    }
+
+    var takesValue: Bool { value != nil }
+    var name: String { names[0] }
+
+    /// `[-i IFACE]...`
+    var usage: String {
+        let body = value.map { "\(name) \($0)" } ?? name
+        return "[\(body)]" + (repeatable ? "..." : "")
+    }
+
+    static let stateDirectory = OptionSpec(
+        ["--state-dir"], value: "DIR", "the daemon's state directory (default: StateDirectory= in the config, else $STATE_DIRECTORY, else /var/lib/ifmeter)")
+    static let config = OptionSpec(["--config"], value: "FILE", "configuration (default /etc/ifmeter/ifmeter.conf, optional)")
+    static let help = OptionSpec(["-h", "--help"], "this help")
+    static let json = OptionSpec(["--json"], "machine-readable output (a versioned schema)")
+    static let si = OptionSpec(["--si"], "1000-based units (kB, MB) instead of KiB, MiB")
+    static let bytes = OptionSpec(["--bytes"], "raw byte counts")
+    static let byteRates = OptionSpec(["--byte-rates"], "rates in bytes per second instead of bits per second")
+    static let interface = OptionSpec(
+        ["-i", "--interface"], value: "IFACE", repeatable: true, "only this interface (repeatable); a+b shows a and b merged into one")
+    static let limit = OptionSpec(["--limit"], value: "N", "keep the latest N rows")
+    static let begin = OptionSpec(["--begin"], value: "DATE", "from DATE: YYYY-MM-DD or \"YYYY-MM-DD HH:MM\", local time")
+    static let end = OptionSpec(["--end"], value: "DATE", "to DATE, the day named included")
+    static let all = OptionSpec(["--all"], "also list other and ignored interfaces")
+    static let interval = OptionSpec(["--interval"], value: "SECONDS", "seconds between refreshes (default 1)")
+    static let count = OptionSpec(["--count"], value: "N", "stop after N refreshes")
+    static let format = OptionSpec(["--format"], value: "FORMAT", choices: ["csv", "jsonl"], "csv (default) or jsonl")
+    static let granularity = OptionSpec(
+        ["--granularity"], value: "G", choices: Granularity.allCases.map(\.rawValue), "5min, hour, day (default), month or year")
+    static let svg = OptionSpec(["--svg"], value: "FILE", "write the SVG there")
+    static let days = OptionSpec(["--days"], value: "N", "the last N days (default 30)")
+    static let allInterfaces = OptionSpec(["--all"], "also interfaces that are gone")
+    static let oneline = OptionSpec(["--oneline"], "one line per interface for scripts: fields separated by ;")
+    static let utc = OptionSpec(["--utc"], "show times in UTC (buckets keep the zone the daemon counts in)")
+
+    /// Accepted before or after any command.
+    static let global: [OptionSpec] = [stateDirectory, config, help]
+    static let units: [OptionSpec] = [si, bytes, byteRates]
+    static let range: [OptionSpec] = [begin, end]
+}
+
+/// The commands of `ifmeter`. Each case's help, summary and options are
+/// switches over the case, so a command without them does not compile.
+enum CommandName: String, CaseIterable, Sendable {
+    case status, hours, days, months, years, top, classes, events, live, export, graph, check, interfaces
+
+    /// The command run when none is named.
+    static let fallback = CommandName.status
+
+    /// The options this command takes besides the global ones.
+    var options: [OptionSpec] {
+        switch self {
+        case .status: [.interface, .allInterfaces, .oneline, .json, .utc] + OptionSpec.units
+        case .hours, .days, .months, .years, .top: [.interface, .limit] + OptionSpec.range + [.json, .utc] + OptionSpec.units
+        case .classes: [.json] + OptionSpec.units
+        case .check: [.json, .utc] + OptionSpec.units
+        case .events: [.interface, .limit, .json, .utc]
+        case .live: [.interface, .interval, .count, .json] + OptionSpec.units
+        case .export: [.interface, .format, .granularity] + OptionSpec.range + [.utc]
+        case .graph: [.svg, .interface, .days, .utc]
+        case .interfaces: [.all, .json]
+        }
+    }
+
+    /// One line for the overview.
+    var summary: String {
+        switch self {
+        case .status: "today, billing cycle, since boot, all time, rate, last reset, daemon health, budgets (the default)"
+        case .hours: "traffic per hour"
+        case .days: "traffic per day, with bars"
+        case .months: "traffic per month, with bars"
+        case .years: "traffic per year"
+        case .top: "the largest days, with bars"
+        case .classes: "totals per class (Wi-Fi, cellular, tunnel)"
+        case .events: "the reset log"
+        case .live: "rates per interface, refreshed until Ctrl-C"
+        case .export: "stored records as CSV or JSON lines"
+        case .graph: "an SVG of daily traffic per class"
+        case .check: "exit 1 or 2 when a data budget is at risk or exceeded"
+        case .interfaces: "the links, their class and why, raw counters"
+        }
+    }
+
+    /// What the command does, after its usage line.
+    var description: String {
+        switch self {
+        case .status:
+            """
+            One line per interface present (--all: also those gone): class, state,
+            today, the billing cycle and all time (rx + tx), and the rate; the
+            daemon's health and each budget's use. -i NAME shows the detail:
+            per interface: class, state (up, down, gone), today, the billing cycle
+            (from BillingDay=), since boot, all time, the rate (the kernel's count
+            since the daemon's last commit over the seconds since it, so status
+            never waits), and the last reset with its reason. The daemon is stale
+            after three commit intervals without a commit. Totals are the store's
+            plus what the kernel counted since the daemon's last commit in the
+            same interface life.
+            """
+        case .hours: Self.history("hour buckets (kept HourlyDays=)", 24)
+        case .days: Self.history("day buckets with bars (kept DailyDays=)", 30)
+        case .months: Self.history("month buckets with bars", 12)
+        case .years: Self.history("year buckets", 100)
+        case .top: Self.history("the largest days with bars", 10)
+        case .classes:
+            """
+            Totals per class: today, billing cycle, since boot, all time (rx + tx).
+            Tunnel traffic also crosses the link it rides on: never add the classes up.
+            """
+        case .events:
+            """
+            The reset log: when, which interface, old and new ifindex, the reason,
+            and what is known to be lost (none, unknown, discarded). Newest last;
+            --limit keeps the latest N (default 50).
+            """
+        case .live:
+            """
+            Rates per watched interface read from the kernel directly, refreshed
+            every --interval (default 1 s) in place until Ctrl-C, or N times.
+            """
+        case .export:
+            """
+            The stored bucket records (default: csv, day), each row with its
+            estimate label (basis) and, when a reset with unknown loss fell in it,
+            why it may be incomplete. Times are UTC. DATE: YYYY-MM-DD or
+            "YYYY-MM-DD HH:MM" local time; --end includes the day named.
+            """
+        case .graph:
+            """
+            Writes a self-contained SVG of daily received and transmitted bytes per
+            class over the last N days (default 30).
+            """
+        case .check:
+            """
+            For cron and monitoring: compares each [Budgets] entry with this billing
+            cycle's use (rx + tx). Exit 0 when all are within budget, 1 when one is
+            projected over by the end of the cycle, 2 when one is exceeded, 78 when
+            no budget is configured. The projection is linear over the time
+            observed (from the cycle start, or from when counting began if later);
+            none is made before a day is observed, so a new cycle never alarms.
+            """
+        case .interfaces:
+            """
+            Lists Wi-Fi, cellular and tunnel interfaces with their class, the signal
+            that decided it (override, link kind, DEVTYPE, sysfs marker, ARP type or
+            name), ifindex, link kind, operational state and 64-bit counters since
+            the interface was created.
+            """
+        }
+    }
+
+    private static func history(_ what: String, _ limit: Int) -> String {
+        """
+        Traffic in \(what).
+        -i limits it to interfaces; --limit keeps the latest N rows per
+        interface (default \(limit)); DATE: YYYY-MM-DD or "YYYY-MM-DD HH:MM"
+        local time, --end includes the day named. The current bucket includes
+        what the kernel counted since the daemon's last commit (*), and an
+        estimated line: its total at the end at the rate counted so far.
+        """
+    }
+
+    /// `ifmeter COMMAND --help`: usage, description and the options, all
+    /// from the table.
+    var help: String {
+        let usage = "Usage: ifmeter \(rawValue)"
+        let words = options.map(\.usage)
+        return Self.wrap(words, first: usage, indent: usage.count + 1) + "\n\n" + description + "\n\nOptions:\n"
+            + Self.columns(options.map { ($0.names.joined(separator: ", ") + ($0.value.map { " " + $0 } ?? ""), $0.help) })
+            + "\nOptions for every command:\n" + Self.optionLines(OptionSpec.global)
+    }
+
+    static func optionLines(_ options: [OptionSpec]) -> String {
+        columns(options.map { ($0.names.joined(separator: ", ") + ($0.value.map { " " + $0 } ?? ""), $0.help) })
+    }
+
+    /// Two columns within 80 characters, the second wrapped under itself.
+    static func columns(_ rows: [(String, String)]) -> String {
+        let width = rows.map(\.0.count).max() ?? 0
+        return rows.map { head, text in
+            wrap(text.split(separator: " ").map(String.init), first: "  " + head + String(repeating: " ", count: width - head.count + 1), indent: width + 4) + "\n"
+        }.joined()
+    }
+
+    /// `first` followed by the words, broken before column 80 and indented.
+    static func wrap(_ words: [String], first: String, indent: Int) -> String {
+        var lines = [first]
+        for word in words {
+            if lines[lines.count - 1].count + 1 + word.count > 79 && lines[lines.count - 1].count > indent {
+                lines.append(String(repeating: " ", count: indent - 1))
+            }
+            lines[lines.count - 1] += " " + word
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static let overview: String = {
+        let commands = columns(allCases.map { ($0.rawValue, $0.summary) })
+        return """
+            Usage: ifmeter [--state-dir DIR] [--config FILE] [COMMAND] [OPTIONS]
+
+            Traffic on Wi-Fi, cellular and tunnel interfaces, from the store ifmeterd
+            keeps plus the kernel's counters now. All figures are estimates from kernel
+            interface counters: not per-application, not billing-grade.
+
+            Commands:
+            \(commands)
+            Options for every command (COMMAND --help shows a command's own):
+            \(optionLines(OptionSpec.global))
+            Exit codes: 0 ok, 64 usage, 65 unreadable store, 66 no store yet or missing
+            file, 69 kernel unavailable, 73 cannot write, 74 I/O error, 78 configuration;
+            check: 1, 2.
+
+            """
+    }()
+}

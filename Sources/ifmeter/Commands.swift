@@ -1,0 +1,344 @@
+import Glibc
+import IfmeterCore
+
+/// Why a command could not do its work. `main` turns each into one line on
+/// stderr and a sysexits code; nothing below it exits.
+enum CommandFailure: Error {
+    case usage(CommandLineError)
+    case configuration(ConfigurationError)
+    case configurationUnreadable(String)
+    case noBudgets(configPath: String)
+    case store(StoreError)
+    case kernel(String)
+    case permissionDenied(String)
+    case cannotWrite(SystemError)
+    case output(SystemError)
+}
+
+/// What every command may read, resolved once from the global options.
+struct Context {
+    let globals: GlobalOptions
+    let environment: [String: String]
+    let configuration: Configuration
+
+    init(_ globals: GlobalOptions, environment: [String: String], configuration: Configuration) {
+        self.globals = globals
+        self.environment = environment
+        self.configuration = configuration
+    }
+
+    /// Reads the configuration the global options name (or the default, when present).
+    static func loading(_ globals: GlobalOptions, environment: [String: String]) throws(CommandFailure) -> Context {
+        let path = globals.configPath ?? Configuration.defaultPath
+        do {
+            return Context(globals, environment: environment, configuration: try ConfigurationFile.load(path: path, required: globals.configPath != nil))
+        } catch let error as ConfigurationError {
+            throw .configuration(error)
+        } catch {
+            throw .configurationUnreadable("\(path): \(error)")
+        }
+    }
+
+    /// The state directory named by --state-dir, StateDirectory= or
+    /// $STATE_DIRECTORY; else the installed default, unless it holds no
+    /// store and the one `make run` keeps does (see StoreLocation).
+    var stateDirectory: String {
+        if let explicit = globals.stateDirectory { return explicit }
+        let resolved = configuration.resolvedStateDirectory(environment: environment)
+        guard configuration.stateDirectory == nil && environment["STATE_DIRECTORY"] == nil else { return resolved }
+        return StoreLocation.fallback(
+            default: resolved, workingDirectory: FileSystem.currentDirectory(), executable: FileSystem.executablePath(),
+            hasStore: { FileSystem.exists($0 + "/" + CounterStore.fileName) })
+    }
+
+    func openStore() throws(CommandFailure) -> CounterStore {
+        // A store this user may not read is a permission problem, not "no store yet".
+        let path = stateDirectory + "/" + CounterStore.fileName
+        if FileSystem.accessError(path, mode: R_OK) == EACCES { throw .permissionDenied(path) }
+        let store: CounterStore
+        do { store = try CounterStore(directory: stateDirectory, readOnly: true) } catch { throw .store(error) }
+        // Buckets follow the zone the daemon counted in, whatever TZ this
+        // process was given; --utc changes how times are shown, not them.
+        if let zone = try? store.meta("timezone") { LocalZone.adopt(zone) }
+        TimeText.showsUTC = globals.utc
+        return store
+    }
+
+    func kernelLinks() throws(CommandFailure) -> [LinkSample] {
+        do {
+            return try NetlinkLinkSource().links()
+        } catch {
+            throw .kernel("\(error)")
+        }
+    }
+
+    var bootID: String { (try? BootID.read(from: configuration.bootIDPath)) ?? "" }
+    var now: Instant { SystemClock(environment: environment).now() }
+    var daemonRunning: Bool { FileSystem.isLockedByAnotherProcess(stateDirectory + "/ifmeterd.lock") }
+
+    /// Writes to stdout; a failed write (a full disk, a closed pipe) is an error.
+    func print(_ text: String) throws(CommandFailure) {
+        do {
+            try Output.standardOutputReportingErrors(text)
+        } catch {
+            throw .output(error)
+        }
+    }
+
+    func print(_ json: JSON) throws(CommandFailure) { try print(json.rendered() + "\n") }
+}
+
+/// Where a reader finds the store when nothing names it.
+enum StoreLocation {
+    /// The installed default when it has a store; else the `./state` that
+    /// `make run` keeps, in the working directory or in the checkout the
+    /// running binary was built in (`CHECKOUT/.build/.../ifmeter`); else
+    /// the default again, so the error names the usual place.
+    static func fallback(default path: String, workingDirectory: String?, executable: String?, hasStore: (String) -> Bool) -> String {
+        if hasStore(path) { return path }
+        var candidates: [String] = []
+        if let workingDirectory { candidates.append(workingDirectory + "/state") }
+        if let parts = executable?.split(separator: "/", omittingEmptySubsequences: false), let build = parts.firstIndex(of: ".build") {
+            candidates.append(parts[..<build].joined(separator: "/") + "/state")
+        }
+        return candidates.first(where: hasStore) ?? path
+    }
+}
+
+/// One function per command; each returns its exit code.
+enum Commands {
+    static func run(_ command: Command, _ context: Context) throws(CommandFailure) -> Int32 {
+        switch command {
+        case .help(let name):
+            try context.print(name?.help ?? CommandName.overview)
+            return 0
+        case .status(let selection, let layout, let display, let all): return try status(selection, layout, display, all: all, context)
+        case .history(let name, let selection, let limit, let range, let display):
+            return try history(name, selection, limit: limit, range, display, context)
+        case .classes(let display): return try classes(display, context)
+        case .check(let display): return try check(display, context)
+        case .events(let selection, let limit, let json): return try events(selection, limit: limit, json: json, context)
+        case .live(let selection, let interval, let count, let display): return try live(selection, interval: interval, count: count, display, context)
+        case .export(let selection, let format, let granularity, let range): return try export(selection, format, granularity, range, context)
+        case .graph(let selection, let path, let days): return try graph(selection, path: path, days: days, context)
+        case .interfaces(let all, let json): return try interfaces(all: all, json: json, context)
+        }
+    }
+
+    /// A name the selection asks for that nothing knows is a usage error
+    /// naming the known ones, never an empty screen with exit 0.
+    static func checkSelection(_ selection: InterfaceSelection, known: some Collection<String>, _ command: CommandName) throws(CommandFailure) {
+        guard let unknown = selection.unknown(among: known) else { return }
+        let list = known.isEmpty ? "none yet" : NaturalOrder.sorted(Array(known)).joined(separator: " ")
+        throw .usage(CommandLineError("no interface \(unknown) (known: \(list))", command: command))
+    }
+
+    static func status(
+        _ selection: InterfaceSelection, _ layout: StatusLayout, _ display: DisplayOptions, all: Bool, _ context: Context
+    ) throws(CommandFailure) -> Int32 {
+        var snapshot = try readSnapshot(context, measureRates: true)
+        try checkSelection(selection, known: snapshot.interfaces.map(\.name), .status)
+        snapshot.interfaces = selection.apply(snapshot.interfaces)
+        if display.json {
+            try context.print(StatusReport.json(snapshot))
+            return 0
+        }
+        switch layout {
+        case .summary: try context.print(StatusReport.summary(snapshot, units: display.units, all: all))
+        case .detail: try context.print(StatusReport.text(snapshot, units: display.units))
+        case .oneline: try context.print(StatusReport.oneline(snapshot, all: all || !selection.isEmpty))
+        }
+        return 0
+    }
+
+    static func classes(_ display: DisplayOptions, _ context: Context) throws(CommandFailure) -> Int32 {
+        let snapshot = try readSnapshot(context, measureRates: false)
+        try context.print(display.json ? StatusReport.classesJSON(snapshot).rendered() + "\n" : StatusReport.classesText(snapshot, units: display.units))
+        return 0
+    }
+
+    static func check(_ display: DisplayOptions, _ context: Context) throws(CommandFailure) -> Int32 {
+        if context.configuration.budgets.isEmpty {
+            throw .noBudgets(configPath: context.globals.configPath ?? Configuration.defaultPath)
+        }
+        let snapshot = try readSnapshot(context, measureRates: false)
+        let verdict = CheckVerdict(snapshot)
+        try context.print(display.json
+            ? StatusReport.checkJSON(snapshot, exitCode: verdict.rawValue).rendered() + "\n" : StatusReport.budgetLines(snapshot, units: display.units))
+        return verdict.rawValue
+    }
+
+    static func history(
+        _ name: CommandName, _ selection: InterfaceSelection, limit: Int?, _ range: TimeRange, _ display: DisplayOptions, _ context: Context
+    ) throws(CommandFailure) -> Int32 {
+        guard let kind = HistoryReport.Kind(rawValue: name.rawValue) else { preconditionFailure("\(name) is not a history view") }
+        let store = try context.openStore()
+        let now = context.now
+        let additions = try liveAdditions(store, context, now: now)
+        try checkSelection(selection, known: additions.classes.keys, name)
+        let rows: [HistoryRow]
+        let bounds = range.bounds
+        do {
+            rows = HistoryReport.rows(
+                kind, buckets: try store.buckets(kind.granularity, from: bounds.from, to: bounds.to), live: additions.deltas,
+                classes: additions.classes, now: now.wall, names: selection, from: bounds.from, to: bounds.to, limit: limit ?? kind.defaultLimit,
+                countingSince: additions.firstSeen)
+        } catch {
+            throw .store(error)
+        }
+        try context.print(display.json ? HistoryReport.json(kind, rows).rendered() + "\n" : HistoryReport.text(kind, rows, units: display.units))
+        return 0
+    }
+
+    static func events(_ selection: InterfaceSelection, limit: Int, json: Bool, _ context: Context) throws(CommandFailure) -> Int32 {
+        let store = try context.openStore()
+        try checkSelection(selection, known: try storedNames(store), .events)
+        let all: [StoredEvent]
+        do { all = try store.events() } catch { throw .store(error) }
+        // A merge lists the events of each member.
+        let events = Array(all.filter { selection.contains($0.name) }.suffix(limit))
+        try context.print(json ? EventsReport.json(events).rendered() + "\n" : EventsReport.text(events))
+        return 0
+    }
+
+    static func export(
+        _ selection: InterfaceSelection, _ format: ExportFormat, _ granularity: Granularity, _ range: TimeRange, _ context: Context
+    ) throws(CommandFailure) -> Int32 {
+        let store = try context.openStore()
+        try checkSelection(selection, known: try storedNames(store), .export)
+        let buckets: [StoredBucket]
+        let bounds = range.bounds
+        do { buckets = try store.buckets(granularity, from: bounds.from, to: bounds.to) } catch { throw .store(error) }
+        try context.print(ExportWriter.render(selection.apply(buckets), format: format == .csv ? .csv : .jsonl))
+        return 0
+    }
+
+    static func graph(_ selection: InterfaceSelection, path: String, days: Int, _ context: Context) throws(CommandFailure) -> Int32 {
+        let store = try context.openStore()
+        let now = context.now
+        let additions = try liveAdditions(store, context, now: now)
+        try checkSelection(selection, known: additions.classes.keys, .graph)
+        // The graph is per class: a merge only selects its members.
+        let members = InterfaceSelection(groups: selection.members.map { [$0] })
+        let from = TimeBuckets.start(of: .day, days - 1, before: now.wall)
+        let rows: [HistoryRow]
+        do {
+            rows = HistoryReport.rows(
+                .days, buckets: try store.buckets(.day, from: from), live: additions.deltas, classes: additions.classes,
+                now: now.wall, names: members, from: from, to: .max, limit: .max)
+        } catch {
+            throw .store(error)
+        }
+        do {
+            try FileSystem.write(Array(SVGGraph.render(days: rows, from: from, dayCount: days, now: now.wall).utf8), to: path)
+        } catch let error as SystemError {
+            throw .cannotWrite(error)
+        } catch {
+            throw .cannotWrite(SystemError("write", path: path, errno: 5))
+        }
+        try context.print("wrote \(path)\n")
+        return 0
+    }
+
+    static func interfaces(all: Bool, json: Bool, _ context: Context) throws(CommandFailure) -> Int32 {
+        let configuration = context.configuration
+        let classifier = configuration.classifier
+        let shown = try context.kernelLinks().map { ClassifiedLink(sample: $0, classification: classifier.classify($0)) }
+            .filter { all || $0.isWatched(by: configuration.watchedClasses) }
+        try context.print(json ? InterfacesReport.json(shown).rendered() + "\n" : InterfacesReport.table(shown))
+        return 0
+    }
+
+    static func live(
+        _ selection: InterfaceSelection, interval: Double, count: Int?, _ display: DisplayOptions, _ context: Context
+    ) throws(CommandFailure) -> Int32 {
+        let configuration = context.configuration
+        let source: NetlinkLinkSource
+        do { source = try NetlinkLinkSource() } catch { throw .kernel("\(error)") }
+        let classifier = configuration.classifier
+        var previous = try kernelSample(source)
+        let watched = previous.links.filter { classifier.classify($0).interfaceClass.map(configuration.watchedClasses.contains) ?? false }
+        try checkSelection(selection, known: watched.map(\.name), .live)
+        func include(_ link: LinkSample) -> String? {
+            guard let interfaceClass = classifier.classify(link).interfaceClass, configuration.watchedClasses.contains(interfaceClass),
+                selection.isEmpty || selection.members.contains(link.name)
+            else { return nil }
+            return interfaceClass.rawValue
+        }
+        // Ctrl-C ends the screen with a summary rather than killing it mid-line.
+        let signals: Int32
+        do { signals = try SignalPipe.install([SIGINT, SIGTERM]) } catch { throw .kernel("\(error)") }
+        var session = LiveSession()
+        let terminal = FileSystem.isTerminal(1)
+        var refreshes = 0
+        var interrupted = false
+        while !interrupted && (count.map({ refreshes < $0 }) ?? true) {
+            interrupted = FileSystem.waitReadable(signals, seconds: interval)
+            let current = try kernelSample(source)
+            let elapsed = current.time - previous.time
+            let rows = session.refresh(from: previous.links, to: current.links, elapsed: elapsed, selection: selection, include: include)
+            if display.json {
+                try context.print(JSON.object([
+                    ("schema", .string("ifmeter.live/1")), ("estimate", .bool(true)), ("basis", .string(Estimate.basis)),
+                    ("interval_seconds", .double(elapsed)),
+                    ("interfaces", .array(rows.map { row in
+                        .object([
+                            ("interface", .string(row.name)), ("class", .string(row.interfaceClass)),
+                            ("rx_bytes_per_second", .double(row.rate.rxBytes)), ("tx_bytes_per_second", .double(row.rate.txBytes)),
+                            ("rx_packets_per_second", .double(row.rate.rxPackets)), ("tx_packets_per_second", .double(row.rate.txPackets)),
+                            ("session_rx_bytes", .uint(row.session.rxBytes)), ("session_tx_bytes", .uint(row.session.txBytes)),
+                        ])
+                    })),
+                ]).rendered(indent: nil) + "\n")
+            } else if !interrupted {
+                // In place on a terminal; one table after another in a pipe.
+                let screen = terminal ? "\u{1B}[H\u{1B}[2J" : (refreshes > 0 ? "\n" : "")
+                try context.print(screen + "ifmeter live, every \(interval) s, Ctrl-C to stop: rates from the kernel, \(Estimate.basis)\n"
+                    + LiveSession.table(rows, units: display.units))
+            }
+            previous = current
+            refreshes += 1
+        }
+        if !display.json { try context.print((terminal || refreshes > 0 ? "\n" : "") + session.summary(selection: selection, units: display.units)) }
+        return 0
+    }
+
+    // MARK: Reading
+
+    /// One kernel dump and the store, no waiting: status answers in
+    /// milliseconds, its rates from the live delta since the last commit.
+    static func readSnapshot(_ context: Context, measureRates: Bool) throws(CommandFailure) -> Snapshot {
+        let store = try context.openStore()
+        var snapshot: Snapshot
+        do {
+            snapshot = try SnapshotReader.read(
+                store: store, configuration: context.configuration, bootID: context.bootID, now: context.now,
+                kernel: try? context.kernelLinks(), daemonRunning: context.daemonRunning)
+        } catch {
+            throw .store(error)
+        }
+        if measureRates { snapshot.setRatesSinceLastCommit() }
+        return snapshot
+    }
+
+    static func storedNames(_ store: CounterStore) throws(CommandFailure) -> [String] {
+        do { return try store.interfaces().map(\.name) } catch { throw .store(error) }
+    }
+
+    static func liveAdditions(_ store: CounterStore, _ context: Context, now: Instant) throws(CommandFailure) -> LiveAdditions {
+        do {
+            return try SnapshotReader.liveAdditions(
+                store: store, configuration: context.configuration, bootID: context.bootID, now: now, kernel: try? context.kernelLinks())
+        } catch {
+            throw .store(error)
+        }
+    }
+
+    static func kernelSample(_ source: NetlinkLinkSource) throws(CommandFailure) -> (links: [LinkSample], time: Double) {
+        do {
+            return (try source.links(), SystemClock.monotonic())
+        } catch {
+            throw .kernel("\(error)")
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+@testable import IfmeterCore
+
+/// `check`'s projection rests on the time observed and says how sure it is;
+/// the history views' estimates scale the running bucket the same way.
+@Suite struct ProjectionTests {
+    static let day: Int64 = 86_400
+    static let cycleStart: Int64 = 1_000 * day
+    static let cycleEnd = cycleStart + 30 * day
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        var label: String
+        var used: UInt64
+        var countingSince: Int64
+        var now: Int64
+        var confidence: ProjectionConfidence
+        var projected: UInt64
+        var testDescription: String { label }
+    }
+
+    static let cases: [Case] = [
+        // The case: 28 MB ten minutes into the cycle (105.83 GiB projected before).
+        Case(label: "10 min into the cycle", used: 28_000_000, countingSince: 0, now: cycleStart + 600,
+             confidence: .low, projected: 120_960_000_000),
+        // Installed mid-cycle: the rate is over the 5 days counted, not the 15 since the cycle began.
+        Case(label: "installed mid-cycle", used: 5_000_000_000, countingSince: cycleStart + 10 * day, now: cycleStart + 15 * day,
+             confidence: .medium, projected: 20_000_000_000),
+        Case(label: "counted all cycle", used: 15_000_000_000, countingSince: 0, now: cycleStart + 15 * day,
+             confidence: .high, projected: 30_000_000_000),
+        Case(label: "a day exactly", used: 1_000, countingSince: cycleStart + 5 * day, now: cycleStart + 6 * day,
+             confidence: .medium, projected: 25_000),
+        Case(label: "nothing observed yet", used: 0, countingSince: cycleStart + 3 * day, now: cycleStart + 3 * day,
+             confidence: .low, projected: 0),
+    ]
+
+    @Test(arguments: cases)
+    func projection(_ testCase: Case) {
+        let projection = BudgetProjection(
+            used: testCase.used, cycleStart: Self.cycleStart, cycleEnd: Self.cycleEnd, countingSince: testCase.countingSince, now: testCase.now)
+        #expect(projection.confidence == testCase.confidence)
+        #expect(projection.isTrusted == (testCase.confidence != .low))
+        #expect(projection.projected == testCase.projected)
+        #expect(projection.observedSince == max(Self.cycleStart, testCase.countingSince))
+    }
+
+    /// Too little evidence never alarms, however steep the early rate.
+    @Test func tooEarlyNeverAlarms() throws {
+        let (directory, store, stored, _) = try ReportGoldenTests.makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = stored
+        configuration.budgets = [Budget(target: .interfaceClass(.cellular), bytes: 10_000_000)]
+        configuration.billingDay = 29  // the cycle began at 00:00 today, four hours of it observed
+        let now = TimeText.parse("2026-11-29 04:00")!
+        let snapshot = try SnapshotReader.read(
+            store: store, configuration: configuration, bootID: "boot-1", now: Instant(wall: now, sinceBoot: 1), kernel: nil, daemonRunning: false)
+        #expect(snapshot.budgets.map(\.state) == [.ok])
+        #expect(snapshot.budgets.first?.projection.confidence == .low)
+        #expect(CheckVerdict(snapshot) == .ok)
+    }
+
+    static let estimates: [(counters: UInt64, elapsed: Int64, length: Int64, expected: UInt64?)] = [
+        (1_000, 3_600, 86_400, 24_000),
+        (1_000, 86_400, 86_400, 1_000),
+        (1_000, 59, 86_400, nil),  // the first minute: no estimate
+        (0, 3_600, 86_400, 0),
+    ]
+
+    @Test(arguments: estimates)
+    func runningBucketEstimate(_ testCase: (counters: UInt64, elapsed: Int64, length: Int64, expected: UInt64?)) {
+        let estimate = HistoryReport.estimate(LinkCounters(rxBytes: testCase.counters), elapsed: testCase.elapsed, length: testCase.length)
+        #expect(estimate?.rxBytes == testCase.expected)
+    }
+}
+
+/// status's rate needs no waiting: the live delta over the seconds since
+/// the daemon's last commit, only while that window means "now".
+@Suite struct StatusRateTests {
+    static func snapshot(lastCommit: Int64?, stale: Bool, now: Int64, presence: LinkPresence = .up) -> Snapshot {
+        let interface = InterfaceSnapshot(
+            name: "wwan0", interfaceClass: "cellular", signal: "", presence: presence, liveDelta: LinkCounters(rxBytes: 6_000, txBytes: 600),
+            today: .zero, cycle: .zero, sinceBoot: .zero, allTime: .zero, rate: nil, rateWindow: nil, lastEvent: nil, incomplete: nil, firstSeen: 0)
+        return Snapshot(
+            now: now, bootID: "b", billingDay: 1, cycleStart: 0, cycleEnd: 1, interfaces: [interface],
+            daemon: DaemonHealth(running: true, lastCommit: lastCommit, commitInterval: 300, sampleInterval: 15, stale: stale),
+            budgets: [], kernelRead: true)
+    }
+
+    static let cases: [(lastCommit: Int64?, stale: Bool, now: Int64, presence: LinkPresence, rx: Double?)] = [
+        (1_000, false, 1_060, .up, 100),  // 6000 bytes over 60 s
+        (1_000, false, 1_002, .up, nil),  // two seconds: too short to mean anything
+        (1_000, true, 9_000, .up, nil),  // the daemon stopped committing: not "now"
+        (nil, false, 1_060, .up, nil),
+        (1_000, false, 1_060, .gone, nil),
+    ]
+
+    @Test(arguments: cases)
+    func rateSinceLastCommit(_ testCase: (lastCommit: Int64?, stale: Bool, now: Int64, presence: LinkPresence, rx: Double?)) {
+        var snapshot = Self.snapshot(lastCommit: testCase.lastCommit, stale: testCase.stale, now: testCase.now, presence: testCase.presence)
+        snapshot.setRatesSinceLastCommit()
+        #expect(snapshot.interfaces[0].rate?.rx == testCase.rx)
+        #expect((snapshot.interfaces[0].rateWindow != nil) == (testCase.rx != nil))
+    }
+}
