@@ -273,8 +273,8 @@ public enum IfmeterCommand {
                 ]).rendered(indent: nil) + "\n")
             } else {
                 // In place on a terminal; one table after another in a pipe.
-                let screen = terminal ? "\u{1B}[H\u{1B}[2J" : (refreshes > 0 ? "\n" : "")
-                Output.standardOutput(screen + "ifmeter live, every \(interval) s (Ctrl-C to stop): rates read from the kernel, \(Estimate.basis)\n" + table.rendered())
+                if terminal { Output.terminalControl(.clearScreen) }
+                Output.standardOutput((!terminal && refreshes > 0 ? "\n" : "") + "ifmeter live, every \(interval) s (Ctrl-C to stop): rates read from the kernel, \(Estimate.basis)\n" + table.rendered())
             }
             previous = current
             refreshes += 1
@@ -305,15 +305,17 @@ public enum IfmeterCommand {
 
     // MARK: Option helpers
 
+    /// Repeated options naming interfaces, in the encoded form (InterfaceName).
     static func options(_ arguments: inout Arguments, _ name: String) throws -> [String] {
         var values: [String] = []
-        while let value = try arguments.option(name) { values.append(value) }
+        while let value = try arguments.option(name) { values.append(InterfaceName.fromUser(value)) }
         return values
     }
 
+    /// Positional interface names, in the encoded form (InterfaceName).
     static func remainingNames(_ arguments: inout Arguments) -> [String] {
         var names: [String] = []
-        while let name = arguments.popPositional() { names.append(name) }
+        while let name = arguments.popPositional() { names.append(InterfaceName.fromUser(name)) }
         return names
     }
 

@@ -155,20 +155,24 @@ public enum ExportWriter {
         }
     }
 
-    /// RFC 4180: quote fields holding a comma, quote or line break.
+    /// RFC 4180 over Unicode scalars: quote fields holding a comma, quote or
+    /// line break. A field a spreadsheet would run as a formula (leading =,
+    /// +, -, @, tab or carriage return) gets a leading apostrophe (OWASP).
     static func csvField(_ field: String) -> String {
-        guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
-        return "\"" + field.replacingQuotes() + "\""
+        var text = field
+        if let first = text.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) { text = "'" + text }
+        guard text.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.replacingQuotes() + "\""
     }
 }
 
 extension String {
     fileprivate func replacingQuotes() -> String {
-        var result = ""
-        for character in self {
-            result.append(character)
-            if character == "\"" { result.append("\"") }
+        var result = String.UnicodeScalarView()
+        for scalar in unicodeScalars {
+            result.append(scalar)
+            if scalar == "\"" { result.append(scalar) }
         }
-        return result
+        return String(result)
     }
 }
