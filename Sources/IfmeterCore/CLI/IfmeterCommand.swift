@@ -51,6 +51,9 @@ public enum IfmeterCommand {
             return failure.code.rawValue
         } catch let exit as CheckResult {
             return exit.code
+        } catch let error as StoreError {
+            Output.standardError("ifmeter: \(error)\n")
+            return error.exitCode.rawValue
         } catch {
             Output.standardError("ifmeter: \(error)\n")
             return ExitCode.software.rawValue

@@ -8,7 +8,7 @@ public struct HistoryRow: Sendable {
     public var live: Bool
     public var incomplete: String?
 
-    public var total: UInt64 { counters.rxBytes + counters.txBytes }
+    public var total: UInt64 { .saturating(counters.rxBytes, plus: counters.txBytes) }
 }
 
 /// Time-bucket listings with terminal bars.
@@ -99,9 +99,9 @@ public enum HistoryReport {
     /// `rrrrtt`: the row's share of the largest row, split rx/tx.
     static func bar(rx: UInt64, tx: UInt64, largest: UInt64, width: Int) -> String {
         guard largest > 0 else { return "" }
-        let total = Double(rx + tx)
-        let length = Int((total / Double(largest) * Double(width)).rounded())
-        let rxLength = total > 0 ? Int((Double(rx) / total * Double(length)).rounded()) : 0
+        let total = Double(rx) + Double(tx)
+        let length = min(max(Int(Int64(saturating: total / Double(largest) * Double(width))), 0), width)
+        let rxLength = total > 0 ? min(Int(Int64(saturating: Double(rx) / total * Double(length))), length) : 0
         return String(repeating: "r", count: rxLength) + String(repeating: "t", count: length - rxLength)
     }
 

@@ -159,8 +159,8 @@ public enum SnapshotReader {
                 case .interface(let name): snapshot.name == name
                 }
             }
-            let used = members.reduce(UInt64(0)) { $0 + $1.cycle.rxBytes + $1.cycle.txBytes }
-            let projected = UInt64(Double(used) / elapsed * length)
+            let used = members.reduce(UInt64(0)) { .saturating($0, plus: .saturating($1.cycle.rxBytes, plus: $1.cycle.txBytes)) }
+            let projected = UInt64(saturating: Double(used) / elapsed * length)
             let state: BudgetStatus.State = used > budget.bytes ? .exceeded : projected > budget.bytes ? .projectedOver : .ok
             return BudgetStatus(budget: budget, used: used, projected: projected, state: state)
         }

@@ -71,7 +71,7 @@ public enum StatusReport {
         var table = TextTable([("CLASS", .left), ("TODAY", .right), ("CYCLE", .right), ("SINCE BOOT", .right), ("ALL TIME", .right), ("INTERFACES", .left)])
         for (interfaceClass, members) in byClass(snapshot) {
             func total(_ pick: (InterfaceSnapshot) -> LinkCounters) -> String {
-                units.bytes(members.reduce(UInt64(0)) { $0 + pick($1).rxBytes + pick($1).txBytes })
+                units.bytes(members.reduce(UInt64(0)) { .saturating($0, plus: .saturating(pick($1).rxBytes, plus: pick($1).txBytes)) })
             }
             table.append([interfaceClass.displayName, total(\.today), total(\.cycle), total(\.sinceBoot), total(\.allTime), members.map(\.name).joined(separator: " ")])
         }

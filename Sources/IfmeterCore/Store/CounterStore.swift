@@ -6,6 +6,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case newerSchema(path: String, found: Int64, supported: Int64)
     case notAStore(path: String)
     case sqlite(SQLiteError)
+    /// A value no ifmeter writes (a negative counter, a time out of range,
+    /// totals too close to overflow for the daemon to go on counting).
+    case invalidValue(path: String, detail: String)
 
     public var description: String {
         switch self {
@@ -13,6 +16,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .newerSchema(let path, let found, let supported):
             "\(path): store schema version \(found) is newer than this ifmeter supports (\(supported)); upgrade ifmeter, the store was left untouched"
         case .notAStore(let path): "\(path): not an ifmeter store (left untouched; move it aside to start a new one)"
+        case .invalidValue(let path, let detail): "\(path): value out of range (\(detail)); left untouched, see README 'Recovery'"
         case .sqlite(let error):
             error.isCorrupt ? "\(error.path): store is corrupt or not a database (\(error.message)); left untouched, see README 'Recovery'" : error.description
         }
@@ -21,7 +25,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     public var exitCode: ExitCode {
         switch self {
         case .missing: .noInput
-        case .newerSchema, .notAStore: .dataError
+        case .newerSchema, .notAStore, .invalidValue: .dataError
         case .sqlite(let error):
             if error.isCorrupt { .dataError } else if error.isReadOnly || error.isCannotOpen || error.isFull { .cannotCreate } else { .ioError }
         }
@@ -88,6 +92,7 @@ public final class CounterStore {
                     throw SQLiteError(
                         code: SQLITE_CORRUPT, message: "quick_check: \(findings.prefix(3).joined(separator: "; "))", path: path, operation: "open")
                 }
+                try checkHeadroom()
                 try configureWriter()
             }
             return
@@ -103,6 +108,29 @@ public final class CounterStore {
         }
     }
 
+    /// The largest counter a writer builds on: 2^62 bytes (4 EiB) leaves the
+    /// daemon room to add any delta without overflowing SQLite's signed 64
+    /// bits (where `+` silently turns into floating point) or its own sums.
+    static let counterLimit: Int64 = 1 << 62
+
+    /// Refuses, untouched, a store holding counters no ifmeter wrote: so
+    /// large (or negative, or not integers) that counting on would overflow.
+    private func checkHeadroom() throws {
+        let tables: [(String, [String])] = [
+            ("interface", Self.counterColumns.components),
+            ("life", Self.counterColumns.components + ["counted_rx_bytes", "counted_tx_bytes", "counted_rx_packets", "counted_tx_packets"]),
+            ("bucket", ["rx_bytes", "tx_bytes", "rx_packets", "tx_packets"]),
+        ]
+        for (table, columns) in tables {
+            let outside = columns.map { "typeof(\($0)) != 'integer' OR \($0) NOT BETWEEN 0 AND \(Self.counterLimit)" }.joined(separator: " OR ")
+            let count = try database.query("SELECT count(*) FROM \(table) WHERE \(outside)") { $0.integer(0) }.first ?? 0
+            if count > 0 {
+                throw StoreError.invalidValue(
+                    path: path, detail: "\(count) \(table) rows hold counters outside 0...2^62, too large to go on counting without overflow")
+            }
+        }
+    }
+
     /// WAL: readers never block the daemon and commits append rather than
     /// rewrite. synchronous=NORMAL: a power cut may lose the last commit,
     /// never half of one, and a lost commit is recomputed from the kernel.
@@ -112,7 +140,14 @@ public final class CounterStore {
         try database.execute("PRAGMA foreign_keys = ON")
     }
 
-    static let counterColumns = "rx_bytes, tx_bytes, rx_packets, tx_packets, rx_errors, tx_errors, rx_dropped, tx_dropped"
+    static let counterColumns = Columns("rx_bytes, tx_bytes, rx_packets, tx_packets, rx_errors, tx_errors, rx_dropped, tx_dropped")
+
+    /// A column list, spelt once for SQL and split for per-column checks.
+    struct Columns: CustomStringConvertible {
+        let description: String
+        init(_ text: String) { description = text }
+        var components: [String] { description.split(separator: ",").map { $0.trimmingWhitespace() } }
+    }
 
     static let schema = """
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -189,8 +224,8 @@ public final class CounterStore {
             let lastBoot = try database.query("SELECT value FROM meta WHERE key = 'boot_id'") { $0.text(0) }.first
             let lives = try database.query("SELECT boot_id, ifindex, name, since_boot, first_seen, last_seen, \(Self.counterColumns) FROM life WHERE ended IS NULL") { row in
                 (bootID: row.text(0), life: TrackedLife(
-                    ifindex: Int32(truncatingIfNeeded: row.integer(1)), name: row.text(2), counters: Self.counters(row, from: 6),
-                    sinceBoot: row.real(3), firstSeen: row.integer(4), lastSeen: row.integer(5)))
+                    ifindex: Int32(truncatingIfNeeded: row.integer(1)), name: row.text(2), counters: try counters(row, from: 6),
+                    sinceBoot: try seconds(row, 3), firstSeen: try time(row, 4), lastSeen: try time(row, 5)))
             }
             let names = try database.query("SELECT name FROM interface") { $0.text(0) }
             return StoredState(lastBootID: lastBoot, openLives: lives, knownNames: Set(names))
@@ -332,11 +367,14 @@ public final class CounterStore {
     // MARK: Helpers
 
     /// Counters are unsigned 64-bit; SQLite integers are signed. The bit
-    /// pattern round-trips, and totals never come near 2^63.
+    /// pattern round-trips; a writer refuses stores whose counters come
+    /// near 2^62 (`checkHeadroom`), and readers refuse negative ones.
     static func value(_ number: UInt64) -> SQLiteValue { .integer(Int64(bitPattern: number)) }
 
-    static func counters(_ row: SQLiteRow, from column: Int32) -> LinkCounters {
-        LinkCounters(fields: (0..<8).map { UInt64(bitPattern: row.integer(column + Int32($0))) })
+    func counters(_ row: SQLiteRow, from column: Int32) throws(StoreError) -> LinkCounters {
+        var fields: [UInt64] = []
+        for offset in Int32(0)..<8 { fields.append(try counter(row, column + offset)) }
+        return LinkCounters(fields: fields)
     }
 
     static func wrap(_ error: any Error) -> StoreError {
