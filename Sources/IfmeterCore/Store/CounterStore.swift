@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 
 /// Why the store could not be used, with the sysexits code to leave with.
 public enum StoreError: Error, Sendable, CustomStringConvertible {
@@ -9,6 +10,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// A value no ifmeter writes (a negative counter, a time out of range,
     /// totals too close to overflow for the daemon to go on counting).
     case invalidValue(path: String, detail: String)
+    /// The store is readable by its owner and group only (README 'Security').
+    case permissionDenied(path: String, group: String)
 
     public var description: String {
         switch self {
@@ -16,6 +19,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .newerSchema(let path, let found, let supported):
             "\(path): store schema version \(found) is newer than this ifmeter supports (\(supported)); upgrade ifmeter, the store was left untouched"
         case .notAStore(let path): "\(path): not an ifmeter store (left untouched; move it aside to start a new one)"
+        case .permissionDenied(let path, let group):
+            "\(path): permission denied: the store is readable only by its owner and group \(group) (no other user may hold it open); ask to be added to group \(group), see README 'Security'"
         case .invalidValue(let path, let detail): "\(path): value out of range (\(detail)); left untouched, see README 'Recovery'"
         case .sqlite(let error):
             error.isCorrupt ? "\(error.path): store is corrupt or not a database (\(error.message)); left untouched, see README 'Recovery'" : error.description
@@ -25,6 +30,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     public var exitCode: ExitCode {
         switch self {
         case .missing: .noInput
+        case .permissionDenied: .noPermission
         case .newerSchema, .notAStore, .invalidValue: .dataError
         case .sqlite(let error):
             if error.isCorrupt { .dataError } else if error.isReadOnly || error.isCannotOpen || error.isFull { .cannotCreate } else { .ioError }
@@ -38,6 +44,11 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
 /// they came from in one transaction, so a crash can never count twice.
 public final class CounterStore {
     public static let fileName = "ifmeter.db"
+    /// Owner and group only. Any process that can open the store can hold
+    /// a read transaction, and one held open keeps the WAL from ever being
+    /// checkpointed back: it grows for as long as the daemon commits
+    /// (README 'Security'). Readers are the owner and the group's members.
+    public static let fileMode: mode_t = 0o640
     public static let schemaVersion: Int64 = 1
     /// The label stored on every row.
     public static let basis = "estimate: kernel interface counters"
@@ -53,6 +64,14 @@ public final class CounterStore {
         path = directory + "/" + Self.fileName
         let exists = FileSystem.exists(path)
         if readOnly && !exists { throw .missing(path: path) }
+        if readOnly && FileSystem.isReadDenied(path) { throw .permissionDenied(path: path, group: FileSystem.groupName(of: path)) }
+        if !readOnly {
+            // Created at its final mode, so no other user can open it even
+            // for the moment before a chmod; SQLite gives -wal and -shm the
+            // mode of the database file.
+            if !exists { try? FileSystem.createEmptyFile(path, mode: Self.fileMode) }
+            for file in [path, path + "-wal", path + "-shm"] { FileSystem.restrictMode(file, to: Self.fileMode) }
+        }
         do {
             database = try SQLiteDatabase(path: path, readOnly: readOnly, create: !readOnly)
             do {
