@@ -145,7 +145,8 @@ public enum IfmeterCommand {
                 .days, buckets: try store.buckets(.day, from: from), live: liveDeltas(snapshot), classes: classes(snapshot),
                 now: now, names: [], from: from, to: .max, limit: .max)
             do {
-                try FileSystem.write(Array(SVGGraph.render(days: rows, from: from, dayCount: days, now: now).utf8), to: path)
+                // Temporary file and rename: a symlink planted at PATH is replaced, never written through.
+                try FileSystem.writeAtomically(Array(SVGGraph.render(days: rows, from: from, dayCount: days, now: now).utf8), to: path)
             } catch {
                 throw Failure(message: "\(error)", code: .cannotCreate)
             }
