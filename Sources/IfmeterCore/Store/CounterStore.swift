@@ -137,7 +137,8 @@ public final class CounterStore {
     private func checkHeadroom() throws {
         let tables: [(String, [String])] = [
             ("interface", Self.counterColumns.components),
-            ("life", Self.counterColumns.components + ["counted_rx_bytes", "counted_tx_bytes", "counted_rx_packets", "counted_tx_packets"]),
+            // A life's own counters are the kernel's (any 64-bit value); what ifmeter counted in it is a sum.
+            ("life", ["counted_rx_bytes", "counted_tx_bytes", "counted_rx_packets", "counted_tx_packets"]),
             ("bucket", ["rx_bytes", "tx_bytes", "rx_packets", "tx_packets"]),
         ]
         for (table, columns) in tables {
@@ -243,7 +244,7 @@ public final class CounterStore {
             let lastBoot = try database.query("SELECT value FROM meta WHERE key = 'boot_id'") { $0.text(0) }.first
             let lives = try database.query("SELECT boot_id, ifindex, name, since_boot, first_seen, last_seen, \(Self.counterColumns) FROM life WHERE ended IS NULL") { row in
                 (bootID: row.text(0), life: TrackedLife(
-                    ifindex: Int32(truncatingIfNeeded: row.integer(1)), name: row.text(2), counters: try counters(row, from: 6),
+                    ifindex: Int32(truncatingIfNeeded: row.integer(1)), name: row.text(2), counters: Self.kernelCounters(row, from: 6),
                     sinceBoot: try seconds(row, 3), firstSeen: try time(row, 4), lastSeen: try time(row, 5)))
             }
             let names = try database.query("SELECT name FROM interface") { $0.text(0) }
@@ -390,6 +391,13 @@ public final class CounterStore {
     /// near 2^62 (`checkHeadroom`), and readers refuse negative ones.
     static func value(_ number: UInt64) -> SQLiteValue { .integer(Int64(bitPattern: number)) }
 
+    /// A life's baseline: the kernel's own counters, any 64-bit value
+    /// (bit pattern in SQLite's signed integer). The accounting judges them.
+    static func kernelCounters(_ row: SQLiteRow, from column: Int32) -> LinkCounters {
+        LinkCounters(fields: (0..<8).map { UInt64(bitPattern: row.integer(column + Int32($0))) })
+    }
+
+    /// Totals ifmeter summed (interface rows): 0...Int64.max.
     func counters(_ row: SQLiteRow, from column: Int32) throws(StoreError) -> LinkCounters {
         var fields: [UInt64] = []
         for offset in Int32(0)..<8 { fields.append(try counter(row, column + offset)) }

@@ -53,9 +53,10 @@ extension CounterStore {
         return value
     }
 
+    /// Seconds on the boot clock (negative after a clock step): finite.
     func seconds(_ row: SQLiteRow, _ column: Int32) throws(StoreError) -> Double {
         let value = row.real(column)
-        guard value.isFinite, value >= 0, value < 1e12 else { throw invalid(row, column, "\(value) is not a duration") }
+        guard value.isFinite, value.magnitude < 1e12 else { throw invalid(row, column, "\(value) is not a time since boot") }
         return value
     }
 
@@ -195,7 +196,7 @@ extension CounterStore {
     public func openLives(bootID: String) throws(StoreError) -> [StoredLife] {
         do {
             return try database.query("SELECT name, ifindex, \(Self.counterColumns) FROM life WHERE ended IS NULL AND boot_id = ?", [.text(bootID)]) { row in
-                StoredLife(name: row.text(0), ifindex: Int32(truncatingIfNeeded: row.integer(1)), counters: try counters(row, from: 2))
+                StoredLife(name: row.text(0), ifindex: Int32(truncatingIfNeeded: row.integer(1)), counters: Self.kernelCounters(row, from: 2))
             }
         } catch {
             throw Self.wrap(error)

@@ -261,7 +261,7 @@ extension FileSystem {
             fd = retrying { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
             if fd >= 0 || errno != EEXIST { break }
         }
-        if fd < 0 { throw SystemError("create temporary file", path: temporary, errno: errno) }
+        if fd < 0 { throw SystemError("create a temporary file beside it", path: path, errno: errno) }
         do {
             if fchmod(fd, mode) != 0 { throw SystemError("fchmod", path: temporary, errno: errno) }
             try writeAll(fd, bytes, path: temporary)
