@@ -68,7 +68,9 @@ soak: test-deps
 # finds are added to the corpus that `make test` replays.
 FUZZ_SECONDS ?= 60
 FUZZ_SOURCES := $(wildcard Sources/IfmeterCore/Config/*.swift) $(wildcard Sources/IfmeterCore/Classify/*.swift) \
-	Sources/IfmeterCore/System/FileSystem.swift Sources/IfmeterCore/CLI/Arguments.swift Sources/IfmeterCore/Model/LinkSample.swift
+	Sources/IfmeterCore/System/FileSystem.swift Sources/IfmeterCore/CLI/Arguments.swift Sources/IfmeterCore/Model/LinkSample.swift \
+	Sources/IfmeterCore/Model/InterfaceName.swift
+
 # The store fuzzer: hostile values in every column of a store, then every
 # reader and the daemon's start-up over it (Fuzz/StoreFuzzer.swift).
 STORE_FUZZ_SOURCES := $(filter-out Sources/IfmeterCore/Kernel/Netlink.swift Sources/IfmeterCore/Kernel/InterfaceAddresses.swift \
