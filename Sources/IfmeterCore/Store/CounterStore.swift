@@ -157,6 +157,9 @@ public final class CounterStore {
     private func configureWriter() throws {
         try database.execute("PRAGMA journal_mode = WAL")
         try database.execute("PRAGMA synchronous = NORMAL")
+        // After a reader held the WAL from being reset (it grows meanwhile),
+        // the next reset truncates it back to the auto-checkpoint size.
+        try database.execute("PRAGMA journal_size_limit = 4194304")
         try database.execute("PRAGMA foreign_keys = ON")
     }
 
