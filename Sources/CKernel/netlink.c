@@ -16,11 +16,19 @@
 #include <netlink/msg.h>
 #include <netlink/route/link.h>
 
-/* Large enough for any single rtnetlink datagram: with MSG_PEEK disabled
- * libnl reads into a buffer of this size, one syscall per datagram. */
+/* Large enough for any dump datagram (the kernel builds them at most about
+ * 32 KiB plus one link's message): with MSG_PEEK disabled libnl reads into
+ * a buffer of this size, one syscall per datagram. A larger datagram (an
+ * event about a link with huge attributes) is never taken cut short: libnl
+ * fails the read with NLE_MSG_TRUNC, a dump then fails and the event reader
+ * reports an error, on which the daemon re-dumps. */
 enum { MESSAGE_BUFFER_BYTES = 64 * 1024 };
+/* The largest a receive buffer grows to after truncated reads. */
+enum { MAX_MESSAGE_BUFFER_BYTES = 4 << 20 };
 
 const char *ifm_netlink_error_string(int code) {
+    if (code == IFM_DUMP_INCOMPLETE)
+        return "the kernel ended the link dump with an error: the dump is incomplete and was discarded";
     return nl_geterror(code);
 }
 
@@ -90,6 +98,7 @@ static struct nl_sock *open_route_socket(nl_recvmsg_msg_cb_t callback, void *arg
 
 struct ifm_netlink {
     struct nl_sock *sock;
+    size_t buffer_bytes;  /* receive buffer, doubled after a MSG_TRUNC */
     ifm_link_list *list;  /* the list being filled by the current dump */
     int error;            /* first error met inside the callback */
 };
@@ -111,11 +120,28 @@ static int on_dump_message(struct nl_msg *message, void *arg) {
     return NL_OK;
 }
 
+/* NLMSG_DONE carries the dump's final status, which libnl ignores: a dump
+ * the kernel ended with an error must not pass as complete, or a missing
+ * link would read as a deleted one. (A link too large for the dump buffer
+ * is not reported here, see dump_once.) */
+static int on_dump_finish(struct nl_msg *message, void *arg) {
+    struct ifm_netlink *handle = arg;
+    struct nlmsghdr *header = nlmsg_hdr(message);
+    if (header->nlmsg_len >= NLMSG_LENGTH(sizeof(int))) {
+        int status;
+        memcpy(&status, nlmsg_data(header), sizeof status);
+        if (status < 0 && !handle->error) handle->error = IFM_DUMP_INCOMPLETE;
+    }
+    return NL_STOP;
+}
+
 ifm_netlink *ifm_netlink_open(int *error) {
     ifm_netlink *handle = calloc(1, sizeof *handle);
     if (!handle) { *error = NLE_NOMEM; return NULL; }
     handle->sock = open_route_socket(on_dump_message, handle, error);
     if (!handle->sock) { free(handle); return NULL; }
+    nl_socket_modify_cb(handle->sock, NL_CB_FINISH, NL_CB_CUSTOM, on_dump_finish, handle);
+    handle->buffer_bytes = MESSAGE_BUFFER_BYTES;
     return handle;
 }
 
@@ -125,23 +151,56 @@ void ifm_netlink_close(ifm_netlink *handle) {
     free(handle);
 }
 
-int ifm_netlink_dump(ifm_netlink *handle, ifm_link_list *list) {
-    list->count = 0;
-    handle->list = list;
-    handle->error = 0;
-    struct ifinfomsg request = { .ifi_family = AF_UNSPEC };
-    int err = nl_send_simple(handle->sock, RTM_GETLINK, NLM_F_DUMP, &request, sizeof request);
+/* The kernel sizes each dump datagram for the largest link's message only
+ * when the request carries a nonzero IFLA_EXT_MASK (rtnl_calcit); without
+ * it a link whose message exceeds about 32 KiB (hundreds of long altnames)
+ * ends the dump right there, with a DONE that reports success: that link
+ * and every later one silently missing. iproute2 always sends the mask,
+ * which is why `ip link` still lists them. RTEXT_FILTER_BRVLAN_COMPRESSED
+ * only shapes bridge VLAN data of AF_BRIDGE dumps: for this AF_UNSPEC dump
+ * it changes nothing but the buffer size. */
+static int dump_once(ifm_netlink *handle) {
+    struct nl_msg *request = nlmsg_alloc_simple(RTM_GETLINK, NLM_F_DUMP);
+    if (!request) return NLE_NOMEM;
+    struct ifinfomsg header = { .ifi_family = AF_UNSPEC };
+    int err = nlmsg_append(request, &header, sizeof header, NLMSG_ALIGNTO);
+    if (err >= 0) err = nla_put_u32(request, IFLA_EXT_MASK, RTEXT_FILTER_BRVLAN_COMPRESSED);
+    if (err >= 0) err = nl_send_auto(handle->sock, request);
+    nlmsg_free(request);
     if (err < 0) return -err;
     err = nl_recvmsgs_default(handle->sock);
-    handle->list = NULL;
     if (handle->error) return handle->error;
     return err < 0 ? -err : 0;
+}
+
+int ifm_netlink_dump(ifm_netlink *handle, ifm_link_list *list) {
+    for (;;) {
+        list->count = 0;
+        handle->list = list;
+        handle->error = 0;
+        int err = dump_once(handle);
+        handle->list = NULL;
+        /* A datagram larger than the buffer is never taken cut short:
+         * libnl fails the read (MSG_TRUNC). The rest of that dump is still
+         * queued on the socket, so the retry uses a fresh socket with a
+         * buffer twice as large. */
+        if (err != NLE_MSG_TRUNC || handle->buffer_bytes >= MAX_MESSAGE_BUFFER_BYTES) return err;
+        int open_error = 0;
+        struct nl_sock *larger = open_route_socket(on_dump_message, handle, &open_error);
+        if (!larger) return open_error;
+        nl_socket_free(handle->sock);
+        handle->sock = larger;
+        handle->buffer_bytes *= 2;
+        nl_socket_set_msg_buf_size(handle->sock, handle->buffer_bytes);
+        nl_socket_modify_cb(handle->sock, NL_CB_FINISH, NL_CB_CUSTOM, on_dump_finish, handle);
+    }
 }
 
 /* ---- Events ---- */
 
 struct ifm_events {
     struct nl_sock *sock;
+    size_t buffer_bytes;
     ifm_event_list *list;
     int error;
 };
@@ -175,6 +234,7 @@ ifm_events *ifm_events_open(int receive_buffer_bytes, int *error) {
     if (!handle) { *error = NLE_NOMEM; return NULL; }
     handle->sock = open_route_socket(on_event_message, handle, error);
     if (!handle->sock) { free(handle); return NULL; }
+    handle->buffer_bytes = MESSAGE_BUFFER_BYTES;
     /* Multicast messages carry no sequence numbers of ours. */
     nl_socket_disable_seq_check(handle->sock);
     int err = nl_socket_add_membership(handle->sock, RTNLGRP_LINK);
@@ -217,6 +277,17 @@ int ifm_events_read(ifm_events *handle, ifm_event_list *list, int *overrun) {
         /* libnl maps the kernel's ENOBUFS (receive queue overrun) to NOMEM;
          * the socket stays usable and the queued messages still follow. */
         if (err == -NLE_NOMEM) { *overrun = 1; continue; }
+        /* A message larger than the buffer (a link with hundreds of long
+         * altnames) was consumed cut short: that event is lost like an
+         * overrun, and later ones get a buffer twice as large. */
+        if (err == -NLE_MSG_TRUNC) {
+            *overrun = 1;
+            if (handle->buffer_bytes < MAX_MESSAGE_BUFFER_BYTES) {
+                handle->buffer_bytes *= 2;
+                nl_socket_set_msg_buf_size(handle->sock, handle->buffer_bytes);
+            }
+            continue;
+        }
         handle->list = NULL;
         return -err;
     }

@@ -10,7 +10,6 @@ enum CommandFailure: Error {
     case noBudgets(configPath: String)
     case store(StoreError)
     case kernel(String)
-    case permissionDenied(String)
     case cannotWrite(SystemError)
     case output(SystemError)
 }
@@ -52,9 +51,6 @@ struct Context {
     }
 
     func openStore() throws(CommandFailure) -> CounterStore {
-        // A store this user may not read is a permission problem, not "no store yet".
-        let path = stateDirectory + "/" + CounterStore.fileName
-        if FileSystem.accessError(path, mode: R_OK) == EACCES { throw .permissionDenied(path) }
         let store: CounterStore
         do { store = try CounterStore(directory: stateDirectory, readOnly: true) } catch { throw .store(error) }
         // Buckets follow the zone the daemon counted in, whatever TZ this
@@ -230,7 +226,8 @@ enum Commands {
             throw .store(error)
         }
         do {
-            try FileSystem.write(Array(SVGGraph.render(days: rows, from: from, dayCount: days, now: now.wall).utf8), to: path)
+            // Temporary file and rename: a symlink planted at PATH is replaced, never written through.
+            try FileSystem.writeAtomically(Array(SVGGraph.render(days: rows, from: from, dayCount: days, now: now.wall).utf8), to: path)
         } catch let error as SystemError {
             throw .cannotWrite(error)
         } catch {

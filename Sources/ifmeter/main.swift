@@ -36,9 +36,7 @@ func report(_ failure: CommandFailure) -> (String, ExitCode) {
     case .store(.missing(let path)):
         return ("\(path): no store yet: start the daemon (systemctl start ifmeterd, or make run)", .noInput)
     case .store(let error):
-        return (error.description, storeExitCode(error))
-    case .permissionDenied(let path):
-        return ("\(path): permission denied: this user may not read the store (its directory or file mode, or run with sudo)", .noInput)
+        return (error.description, error.exitCode)
     case .kernel(let message):
         return (message, .unavailable)
     case .cannotWrite(let error):
@@ -48,14 +46,8 @@ func report(_ failure: CommandFailure) -> (String, ExitCode) {
     }
 }
 
-func storeExitCode(_ error: StoreError) -> ExitCode {
-    switch error {
-    case .missing: .noInput
-    case .newerSchema, .notAStore: .dataError
-    case .sqlite(let error):
-        if error.isCorrupt { .dataError } else if error.isReadOnly || error.isCannotOpen || error.isFull { .cannotCreate } else { .ioError }
-    }
-}
-
 let environment = Dictionary(CommandLine.environment.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
-exit(exitStatus(Array(CommandLine.arguments.dropFirst()), environment: environment))
+// An argument that is not UTF-8 can only be meant as an interface name:
+// it is taken in InterfaceName's encoded form, never repaired to U+FFFD.
+let words = CommandLine.argumentBytes.map { $0.text ?? InterfaceName.encode(bytes: $0.bytes) }
+exit(exitStatus(Array(words), environment: environment))

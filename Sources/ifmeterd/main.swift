@@ -34,7 +34,10 @@ func usageFailure(_ message: String) -> Never {
     Output.fail(program, "\(message) (see 'ifmeterd --help')", .usage)
 }
 
-// Parse.
+// Parse. Paths that are not UTF-8 would be silently rewritten: refused.
+if let bad = CommandLine.argumentBytes.firstIndex(where: { $0.text == nil }) {
+    usageFailure("argument \(bad + 1) is not valid UTF-8")
+}
 var arguments = Arguments(CommandLine.arguments.dropFirst())
 if arguments.flag("--help") || arguments.flag("-h") {
     Output.standardOutput(usage)

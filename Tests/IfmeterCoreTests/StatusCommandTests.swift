@@ -7,9 +7,9 @@ import Testing
 /// `ifmeter` as users run it, against a real daemon and kernel.
 @Suite(.enabled(if: TestEnvironment.isRoot, TestEnvironment.rootReason))
 struct StatusCommandTests {
-    func ifmeter(_ daemon: DaemonHarness, _ arguments: [String], asUser user: String? = nil) throws -> ProcessResult {
+    func ifmeter(_ daemon: DaemonHarness, _ arguments: [String], asUser user: String? = nil, group: String? = nil) throws -> ProcessResult {
         let command = [TestEnvironment.binary("ifmeter"), "--state-dir", daemon.stateDirectory, "--config", daemon.configPath] + arguments
-        let prefix = user.map { ["runuser", "-u", $0, "--"] } ?? []
+        let prefix = user.map { ["runuser", "-u", $0] + (group.map { ["-g", $0] } ?? []) + ["--"] } ?? []
         return try daemon.namespace.run(prefix + command)
     }
 
@@ -46,22 +46,24 @@ struct StatusCommandTests {
         #expect(daemon.stop() == 0)
     }
 
-    /// A local user with no write access anywhere reads the store while the
-    /// daemon runs (WAL index present) and after it stopped (none left).
+    /// A local user in the store's group, with no write access anywhere,
+    /// reads the store while the daemon runs (WAL index present) and after
+    /// it stopped (none left). (The daemon here runs as root: its group is
+    /// root's.)
     @Test func anUnprivilegedUserReadsTheStore() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.start(interval: 60, commitInterval: 0.5)
         try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 3, size: 500, persist: true)
-        let running = try ifmeter(daemon, ["status", "--json"], asUser: "nobody")
+        let running = try ifmeter(daemon, ["status", "--json"], asUser: "nobody", group: "root")
         #expect(try allTime(try json(running), "tun0").rx == 1500)
         #expect(daemon.stop() == 0)
         #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory + "/ifmeter.db-shm"))
         try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, size: 500)
-        let stopped = try ifmeter(daemon, ["status", "--json"], asUser: "nobody")
+        let stopped = try ifmeter(daemon, ["status", "--json"], asUser: "nobody", group: "root")
         let document = try json(stopped)
         #expect(try allTime(document, "tun0").rx == 2000)  // committed 1500 + live 500
         #expect((document["daemon"] as? [String: Any])?["running"] as? Bool == false)
-        let days = try ifmeter(daemon, ["days"], asUser: "nobody")
+        let days = try ifmeter(daemon, ["days"], asUser: "nobody", group: "root")
         #expect(days.status == 0)
         #expect(days.standardOutput.contains("tun0"))
     }
@@ -73,7 +75,7 @@ struct StatusCommandTests {
         #expect(daemon.stop() == 0)
         #expect(chmod(daemon.stateDirectory, 0o700) == 0)
         let result = try ifmeter(daemon, ["status"], asUser: "nobody")
-        #expect(result.status == ExitCode.noInput.rawValue)
+        #expect(result.status == ExitCode.noPermission.rawValue)
         #expect(result.standardError.hasPrefix("ifmeter: \(daemon.stateDirectory)/ifmeter.db: permission denied"))
         #expect(!result.standardError.contains("no store yet"))
     }

@@ -38,6 +38,9 @@ typedef struct ifm_link_list {
 void ifm_link_list_free(ifm_link_list *list);
 
 /* Error codes are libnl's (positive NLE_* values) unless said otherwise. */
+
+/* The kernel ended a dump with an error in NLMSG_DONE: links may be missing. */
+#define IFM_DUMP_INCOMPLETE 1000
 const char *ifm_netlink_error_string(int code);
 
 /* ---- Link dump over rtnetlink (IFLA_STATS64, 64-bit counters) ---- */
@@ -48,7 +51,8 @@ typedef struct ifm_netlink ifm_netlink;
 ifm_netlink *ifm_netlink_open(int *error);
 void ifm_netlink_close(ifm_netlink *handle);
 /* Replaces list's contents with every link of the caller's namespace.
- * Returns 0 or a libnl error code. */
+ * Returns 0 or an error code (libnl's, or IFM_DUMP_INCOMPLETE): a dump
+ * that may be missing links is never returned as complete. */
 int ifm_netlink_dump(ifm_netlink *handle, ifm_link_list *list);
 
 /* ---- Link events (RTNLGRP_LINK) ---- */

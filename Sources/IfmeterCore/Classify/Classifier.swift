@@ -59,7 +59,9 @@ public struct Classifier: Sendable {
         if let decided = Self.kindClasses[link.kind] {
             return Classification(decided, by: .linkKind(link.kind))
         }
-        let directory = "\(sysfsRoot)/class/net/\(link.name)"
+        // A name whose bytes are not UTF-8 cannot be spelt as a Swift path:
+        // its sysfs signals are skipped, the others still decide.
+        let directory = InterfaceName.pathComponent(link.name).map { "\(sysfsRoot)/class/net/\($0)" } ?? "/nonexistent"
         if let deviceType = Self.deviceType(inUevent: (try? FileSystem.readText("\(directory)/uevent")) ?? nil),
             let decided = Self.deviceTypeClasses[deviceType]
         {

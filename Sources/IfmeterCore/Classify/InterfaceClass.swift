@@ -40,9 +40,10 @@ public struct InterfaceOverride: Sendable, Hashable {
     }
 }
 
-/// fnmatch(3) without flags: `*`, `?` and `[...]` over the whole name.
+/// fnmatch(3) over the whole encoded name: `*`, `?` and `[...]`. A
+/// backslash is literal (FNM_NOESCAPE): in an encoded name it starts `\xNN`.
 func globMatches(_ pattern: String, _ name: String) -> Bool {
-    fnmatch(pattern, name, 0) == 0
+    fnmatch(pattern, name, FNM_NOESCAPE) == 0
 }
 
 /// The evidence that decided a classification, so users can see why.

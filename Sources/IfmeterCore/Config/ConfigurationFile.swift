@@ -148,12 +148,13 @@ public enum ConfigurationFile {
     }
 
     /// A budget for a class (`cellular=20GB`) or an interface (`wwan0=5GiB`).
-    static func budget(target: String, value: String) throws -> Budget {
+    static func budget(target typed: String, value: String) throws -> Budget {
+        let target = InterfaceClass(rawValue: typed) != nil ? typed : InterfaceName.fromUser(typed)
         guard let bytes = byteAmount(value), bytes > 0 else {
             throw Message(text: "\(target)=\(quoted(value)): expected an amount like 20GB (1000-based) or 5GiB (1024-based)")
         }
         if let interfaceClass = InterfaceClass(rawValue: target) { return Budget(target: .interfaceClass(interfaceClass), bytes: bytes) }
-        guard target.utf8.count <= 15, isValidGlob(target), !target.contains(where: { "*?[".contains($0) }) else {
+        guard (InterfaceName.decode(target)?.count ?? .max) <= 15, isValidGlob(target), !target.contains(where: { "*?[".contains($0) }) else {
             throw Message(text: "\(quoted(target)): a budget names a class (wifi, cellular, tunnel, other) or an interface")
         }
         return Budget(target: .interface(target), bytes: bytes)
@@ -196,7 +197,9 @@ public enum ConfigurationFile {
         return result
     }
 
-    static func override(pattern: String, value: String) throws -> InterfaceOverride {
+    static func override(pattern typed: String, value: String) throws -> InterfaceOverride {
+        // Patterns match encoded names: a UTF-8 pattern is encoded like a kernel name.
+        let pattern = InterfaceName.fromUser(typed)
         guard isValidGlob(pattern) else { throw Message(text: "\(quoted(pattern)): invalid name pattern (unclosed [ or longer than 15 characters of name)") }
         if value == "ignore" { return InterfaceOverride(pattern: pattern, action: .ignore) }
         guard let assigned = InterfaceClass(rawValue: value) else {
@@ -218,6 +221,18 @@ public enum ConfigurationFile {
         return !inBracket
     }
 
+    /// The 1-based line holding the first byte sequence that is not UTF-8.
+    static func firstInvalidUTF8Line(_ bytes: [UInt8]) -> Int {
+        var line = 1
+        var start = 0
+        for (index, byte) in bytes.enumerated() where byte == 0x0a {
+            if String(validating: bytes[start..<index], as: UTF8.self) == nil { return line }
+            line += 1
+            start = index + 1
+        }
+        return line
+    }
+
     static func quoted(_ text: some StringProtocol) -> String {
         let limit = 40
         let shown = text.count > limit ? text.prefix(limit) + "…" : Substring(text)
@@ -227,15 +242,20 @@ public enum ConfigurationFile {
     /// Reads and parses a file; a missing explicit file is an error, the
     /// default path may be absent.
     public static func load(path: String, required: Bool) throws -> Configuration {
-        let text: String?
+        let bytes: [UInt8]?
         do {
-            text = try FileSystem.readText(path)
+            bytes = try FileSystem.readBytes(path)
         } catch {
             throw ConfigurationError(path: path, line: nil, message: "cannot read: \(error)")
         }
-        guard let text else {
+        guard let bytes else {
             if required { throw ConfigurationError(path: path, line: nil, message: ConfigurationError.noSuchFile) }
             return Configuration()
+        }
+        // Decoding would turn invalid bytes into U+FFFD and so silently
+        // rewrite a path (MetricsFile=, StateDirectory=) or a name.
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw ConfigurationError(path: path, line: firstInvalidUTF8Line(bytes), message: "not valid UTF-8")
         }
         return try parse(text, path: path)
     }

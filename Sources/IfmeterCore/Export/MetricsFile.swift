@@ -42,16 +42,22 @@ public struct MetricsSnapshot: Sendable {
 /// its samples, every HELP saying the values are estimates.
 ///
 /// Counters never go down: Prometheus reads a decrease as a reset and then
-/// counts the whole value again. Each counter series keeps a floor (the
-/// highest value published), seeded at start from the file already there,
-/// so even a crash that loses uncommitted deltas never shows a decrease.
+/// counts the whole value again. Within one process each counter series
+/// keeps a floor (the highest value published).
+///
+/// API note for the daemon: the file already at `path` is never opened or
+/// read, not even at start. Its directory may be shared with other writers,
+/// and a file planted there (huge values, a FIFO, a symlink to /dev/zero)
+/// must not pin, hang or bloat the daemon. So across restarts the caller
+/// must supply totals that never decrease: a value published before a
+/// crash has to be in the store (or be re-derived) when the next process
+/// publishes, e.g. by publishing only committed totals.
 public final class MetricsFile {
     public let path: String
     private var floors: [String: UInt64] = [:]
 
     public init(path: String) {
         self.path = path
-        if let text = try? FileSystem.readText(path) { floors = Self.counterValues(in: text) }
     }
 
     /// Renders and replaces the file atomically.
@@ -123,18 +129,5 @@ public final class MetricsFile {
 
     static func number(_ value: Double) -> String {
         value.isFinite ? Units.fixed(value, decimals: 6) : "0"
-    }
-
-    /// The counter series of a file this class wrote: `series value` lines
-    /// of `_total` families. Anything else is ignored.
-    static func counterValues(in text: String) -> [String: UInt64] {
-        var values: [String: UInt64] = [:]
-        for line in text.split(separator: "\n") where line.hasPrefix("ifmeter_") {
-            guard let space = line.lastIndex(of: " "), let value = UInt64(line[line.index(after: space)...]) else { continue }
-            let series = String(line[..<space])
-            let name = series.prefix { $0 != "{" }
-            if name.hasSuffix("_total") { values[series] = value }
-        }
-        return values
     }
 }

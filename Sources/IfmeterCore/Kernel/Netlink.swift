@@ -5,8 +5,10 @@ extension LinkSample {
     /// Copies a C `ifm_link` into Swift values.
     init(_ link: ifm_link) {
         var copy = link
-        let name = withUnsafeBytes(of: &copy.name) { String(decodingCString: $0) }
-        let kind = withUnsafeBytes(of: &copy.kind) { String(decodingCString: $0) }
+        // Names are bytes: encoded here, once, so no two kernel names meet as
+        // one String above this line (see InterfaceName).
+        let name = withUnsafeBytes(of: &copy.name) { InterfaceName.encode(bytes: $0.prefix { $0 != 0 }) }
+        let kind = withUnsafeBytes(of: &copy.kind) { InterfaceName.encode(bytes: $0.prefix { $0 != 0 }) }
         let c = link.counters
         self.init(
             ifindex: link.ifindex, name: name, kind: kind, arpType: link.arptype,
@@ -16,14 +18,6 @@ extension LinkSample {
                 rxPackets: c.rx_packets, txPackets: c.tx_packets,
                 rxErrors: c.rx_errors, txErrors: c.tx_errors,
                 rxDropped: c.rx_dropped, txDropped: c.tx_dropped))
-    }
-}
-
-extension String {
-    /// Decodes a NUL-terminated fixed-size C char array.
-    fileprivate init(decodingCString bytes: UnsafeRawBufferPointer) {
-        let end = bytes.firstIndex(of: 0) ?? bytes.count
-        self.init(decoding: bytes[0..<end], as: UTF8.self)
     }
 }
 

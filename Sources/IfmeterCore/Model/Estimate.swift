@@ -20,5 +20,6 @@ public enum ExitCode: Int32, Sendable {
     case software = 70
     case cannotCreate = 73
     case ioError = 74
+    case noPermission = 77
     case config = 78
 }

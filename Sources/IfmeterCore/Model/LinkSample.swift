@@ -27,6 +27,9 @@ public struct LinkCounters: Sendable, Hashable {
 
     public static let zero = LinkCounters()
 
+    /// Received plus transmitted bytes (saturating: a hostile store may hold anything).
+    public var totalBytes: UInt64 { .saturating(rxBytes, plus: txBytes) }
+
     /// The counters in a fixed order, so rules can judge each one on its own.
     public var fields: [UInt64] {
         [rxBytes, txBytes, rxPackets, txPackets, rxErrors, txErrors, rxDropped, txDropped]
@@ -40,9 +43,11 @@ public struct LinkCounters: Sendable, Hashable {
             rxErrors: fields[4], txErrors: fields[5], rxDropped: fields[6], txDropped: fields[7])
     }
 
-    /// Field-wise sum, wrapping never (totals are 64-bit and start at zero).
+    /// Field-wise sum, saturating at UInt64.max: totals never come near it
+    /// from real traffic, but a hostile or damaged store may hold anything,
+    /// and a sum must never stop a reader or the daemon.
     public static func + (lhs: LinkCounters, rhs: LinkCounters) -> LinkCounters {
-        LinkCounters(fields: zip(lhs.fields, rhs.fields).map { $0 + $1 })
+        LinkCounters(fields: zip(lhs.fields, rhs.fields).map { UInt64.saturating($0, plus: $1) })
     }
 
     public static func += (lhs: inout LinkCounters, rhs: LinkCounters) { lhs = lhs + rhs }
@@ -122,5 +127,26 @@ public struct LinkEvent: Sendable, Hashable {
     public init(kind: Kind, link: LinkSample) {
         self.kind = kind
         self.link = link
+    }
+}
+
+extension UInt64 {
+    /// a + b, or UInt64.max when the sum does not fit.
+    public static func saturating(_ a: UInt64, plus b: UInt64) -> UInt64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : sum
+    }
+
+    /// A Double rounded toward zero into 0...UInt64.max; NaN is 0.
+    public init(saturating value: Double) {
+        if !(value > 0) { self = 0 } else if value >= 18_446_744_073_709_551_616.0 { self = .max } else { self = UInt64(value) }
+    }
+}
+
+extension Int64 {
+    /// A Double rounded to nearest into Int64's range; NaN is 0.
+    public init(saturating value: Double) {
+        let rounded = value.rounded()
+        if rounded.isNaN { self = 0 } else if rounded >= 9_223_372_036_854_775_808.0 { self = .max } else if rounded <= -9_223_372_036_854_775_808.0 { self = .min } else { self = Int64(rounded) }
     }
 }

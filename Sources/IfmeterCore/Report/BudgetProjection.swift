@@ -28,11 +28,12 @@ public struct BudgetProjection: Sendable, Hashable {
     public var isTrusted: Bool { confidence != .low }
 
     public init(used: UInt64, cycleStart: Int64, cycleEnd: Int64, countingSince: Int64, now: Int64) {
+        // Times come from a store that may hold anything: no subtraction may trap.
         observedSince = min(max(cycleStart, countingSince), now)
-        observedSeconds = now - observedSince
+        observedSeconds = now.subtractingReportingOverflow(observedSince).overflow ? .max : now - observedSince
         confidence = observedSeconds < Self.day ? .low : observedSeconds < 7 * Self.day ? .medium : .high
-        let remaining = Double(max(cycleEnd - now, 0))
+        let remaining = max(Double(cycleEnd) - Double(now), 0)
         let rate = Double(used) / Double(max(observedSeconds, 1))
-        projected = used + UInt64(min(rate * remaining, Double(UInt64.max / 2)))
+        projected = .saturating(used, plus: UInt64(saturating: rate * remaining))
     }
 }

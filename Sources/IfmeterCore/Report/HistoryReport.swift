@@ -11,7 +11,7 @@ public struct HistoryRow: Sendable {
     /// (vnStat's "estimated"); nil for finished buckets.
     public var estimated: LinkCounters?
 
-    public var total: UInt64 { counters.rxBytes + counters.txBytes }
+    public var total: UInt64 { .saturating(counters.rxBytes, plus: counters.txBytes) }
 }
 
 /// Time-bucket listings with terminal bars.
@@ -113,7 +113,7 @@ public enum HistoryReport {
             if kind.showsBars { cells.append(bar(rx: row.counters.rxBytes, tx: row.counters.txBytes, largest: largest, width: barWidth)) }
             table.append(cells)
             if let estimated = row.estimated {
-                var cells = ["  estimated", row.name, units.bytes(estimated.rxBytes), units.bytes(estimated.txBytes), units.bytes(estimated.rxBytes + estimated.txBytes)]
+                var cells = ["  estimated", row.name, units.bytes(estimated.rxBytes), units.bytes(estimated.txBytes), units.bytes(estimated.totalBytes)]
                 if kind.showsBars { cells.append("") }
                 table.append(cells)
             }
@@ -130,9 +130,9 @@ public enum HistoryReport {
     /// `rrrrtt`: the row's share of the largest row, split rx/tx.
     static func bar(rx: UInt64, tx: UInt64, largest: UInt64, width: Int) -> String {
         guard largest > 0 else { return "" }
-        let total = Double(rx + tx)
-        let length = Int((total / Double(largest) * Double(width)).rounded())
-        let rxLength = total > 0 ? Int((Double(rx) / total * Double(length)).rounded()) : 0
+        let total = Double(rx) + Double(tx)
+        let length = min(max(Int(Int64(saturating: total / Double(largest) * Double(width))), 0), width)
+        let rxLength = total > 0 ? min(Int(Int64(saturating: Double(rx) / total * Double(length))), length) : 0
         return String(repeating: "r", count: rxLength) + String(repeating: "t", count: length - rxLength)
     }
 
@@ -192,20 +192,24 @@ public enum ExportWriter {
         }
     }
 
-    /// RFC 4180: quote fields holding a comma, quote or line break.
+    /// RFC 4180 over Unicode scalars: quote fields holding a comma, quote or
+    /// line break. A field a spreadsheet would run as a formula (leading =,
+    /// +, -, @, tab or carriage return) gets a leading apostrophe (OWASP).
     static func csvField(_ field: String) -> String {
-        guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
-        return "\"" + field.replacingQuotes() + "\""
+        var text = field
+        if let first = text.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) { text = "'" + text }
+        guard text.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.replacingQuotes() + "\""
     }
 }
 
 extension String {
     fileprivate func replacingQuotes() -> String {
-        var result = ""
-        for character in self {
-            result.append(character)
-            if character == "\"" { result.append("\"") }
+        var result = String.UnicodeScalarView()
+        for scalar in unicodeScalars {
+            result.append(scalar)
+            if scalar == "\"" { result.append(scalar) }
         }
-        return result
+        return String(result)
     }
 }

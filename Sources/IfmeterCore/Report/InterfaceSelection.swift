@@ -12,7 +12,8 @@ public struct InterfaceSelection: Sendable, Hashable, ExpressibleByArrayLiteral 
     public static func parse(_ values: [String]) -> Result<InterfaceSelection, SelectionError> {
         var groups: [[String]] = []
         for value in values {
-            let members = value.split(separator: "+", omittingEmptySubsequences: false).map(String.init)
+            // Names typed by a person, in the encoded form the store keeps (InterfaceName).
+            let members = value.split(separator: "+", omittingEmptySubsequences: false).map { InterfaceName.fromUser(String($0)) }
             guard !members.contains(where: \.isEmpty) else { return .failure(SelectionError(value: value)) }
             groups.append(members)
         }

@@ -24,8 +24,8 @@ public enum SVGGraph {
             var perDay: [Int64: (rx: UInt64, tx: UInt64)] = [:]
             for row in days where row.interfaceClass == interfaceClass.rawValue {
                 let day = TimeBuckets.start(of: .day, containing: row.start)
-                perDay[day, default: (0, 0)].rx += row.counters.rxBytes
-                perDay[day, default: (0, 0)].tx += row.counters.txBytes
+                let sum = perDay[day] ?? (0, 0)
+                perDay[day] = (.saturating(sum.rx, plus: row.counters.rxBytes), .saturating(sum.tx, plus: row.counters.txBytes))
             }
             let largest = max(perDay.values.map { max($0.rx, $0.tx) }.max() ?? 0, 1)
             let baseline = top + panelHeight

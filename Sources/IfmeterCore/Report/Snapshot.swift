@@ -144,7 +144,7 @@ public enum SnapshotReader {
                 case .interface(let name): snapshot.name == name
                 }
             }
-            let used = members.reduce(UInt64(0)) { $0 + $1.cycle.rxBytes + $1.cycle.txBytes }
+            let used = members.reduce(UInt64(0)) { .saturating($0, plus: $1.cycle.totalBytes) }
             // With no member yet, counting for it begins now.
             let countingSince = members.map(\.firstSeen).min() ?? now
             let projection = BudgetProjection(used: used, cycleStart: cycleStart, cycleEnd: cycleEnd, countingSince: countingSince, now: now)

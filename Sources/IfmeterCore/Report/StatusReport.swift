@@ -14,7 +14,7 @@ public enum StatusReport {
             output += "\n\(interface.name)  \(displayClass(interface.interfaceClass)) (\(interface.signal)), \(interface.presence.rawValue)\n"
             var table = TextTable([("", .left), ("rx", .right), ("tx", .right), ("total", .right), ("", .left)])
             func row(_ label: String, _ counters: LinkCounters, _ note: String = "") {
-                table.append([label, units.bytes(counters.rxBytes), units.bytes(counters.txBytes), units.bytes(counters.rxBytes + counters.txBytes), note])
+                table.append([label, units.bytes(counters.rxBytes), units.bytes(counters.txBytes), units.bytes(counters.totalBytes), note])
             }
             row("today", interface.today)
             row("cycle", interface.cycle, "since \(TimeText.format(snapshot.cycleStart, "%Y-%m-%d"))")
@@ -55,7 +55,7 @@ public enum StatusReport {
             ("INTERFACE", .left), ("CLASS", .left), ("STATE", .left), ("TODAY", .right), ("CYCLE", .right), ("ALL TIME", .right), ("RATE", .right),
         ])
         for interface in shown {
-            func total(_ counters: LinkCounters) -> String { units.bytes(counters.rxBytes + counters.txBytes) }
+            func total(_ counters: LinkCounters) -> String { units.bytes(counters.totalBytes) }
             let rate = interface.rate.map { units.rate(bytesPerSecond: $0.rx + $0.tx) } ?? "-"
             table.append([interface.name, displayClass(interface.interfaceClass), interface.presence.rawValue,
                           total(interface.today), total(interface.cycle), total(interface.allTime), rate])
@@ -128,7 +128,7 @@ public enum StatusReport {
         var table = TextTable([("CLASS", .left), ("TODAY", .right), ("CYCLE", .right), ("SINCE BOOT", .right), ("ALL TIME", .right), ("INTERFACES", .left)])
         for (interfaceClass, members) in byClass(snapshot) {
             func total(_ pick: (InterfaceSnapshot) -> LinkCounters) -> String {
-                units.bytes(members.reduce(UInt64(0)) { $0 + pick($1).rxBytes + pick($1).txBytes })
+                units.bytes(members.reduce(UInt64(0)) { .saturating($0, plus: pick($1).totalBytes) })
             }
             table.append([interfaceClass.displayName, total(\.today), total(\.cycle), total(\.sinceBoot), total(\.allTime), members.map(\.name).joined(separator: " ")])
         }

@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 
 /// Why the store could not be used, with the sysexits code to leave with.
 public enum StoreError: Error, Sendable, CustomStringConvertible {
@@ -6,6 +7,11 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case newerSchema(path: String, found: Int64, supported: Int64)
     case notAStore(path: String)
     case sqlite(SQLiteError)
+    /// A value no ifmeter writes (a negative counter, a time out of range,
+    /// totals too close to overflow for the daemon to go on counting).
+    case invalidValue(path: String, detail: String)
+    /// The store is readable by its owner and group only (README 'Security').
+    case permissionDenied(path: String, group: String)
 
     public var description: String {
         switch self {
@@ -13,6 +19,11 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .newerSchema(let path, let found, let supported):
             "\(path): store schema version \(found) is newer than this ifmeter supports (\(supported)); upgrade ifmeter, the store was left untouched"
         case .notAStore(let path): "\(path): not an ifmeter store (left untouched; move it aside to start a new one)"
+        case .permissionDenied(let path, "?"):
+            "\(path): permission denied: this user may not reach the store's directory; see README 'Security'"
+        case .permissionDenied(let path, let group):
+            "\(path): permission denied: the store is readable only by its owner and group \(group) (no other user may hold it open); ask to be added to group \(group), see README 'Security'"
+        case .invalidValue(let path, let detail): "\(path): value out of range (\(detail)); left untouched, see README 'Recovery'"
         case .sqlite(let error):
             error.isCorrupt ? "\(error.path): store is corrupt or not a database (\(error.message)); left untouched, see README 'Recovery'" : error.description
         }
@@ -21,7 +32,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     public var exitCode: ExitCode {
         switch self {
         case .missing: .noInput
-        case .newerSchema, .notAStore: .dataError
+        case .permissionDenied: .noPermission
+        case .newerSchema, .notAStore, .invalidValue: .dataError
         case .sqlite(let error):
             if error.isCorrupt { .dataError } else if error.isReadOnly || error.isCannotOpen || error.isFull { .cannotCreate } else { .ioError }
         }
@@ -34,6 +46,11 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
 /// they came from in one transaction, so a crash can never count twice.
 public final class CounterStore {
     public static let fileName = "ifmeter.db"
+    /// Owner and group only. Any process that can open the store can hold
+    /// a read transaction, and one held open keeps the WAL from ever being
+    /// checkpointed back: it grows for as long as the daemon commits
+    /// (README 'Security'). Readers are the owner and the group's members.
+    public static let fileMode: mode_t = 0o640
     public static let schemaVersion: Int64 = 2
     /// The label stored on every row.
     public static let basis = "estimate: kernel interface counters"
@@ -50,8 +67,17 @@ public final class CounterStore {
     /// not an ifmeter store, or has a newer schema, is refused untouched.
     public init(directory: String, readOnly: Bool = false) throws(StoreError) {
         path = directory + "/" + Self.fileName
+        // A store this user may not read is a permission problem, not "no store yet".
+        if readOnly && FileSystem.isReadDenied(path) { throw .permissionDenied(path: path, group: FileSystem.groupName(of: path)) }
         let exists = FileSystem.exists(path)
         if readOnly && !exists { throw .missing(path: path) }
+        if !readOnly {
+            // Created at its final mode, so no other user can open it even
+            // for the moment before a chmod; SQLite gives -wal and -shm the
+            // mode of the database file.
+            if !exists { try? FileSystem.createEmptyFile(path, mode: Self.fileMode) }
+            for file in [path, path + "-wal", path + "-shm"] { FileSystem.restrictMode(file, to: Self.fileMode) }
+        }
         do {
             database = try SQLiteDatabase(path: path, readOnly: readOnly, create: !readOnly)
             do {
@@ -80,16 +106,9 @@ public final class CounterStore {
         if version > Self.schemaVersion {
             throw StoreError.newerSchema(path: path, found: version, supported: Self.schemaVersion)
         }
-        if version == 1 {
-            foundVersion = 1
-            if !readOnly {
-                try configureWriter()
-                try upgradeFromVersion1()
-                foundVersion = Self.schemaVersion
-            }
-            return
-        }
-        if version == Self.schemaVersion {
+        if version == 1 || version == Self.schemaVersion {
+            // A reader may meet a version-1 store no daemon has upgraded yet.
+            foundVersion = version
             if !readOnly {
                 // A writer never builds on a damaged file: quick_check reads
                 // every page (milliseconds for a year of data) and a store
@@ -100,7 +119,12 @@ public final class CounterStore {
                     throw SQLiteError(
                         code: SQLITE_CORRUPT, message: "quick_check: \(findings.prefix(3).joined(separator: "; "))", path: path, operation: "open")
                 }
+                try checkHeadroom()
                 try configureWriter()
+                if version == 1 {
+                    try upgradeFromVersion1()
+                    foundVersion = Self.schemaVersion
+                }
             }
             return
         }
@@ -131,16 +155,50 @@ public final class CounterStore {
         }
     }
 
+    /// The largest counter a writer builds on: 2^62 bytes (4 EiB) leaves the
+    /// daemon room to add any delta without overflowing SQLite's signed 64
+    /// bits (where `+` silently turns into floating point) or its own sums.
+    static let counterLimit: Int64 = 1 << 62
+
+    /// Refuses, untouched, a store holding counters no ifmeter wrote: so
+    /// large (or negative, or not integers) that counting on would overflow.
+    private func checkHeadroom() throws {
+        let tables: [(String, [String])] = [
+            ("interface", Self.counterColumns.components),
+            // A life's own counters are the kernel's (any 64-bit value); what ifmeter counted in it is a sum.
+            ("life", ["counted_rx_bytes", "counted_tx_bytes", "counted_rx_packets", "counted_tx_packets"]),
+            ("bucket", ["rx_bytes", "tx_bytes", "rx_packets", "tx_packets"]),
+        ] + (foundVersion >= 2 ? [("boot_total", ["rx_bytes", "tx_bytes", "rx_packets", "tx_packets"])] : [])
+        for (table, columns) in tables {
+            let outside = columns.map { "typeof(\($0)) != 'integer' OR \($0) NOT BETWEEN 0 AND \(Self.counterLimit)" }.joined(separator: " OR ")
+            let count = try database.query("SELECT count(*) FROM \(table) WHERE \(outside)") { $0.integer(0) }.first ?? 0
+            if count > 0 {
+                throw StoreError.invalidValue(
+                    path: path, detail: "\(count) \(table) rows hold counters outside 0...2^62, too large to go on counting without overflow")
+            }
+        }
+    }
+
     /// WAL: readers never block the daemon and commits append rather than
     /// rewrite. synchronous=NORMAL: a power cut may lose the last commit,
     /// never half of one, and a lost commit is recomputed from the kernel.
     private func configureWriter() throws {
         try database.execute("PRAGMA journal_mode = WAL")
         try database.execute("PRAGMA synchronous = NORMAL")
+        // After a reader held the WAL from being reset (it grows meanwhile),
+        // the next reset truncates it back to the auto-checkpoint size.
+        try database.execute("PRAGMA journal_size_limit = 4194304")
         try database.execute("PRAGMA foreign_keys = ON")
     }
 
-    static let counterColumns = "rx_bytes, tx_bytes, rx_packets, tx_packets, rx_errors, tx_errors, rx_dropped, tx_dropped"
+    static let counterColumns = Columns("rx_bytes, tx_bytes, rx_packets, tx_packets, rx_errors, tx_errors, rx_dropped, tx_dropped")
+
+    /// A column list, spelt once for SQL and split for per-column checks.
+    struct Columns: CustomStringConvertible {
+        let description: String
+        init(_ text: String) { description = text }
+        var components: [String] { description.split(separator: ",").map { $0.trimmingWhitespace() } }
+    }
 
     static let schema = """
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -236,8 +294,8 @@ public final class CounterStore {
                 SELECT boot_id, ifindex, name, since_boot, first_seen, last_seen, \(namespaceColumn), \(Self.counterColumns) FROM life WHERE ended IS NULL
                 """) { row in
                 StoredLife(bootID: row.text(0), namespace: UInt64(bitPattern: row.integer(6)), life: TrackedLife(
-                    ifindex: Int32(truncatingIfNeeded: row.integer(1)), name: row.text(2), counters: Self.counters(row, from: 7),
-                    sinceBoot: row.real(3), firstSeen: row.integer(4), lastSeen: row.integer(5)))
+                    ifindex: Int32(truncatingIfNeeded: row.integer(1)), name: row.text(2), counters: Self.kernelCounters(row, from: 7),
+                    sinceBoot: try seconds(row, 3), firstSeen: try time(row, 4), lastSeen: try time(row, 5)))
             }
             let names = try database.query("SELECT name FROM interface") { $0.text(0) }
             var present: [Int32: String]?
@@ -403,11 +461,21 @@ public final class CounterStore {
     // MARK: Helpers
 
     /// Counters are unsigned 64-bit; SQLite integers are signed. The bit
-    /// pattern round-trips, and totals never come near 2^63.
+    /// pattern round-trips; a writer refuses stores whose counters come
+    /// near 2^62 (`checkHeadroom`), and readers refuse negative ones.
     static func value(_ number: UInt64) -> SQLiteValue { .integer(Int64(bitPattern: number)) }
 
-    static func counters(_ row: SQLiteRow, from column: Int32) -> LinkCounters {
+    /// A life's baseline: the kernel's own counters, any 64-bit value
+    /// (bit pattern in SQLite's signed integer). The accounting judges them.
+    static func kernelCounters(_ row: SQLiteRow, from column: Int32) -> LinkCounters {
         LinkCounters(fields: (0..<8).map { UInt64(bitPattern: row.integer(column + Int32($0))) })
+    }
+
+    /// Totals ifmeter summed (interface rows): 0...Int64.max.
+    func counters(_ row: SQLiteRow, from column: Int32) throws(StoreError) -> LinkCounters {
+        var fields: [UInt64] = []
+        for offset in Int32(0)..<8 { fields.append(try counter(row, column + offset)) }
+        return LinkCounters(fields: fields)
     }
 
     static func wrap(_ error: any Error) -> StoreError {

@@ -186,6 +186,8 @@ struct SQLiteRow {
     fileprivate let statement: SQLiteStatement
 
     func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement.handle, column) }
+    /// The column's name as the query spells it, for error messages.
+    func name(_ column: Int32) -> String { sqlite3_column_name(statement.handle, column).map { String(cString: $0) } ?? "column \(column)" }
     func real(_ column: Int32) -> Double { sqlite3_column_double(statement.handle, column) }
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement.handle, column) == SQLITE_NULL }
     func text(_ column: Int32) -> String {

@@ -25,10 +25,43 @@ public struct StoredEvent: Sendable, Hashable {
 extension CounterStore {
     /// rx bytes, tx bytes, rx packets, tx packets from four columns (what
     /// buckets and per-life counts keep).
-    static func bytesAndPackets(_ row: SQLiteRow, from column: Int32) -> LinkCounters {
+    func bytesAndPackets(_ row: SQLiteRow, from column: Int32) throws(StoreError) -> LinkCounters {
         LinkCounters(
-            rxBytes: UInt64(bitPattern: row.integer(column)), txBytes: UInt64(bitPattern: row.integer(column + 1)),
-            rxPackets: UInt64(bitPattern: row.integer(column + 2)), txPackets: UInt64(bitPattern: row.integer(column + 3)))
+            rxBytes: try counter(row, column), txBytes: try counter(row, column + 1),
+            rxPackets: try counter(row, column + 2), txPackets: try counter(row, column + 3))
+    }
+
+    // Every number is checked where it leaves SQLite: a store may have been
+    // copied from elsewhere or edited, and no value in it may crash a reader
+    // or the daemon. Out of range is refused (exit 65), never clamped into
+    // figures that look real.
+
+    /// A counter: the daemon only ever writes 0...Int64.max.
+    func counter(_ row: SQLiteRow, _ column: Int32) throws(StoreError) -> UInt64 {
+        let value = row.integer(column)
+        guard value >= 0 else { throw invalid(row, column, "\(value) is negative") }
+        return UInt64(value)
+    }
+
+    /// Unix seconds between 1970 and about the year 36000: arithmetic on
+    /// them (bucket starts, ages, cycles) cannot overflow.
+    static let timeRange: ClosedRange<Int64> = 0...(1 << 40)
+
+    func time(_ row: SQLiteRow, _ column: Int32) throws(StoreError) -> Int64 {
+        let value = row.integer(column)
+        guard Self.timeRange.contains(value) else { throw invalid(row, column, "\(value) is not a time") }
+        return value
+    }
+
+    /// Seconds on the boot clock (negative after a clock step): finite.
+    func seconds(_ row: SQLiteRow, _ column: Int32) throws(StoreError) -> Double {
+        let value = row.real(column)
+        guard value.isFinite, value.magnitude < 1e12 else { throw invalid(row, column, "\(value) is not a time since boot") }
+        return value
+    }
+
+    private func invalid(_ row: SQLiteRow, _ column: Int32, _ problem: String) -> StoreError {
+        .invalidValue(path: path, detail: "\(row.name(column)) \(problem)")
     }
 
     /// Every interface with its all-time totals, by name.
@@ -39,7 +72,7 @@ extension CounterStore {
                 """) { row in
                 StoredInterface(
                     name: row.text(0), interfaceClass: row.text(1), signal: row.text(2), kind: row.text(3),
-                    firstSeen: row.integer(4), lastSeen: row.integer(5), totals: Self.counters(row, from: 7), incomplete: row.optionalText(6))
+                    firstSeen: try time(row, 4), lastSeen: try time(row, 5), totals: try counters(row, from: 7), incomplete: row.optionalText(6))
             }
         } catch {
             throw Self.wrap(error)
@@ -64,7 +97,7 @@ extension CounterStore {
                 FROM event e JOIN interface i ON i.id = e.interface_id \(condition) ORDER BY e.id
                 """) { row in
                 StoredEvent(
-                    time: row.integer(0), name: row.text(1), reason: row.text(2),
+                    time: try time(row, 0), name: row.text(1), reason: row.text(2),
                     oldIfindex: row.optionalInteger(3).map { Int32(truncatingIfNeeded: $0) },
                     newIfindex: row.optionalInteger(4).map { Int32(truncatingIfNeeded: $0) },
                     loss: row.text(5), detail: row.text(6))
@@ -86,7 +119,7 @@ extension CounterStore {
     /// Runs a `name, rx bytes, tx bytes, rx packets, tx packets` query.
     private func sumsByName(_ sql: String, _ values: [SQLiteValue]) throws(StoreError) -> [String: LinkCounters] {
         do {
-            let rows = try database.query(sql, values) { row in (row.text(0), Self.bytesAndPackets(row, from: 1)) }
+            let rows = try database.query(sql, values) { row in (row.text(0), try bytesAndPackets(row, from: 1)) }
             return Dictionary(rows, uniquingKeysWith: { first, _ in first })
         } catch {
             throw Self.wrap(error)
@@ -115,11 +148,22 @@ public struct StoredBucket: Sendable, Hashable {
 
 extension CounterStore {
     /// A value from the meta table (boot_id, last_commit, sample_interval, commit_interval).
+    /// The daemon's heartbeat keys are checked like every other number:
+    /// a value that is not one in range reads as absent (unknown).
     public func meta(_ key: String) throws(StoreError) -> String? {
+        let value: String?
         do {
-            return try database.query("SELECT value FROM meta WHERE key = ?", [.text(key)]) { $0.text(0) }.first
+            value = try database.query("SELECT value FROM meta WHERE key = ?", [.text(key)]) { $0.text(0) }.first
         } catch {
             throw Self.wrap(error)
+        }
+        switch key {
+        case "last_commit":
+            return value.flatMap { Int64($0) }.flatMap { Self.timeRange.contains($0) ? value : nil }
+        case "sample_interval", "commit_interval":
+            return value.flatMap { Double($0) }.flatMap { $0.isFinite && $0 >= 0 && $0 <= 1e9 ? value : nil }
+        default:
+            return value
         }
     }
 
@@ -132,8 +176,8 @@ extension CounterStore {
                 WHERE b.granularity = ? AND b.start >= ? AND b.start < ? ORDER BY b.start, i.name
                 """, [.text(granularity.rawValue), .integer(from), .integer(to)]) { row in
                 StoredBucket(
-                    name: row.text(0), interfaceClass: row.text(1), granularity: granularity, start: row.integer(2),
-                    counters: Self.bytesAndPackets(row, from: 3),
+                    name: row.text(0), interfaceClass: row.text(1), granularity: granularity, start: try time(row, 2),
+                    counters: try bytesAndPackets(row, from: 3),
                     incomplete: row.optionalText(7))
             }
         } catch {

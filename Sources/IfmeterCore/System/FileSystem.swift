@@ -60,11 +60,6 @@ public enum FileSystem {
         access(path, F_OK) == 0
     }
 
-    /// Why `access(2)` refuses path for `mode` (R_OK, F_OK...), or nil when it allows it.
-    public static func accessError(_ path: String, mode: Int32 = F_OK) -> Int32? {
-        access(path, mode) == 0 ? nil : errno
-    }
-
     /// Whether path is a directory (following symlinks).
     public static func isDirectory(_ path: String) -> Bool {
         var info = stat()
@@ -110,15 +105,91 @@ public enum FileSystem {
 
     /// Takes an exclusive advisory lock on path (created if missing) and
     /// keeps it for the life of the process; returns false when another
-    /// process holds it.
+    /// process holds it. Then records this process in the liveness file
+    /// beside it (`livenessPath`), which readers check instead of the lock.
+    ///
+    /// flock needs only a read descriptor, so a lock file other users can
+    /// open is a lock they can hold, keeping the daemon from starting. The
+    /// file is therefore 0600, opened without following symlinks, and one
+    /// that others could have opened (another owner, group or other bits,
+    /// as older versions left it at 0644, or not a regular file) is
+    /// replaced by a fresh one first: a descriptor held on the old file then
+    /// locks nothing.
     public static func lockExclusively(_ path: String) throws -> Bool {
-        let fd = retrying { open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644) }
-        if fd < 0 { throw SystemError("open", path: path, errno: errno) }
-        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
-        let saved = errno
-        close(fd)
-        if saved == EWOULDBLOCK { return false }
-        throw SystemError("flock", path: path, errno: saved)
+        var fd: Int32 = -1
+        for _ in 0..<3 {
+            fd = retrying { open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+            if fd < 0 && errno != ELOOP { throw SystemError("open", path: path, errno: errno) }
+            var info = stat()
+            if fd >= 0 && fstat(fd, &info) == 0 && info.st_uid == geteuid() && info.st_mode & 0o077 == 0 && info.st_mode & S_IFMT == S_IFREG {
+                break
+            }
+            if fd >= 0 { close(fd) }
+            fd = -1
+            if unlink(path) != 0 && errno != ENOENT { throw SystemError("replace a lock file others could open", path: path, errno: errno) }
+        }
+        if fd < 0 { throw SystemError("open", path: path, errno: EAGAIN) }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let saved = errno
+            close(fd)
+            if saved == EWOULDBLOCK { return false }
+            throw SystemError("flock", path: path, errno: saved)
+        }
+        let start = processStartTime(getpid()) ?? 0
+        try writeAtomically(Array("\(getpid()) \(start)\n".utf8), to: livenessPath(forLock: path), mode: 0o644)
+        return true
+    }
+
+    /// Where the holder of the lock at `path` records itself: `ifmeterd.lock`
+    /// -> `ifmeterd.pid`.
+    public static func livenessPath(forLock path: String) -> String {
+        (path.hasSuffix(".lock") ? String(path.dropLast(5)) : path) + ".pid"
+    }
+
+    /// A process's start time in clock ticks since boot (/proc/PID/stat
+    /// field 22): with the pid it names one process, never a later one that
+    /// reuses the pid.
+    static func processStartTime(_ pid: pid_t) -> UInt64? {
+        guard let bytes = try? readBytes("/proc/\(pid)/stat"), let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        // Fields after the command name (which may hold spaces and parentheses) start at field 3.
+        let fields = bytes[(close + 1)...].split(separator: UInt8(ascii: " "))
+        guard fields.count > 19 else { return nil }
+        return UInt64(String(decoding: fields[19], as: UTF8.self))
+    }
+
+    /// Creates an empty regular file with exactly `mode`, failing if
+    /// anything already exists at path (a symlink included).
+    public static func createEmptyFile(_ path: String, mode: mode_t) throws {
+        let fd = retrying { open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
+        if fd < 0 { throw SystemError("create", path: path, errno: errno) }
+        defer { close(fd) }
+        if fchmod(fd, mode) != 0 { throw SystemError("fchmod", path: path, errno: errno) }
+    }
+
+    /// Sets the mode of a regular file this process owns; anything else
+    /// (missing, a symlink, another owner's) is left as it is.
+    public static func restrictMode(_ path: String, to mode: mode_t) {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o7777 != mode else { return }
+        chmod(path, mode)
+    }
+
+    /// Whether this process may not read path because of its permissions.
+    public static func isReadDenied(_ path: String) -> Bool {
+        access(path, R_OK) != 0 && errno == EACCES
+    }
+
+    /// The name of path's group ("gid N" when it has none).
+    public static func groupName(of path: String) -> String {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return "?" }
+        var group = group()
+        var buffer = [CChar](repeating: 0, count: 4096)
+        var result: UnsafeMutablePointer<group>?
+        guard getgrgid_r(info.st_gid, &group, &buffer, buffer.count, &result) == 0, result != nil, let name = group.gr_name else {
+            return "gid \(info.st_gid)"
+        }
+        return String(cString: name)
     }
 
     /// The working directory, or nil when it cannot be named (removed).
@@ -138,17 +209,28 @@ public enum FileSystem {
 }
 
 extension FileSystem {
-    /// Whether another process holds an exclusive lock on path (the daemon
-    /// on its lock file). Readers only test it; they never take it.
+    /// Whether the process that took the lock at path (the daemon on its
+    /// lock file) is running. Readers never open the lock itself: it is
+    /// 0600, and a lock anyone can open is one anyone can fake. They read
+    /// the liveness file instead and trust it only when another user could
+    /// not have written it: owned by the lock file's owner, writable by
+    /// that owner alone, naming a process (pid and start time) that runs
+    /// now as that owner (or as root).
     public static func isLockedByAnotherProcess(_ path: String) -> Bool {
-        let fd = retrying { open(path, O_RDONLY | O_CLOEXEC) }
-        if fd < 0 { return false }
-        defer { close(fd) }
-        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
-            flock(fd, LOCK_UN)
-            return false
-        }
-        return errno == EWOULDBLOCK
+        let record = livenessPath(forLock: path)
+        var lock = stat()
+        var info = stat()
+        guard lstat(path, &lock) == 0, lstat(record, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+            info.st_uid == lock.st_uid, info.st_mode & 0o022 == 0,
+            let text = try? readText(record)
+        else { return false }
+        let words = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
+        guard words.count == 2, let pid = pid_t(words[0]), pid > 0, pid != getpid(), let start = UInt64(words[1]),
+            processStartTime(pid) == start
+        else { return false }
+        var process = stat()
+        guard stat("/proc/\(pid)", &process) == 0 else { return false }
+        return process.st_uid == info.st_uid || process.st_uid == 0
     }
 
     /// Whether fd is a terminal.
@@ -172,21 +254,28 @@ extension FileSystem {
 extension FileSystem {
     /// Replaces path's contents atomically for readers that poll it (like
     /// node_exporter's textfile collector): a temporary file beside it whose
-    /// name does not end like the target's, created exclusively and without
-    /// following symlinks, given `mode` whatever the umask, fsynced, renamed
-    /// over path (replacing a symlink there rather than writing through it),
-    /// then the directory fsynced so the rename survives a power cut.
+    /// name does not end like the target's, given `mode` whatever the umask,
+    /// fsynced, renamed over path (replacing a symlink, FIFO or file there
+    /// rather than writing through it), then the directory fsynced so the
+    /// rename survives a power cut.
+    ///
+    /// The directory may be shared with other writers: the target is never
+    /// opened or read, and the temporary name is unpredictable (64 random
+    /// bits) and created O_EXCL|O_NOFOLLOW, so nothing planted in advance
+    /// (a symlink, a FIFO, a directory at a guessed name) is written
+    /// through, waited on or stands in the way; a name already taken is
+    /// skipped, never removed.
     public static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws {
         let directory = directoryName(path)
         let name = path.split(separator: "/").last.map(String.init) ?? path
-        let temporary = "\(directory)/.\(name).\(getpid()).tmp"
-        var fd = retrying { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
-        if fd < 0 && errno == EEXIST {
-            // Left by a crash: remove the entry itself (never its target).
-            unlink(temporary)
+        var temporary = ""
+        var fd: Int32 = -1
+        for _ in 0..<8 {
+            temporary = "\(directory)/.\(name).\(String(UInt64.random(in: .min ... .max), radix: 16)).tmp"
             fd = retrying { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
+            if fd >= 0 || errno != EEXIST { break }
         }
-        if fd < 0 { throw SystemError("create temporary file", path: temporary, errno: errno) }
+        if fd < 0 { throw SystemError("create a temporary file beside it", path: path, errno: errno) }
         do {
             if fchmod(fd, mode) != 0 { throw SystemError("fchmod", path: temporary, errno: errno) }
             try writeAll(fd, bytes, path: temporary)

@@ -21,8 +21,11 @@ public enum Log {
 }
 
 extension String {
-    /// Keeps a log record on one line whatever it quotes.
+    /// Keeps a log record on one line whatever it quotes. By scalar: "\r\n"
+    /// is one Character, which a Character search for "\n" never finds.
+    /// Other controls are made visible by Output.
     func replacingNewlines() -> String {
-        contains("\n") ? split(separator: "\n").joined(separator: " ") : self
+        guard unicodeScalars.contains("\n") else { return self }
+        return unicodeScalars.split(separator: "\n").map { String(String.UnicodeScalarView($0)) }.joined(separator: " ")
     }
 }

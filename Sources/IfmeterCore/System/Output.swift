@@ -2,15 +2,22 @@ import Glibc
 
 /// Writing to the standard streams through the file descriptors, so output
 /// needs neither Foundation nor C globals like `stderr`.
+///
+/// The one choke point for text meant for people: everything written here
+/// goes through `terminalSafe()`, so a name or a stored string carrying
+/// ESC, CR or an OSC sequence reaches the terminal as visible text. Control
+/// sequences ifmeter itself means (clearing the screen in `live`) go
+/// through `terminalControl`.
 public enum Output {
     public static func standardOutput(_ text: String) { write(text, to: 1) }
     public static func standardError(_ text: String) { write(text, to: 2) }
 
     /// Standard output for a command's result: a failed write (a full disk,
     /// a closed pipe) is thrown, so the command can exit 74 rather than 0.
+    /// Terminal-safe like every other write here.
     public static func standardOutputReportingErrors(_ text: String) throws(SystemError) {
         do {
-            try FileSystem.writeAll(1, Array(text.utf8), path: "stdout")
+            try FileSystem.writeAll(1, Array(text.terminalSafe().utf8), path: "stdout")
         } catch let error as SystemError {
             throw error
         } catch {
@@ -18,8 +25,17 @@ public enum Output {
         }
     }
 
+    /// Control sequences of ifmeter's own, written unfiltered.
+    public enum TerminalControl: String {
+        case clearScreen = "\u{1B}[H\u{1B}[2J"
+    }
+
+    public static func terminalControl(_ control: TerminalControl) {
+        try? FileSystem.writeAll(1, Array(control.rawValue.utf8), path: "stdout")
+    }
+
     static func write(_ text: String, to fd: Int32) {
-        try? FileSystem.writeAll(fd, Array(text.utf8), path: fd == 1 ? "stdout" : "stderr")
+        try? FileSystem.writeAll(fd, Array(text.terminalSafe().utf8), path: fd == 1 ? "stdout" : "stderr")
     }
 
     /// Prints "program: message" to stderr and exits with the sysexits code.
@@ -30,6 +46,18 @@ public enum Output {
 }
 
 extension CommandLine {
+    /// The arguments after the program name, each nil where its bytes are
+    /// not UTF-8 (CommandLine.arguments would have repaired them to U+FFFD)
+    /// together with the bytes themselves.
+    public static var argumentBytes: [(bytes: [UInt8], text: String?)] {
+        (1..<Int(argc)).map { index in
+            let bytes = unsafeArgv[index].map { pointer in
+                Array(UnsafeBufferPointer(start: pointer, count: strlen(pointer))).map { UInt8(bitPattern: $0) }
+            } ?? []
+            return (bytes, String(validating: bytes, as: UTF8.self))
+        }
+    }
+
     /// The process environment, read without Foundation.
     public static var environment: [(key: String, value: String)] {
         var result: [(key: String, value: String)] = []

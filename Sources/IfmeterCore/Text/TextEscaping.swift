@@ -1,21 +1,60 @@
 extension String {
-    /// Each character found in `table` replaced by its escape sequence: one
-    /// routine for the text formats ifmeter writes, each with its own table.
-    func escaping(_ table: [Character: String]) -> String {
-        var result = ""
-        result.reserveCapacity(utf8.count)
-        for character in self {
-            if let replacement = table[character] { result += replacement } else { result.append(character) }
+    /// Each Unicode scalar found in `table` replaced by its escape sequence:
+    /// one routine for the text formats ifmeter writes, each with its own
+    /// table. Scalars, never Characters: a quote followed by a combining
+    /// mark is one Character but still a quote to every parser.
+    func escaping(_ table: [Unicode.Scalar: String]) -> String {
+        var result = String.UnicodeScalarView()
+        for scalar in unicodeScalars {
+            if let replacement = table[scalar] { result.append(contentsOf: replacement.unicodeScalars) } else { result.append(scalar) }
         }
-        return result
+        return String(result)
+    }
+
+    /// The text with every scalar a terminal may act on made visible:
+    /// C0 controls but line feed and tab, DEL and C1 controls become `\xNN`,
+    /// bidirectional overrides and isolates `\u{NNNN}`. ESC, CSI, OSC and
+    /// carriage return from stored strings can then neither move the cursor,
+    /// retitle the window nor write the clipboard.
+    public func terminalSafe() -> String {
+        guard unicodeScalars.contains(where: Self.isTerminalControl) else { return self }
+        var result = String.UnicodeScalarView()
+        for scalar in unicodeScalars {
+            if Self.isTerminalControl(scalar) {
+                let hex = String(scalar.value, radix: 16)
+                let text = scalar.value < 0x100
+                    ? "\\x" + String(repeating: "0", count: 2 - hex.count) + hex
+                    : "\\u{" + hex + "}"
+                result.append(contentsOf: text.unicodeScalars)
+            } else {
+                result.append(scalar)
+            }
+        }
+        return String(result)
+    }
+
+    static func isTerminalControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x0a, 0x09: false
+        case 0x00..<0x20, 0x7f..<0xa0: true
+        case 0x202a...0x202e, 0x2066...0x2069, 0x200e, 0x200f, 0x061c: true
+        default: false
+        }
     }
 }
 
 enum EscapeTable {
     /// Prometheus label values: backslash, double quote, line feed.
-    static let prometheusLabel: [Character: String] = ["\\": "\\\\", "\"": "\\\"", "\n": "\\n"]
+    static let prometheusLabel: [Unicode.Scalar: String] = ["\\": "\\\\", "\"": "\\\"", "\n": "\\n"]
     /// Prometheus HELP text: backslash and line feed only.
-    static let prometheusHelp: [Character: String] = ["\\": "\\\\", "\n": "\\n"]
-    /// XML element content and attribute values.
-    static let xml: [Character: String] = ["&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&apos;"]
+    static let prometheusHelp: [Unicode.Scalar: String] = ["\\": "\\\\", "\n": "\\n"]
+    /// XML element content and attribute values. Control characters XML 1.0
+    /// forbids even as references become U+FFFD.
+    static let xml: [Unicode.Scalar: String] = {
+        var table: [Unicode.Scalar: String] = ["&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&apos;"]
+        for value in UInt8(0)..<0x20 where ![0x09, 0x0a, 0x0d].contains(value) { table[Unicode.Scalar(value)] = "\u{FFFD}" }
+        table["\u{FFFE}"] = "\u{FFFD}"
+        table["\u{FFFF}"] = "\u{FFFD}"
+        return table
+    }()
 }

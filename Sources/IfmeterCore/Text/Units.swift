@@ -24,11 +24,11 @@ public struct Units: Sendable, Hashable {
     public func rate(bytesPerSecond: Double) -> String {
         if ratesInBits {
             let bits = bytesPerSecond * 8
-            return scale == .raw ? "\(Int64(bits.rounded())) bit/s"
+            return scale == .raw ? "\(Int64(saturating: bits)) bit/s"
                 : Self.scaled(bits, base: 1000, units: ["bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"])
         }
         switch scale {
-        case .raw: return "\(Int64(bytesPerSecond.rounded())) B/s"
+        case .raw: return "\(Int64(saturating: bytesPerSecond)) B/s"
         case .iec: return Self.scaled(bytesPerSecond, base: 1024, units: ["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"])
         case .si: return Self.scaled(bytesPerSecond, base: 1000, units: ["B/s", "kB/s", "MB/s", "GB/s", "TB/s"])
         }
@@ -42,7 +42,7 @@ public struct Units: Sendable, Hashable {
             amount /= base
             index += 1
         }
-        if index == 0 { return "\(Int64(amount.rounded())) \(units[0])" }
+        if index == 0 { return "\(Int64(saturating: amount)) \(units[0])" }
         return "\(fixed(amount, decimals: 2)) \(units[index])"
     }
 
@@ -50,9 +50,13 @@ public struct Units: Sendable, Hashable {
     static func fixed(_ value: Double, decimals: Int) -> String {
         var factor = 1.0
         for _ in 0..<decimals { factor *= 10 }
-        let scaled = Int64((value * factor).rounded())
-        let whole = scaled / Int64(factor)
-        let fraction = String(scaled % Int64(factor))
-        return "\(whole).\(String(repeating: "0", count: decimals - fraction.count))\(fraction)"
+        // Saturating, so NaN, infinities and values past 2^63 from a hostile
+        // store print as a number instead of trapping.
+        let scaled = Int64(saturating: value * factor)
+        let sign = scaled < 0 ? "-" : ""
+        let magnitude = scaled.magnitude
+        let whole = magnitude / UInt64(factor)
+        let fraction = String(magnitude % UInt64(factor))
+        return "\(sign)\(whole).\(String(repeating: "0", count: decimals - fraction.count))\(fraction)"
     }
 }

@@ -1,0 +1,88 @@
+/// Interface names as ifmeter holds them: one ASCII form per kernel name.
+///
+/// The kernel's names are up to 15 arbitrary bytes (anything but NUL, `/`,
+/// `:` and whitespace), chosen by whoever creates the interface. Swift
+/// strings compare by canonical equivalence and repair invalid UTF-8 to
+/// U+FFFD, so two different kernel names could become one String. Names are
+/// therefore encoded where they leave the kernel: printable ASCII other than
+/// backslash stays as it is, every other byte becomes `\xNN` (lowercase
+/// hex). The encoding is injective, so String equality above it is byte
+/// equality, a name never carries a control byte or a combining mark, and
+/// `decode` gives back the kernel's bytes.
+public enum InterfaceName {
+    /// The encoded form of a name's bytes.
+    public static func encode(bytes: some Sequence<UInt8>) -> String {
+        var scalars = String.UnicodeScalarView()
+        for byte in bytes {
+            if byte > 0x20 && byte < 0x7f && byte != 0x5c {
+                scalars.append(Unicode.Scalar(byte))
+            } else {
+                scalars.append(contentsOf: "\\x".unicodeScalars)
+                scalars.append(hexDigit(byte >> 4))
+                scalars.append(hexDigit(byte & 0xf))
+            }
+        }
+        return String(scalars)
+    }
+
+    /// The kernel bytes of an encoded name; nil when `name` is not in the
+    /// encoded form (a stray backslash, a character outside printable ASCII).
+    public static func decode(_ name: String) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        var utf8 = name.utf8.makeIterator()
+        while let byte = utf8.next() {
+            if byte == 0x5c {
+                guard utf8.next() == UInt8(ascii: "x"), let high = utf8.next().flatMap(hexValue), let low = utf8.next().flatMap(hexValue) else {
+                    return nil
+                }
+                let decoded = high << 4 | low
+                // Only the bytes encode itself escapes: one spelling per name.
+                guard !(decoded > 0x20 && decoded < 0x7f && decoded != 0x5c) else { return nil }
+                bytes.append(decoded)
+            } else if byte > 0x20 && byte < 0x7f {
+                bytes.append(byte)
+            } else {
+                return nil
+            }
+        }
+        return bytes
+    }
+
+    /// Whether `name` is already in the encoded form.
+    public static func isEncoded(_ name: String) -> Bool { decode(name) != nil }
+
+    /// A name a person typed (a command-line argument, a configuration
+    /// key): taken as it is when already in the encoded form (as ifmeter
+    /// prints names), else its UTF-8 bytes are encoded.
+    public static func fromUser(_ text: String) -> String {
+        isEncoded(text) ? text : encode(bytes: text.utf8)
+    }
+
+    /// The name as a path component in sysfs; nil when its bytes are not
+    /// UTF-8, which a Swift path cannot carry.
+    public static func pathComponent(_ name: String) -> String? {
+        guard let bytes = decode(name) else { return nil }
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        var scalars = String.UnicodeScalarView()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): scalars.append(scalar)
+            case .emptyInput: return String(scalars)
+            case .error: return nil
+            }
+        }
+    }
+
+    private static func hexDigit(_ value: UInt8) -> Unicode.Scalar {
+        Unicode.Scalar(value < 10 ? 0x30 + value : 0x61 + value - 10)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: byte - 0x30
+        case 0x61...0x66: byte - 0x61 + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Glibc
+import Testing
+@testable import IfmeterCore
+
+/// No value in a store crashes a reader or the daemon: the fuzzing corpus
+/// (Corpus/store, grown by `make fuzz`), a generated set, and every CLI
+/// command over hostile stores, each ending 0 or with a sysexits code and
+/// one line.
+@Suite(.serialized) struct HostileStoreTests {
+    static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Corpus/store")
+
+    @Test func everyFuzzingCorpusEntry() throws {
+        let directory = try TestEnvironment.temporaryDirectory("store-corpus")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.corpus.path)
+        #expect(files.count >= 10)
+        for file in files {
+            let bytes = [UInt8](try Data(contentsOf: Self.corpus.appendingPathComponent(file)))
+            let problems = StoreFuzzHarness.run(bytes, directory: directory.path + "/s")
+            #expect(problems.isEmpty, "\(file): \(problems)")
+        }
+    }
+
+    /// Each hostile value in each column, one at a time.
+    @Test func everyHostileValueInEveryColumn() throws {
+        let directory = try TestEnvironment.temporaryDirectory("store-values")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let columns = StoreFuzzHarness.targets.reduce(0) { $0 + $1.columns.count }
+        for column in 0..<columns {
+            for value in 0..<StoreFuzzHarness.hostileValues.count {
+                let input = [UInt8(column), 0, UInt8(value)]
+                let problems = StoreFuzzHarness.run(input, directory: directory.path + "/s")
+                #expect(problems.isEmpty, "\(input): \(problems)")
+            }
+        }
+    }
+
+    func hostileStore(_ statements: String) throws -> (directory: URL, state: String) {
+        let directory = try TestEnvironment.temporaryDirectory("store-cli")
+        let state = directory.path + "/state"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        let store = try CounterStore(directory: state)
+        try StoreFuzzHarness.seed(store)
+        try store.database.execute(statements)
+        store.close()
+        return (directory, state)
+    }
+
+    static let hostileStores = [
+        "UPDATE interface SET rx_bytes = -1",
+        "UPDATE interface SET rx_bytes = 9223372036854775807, tx_bytes = 9223372036854775806",
+        "UPDATE bucket SET rx_bytes = 9223372036854775807, tx_bytes = 9223372036854775807",
+        "UPDATE life SET rx_bytes = -1, counted_rx_bytes = 9223372036854775807",
+        "UPDATE meta SET value = '-9223372036854775808' WHERE key = 'last_commit'",
+        "UPDATE meta SET value = 'nan' WHERE key = 'commit_interval'",
+        "UPDATE meta SET value = 'inf' WHERE key = 'commit_interval'",
+        "UPDATE meta SET value = '1e300' WHERE key = 'sample_interval'",
+        "UPDATE event SET time = -9223372036854775808",
+        "UPDATE bucket SET start = 9223372036854775807",
+        "UPDATE life SET since_boot = 1e300",
+    ]
+
+    /// Every command over each store: 0 or a sysexits code, one line on
+    /// stderr, never a signal (a trap is 132 or 133).
+    @Test(arguments: hostileStores) func everyCommandOverAHostileStore(_ statements: String) throws {
+        let (directory, state) = try hostileStore(statements)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("ifmeter.conf").path
+        try "[Budgets]\nBillingDay=3\ntunnel=1TB\nwlan0=1\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let commands = [["status"], ["status", "--json"], ["status", "--bytes"], ["classes"], ["check"], ["check", "--json"], ["days"],
+                        ["hours"], ["months"], ["years"], ["top"], ["events"], ["export"], ["export", "--format", "jsonl"],
+                        ["graph", "--svg", directory.path + "/g.svg"]]
+        let allowed: Set<Int32> = [0, 1, 2, 64, 65, 66, 69, 73, 74, 78]
+        for command in commands {
+            let result = try runProcess(TestEnvironment.binary("ifmeter"), ["--config", config, "--state-dir", state] + command)
+            #expect(allowed.contains(result.status), "\(command): exit \(result.status): \(result.standardError)")
+            #expect(result.standardError.split(separator: "\n").count <= 1, "\(command): \(result.standardError)")
+        }
+    }
+
+    /// Totals near 2^64: the daemon refuses to build on them, in one line
+    /// with exit 65, and leaves the file as it was.
+    @Test func theDaemonRefusesTotalsTooLargeToCountOn() throws {
+        let (directory, state) = try hostileStore("UPDATE interface SET rx_bytes = 9223372036854775000")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let before = try Data(contentsOf: URL(fileURLWithPath: state + "/ifmeter.db"))
+        let result = try runProcess(TestEnvironment.binary("ifmeterd"), ["--state-dir", state, "--once"])
+        #expect(result.status == ExitCode.dataError.rawValue, "\(result.standardError)")
+        #expect(result.standardError.split(separator: "\n").count == 1)
+        #expect(result.standardError.contains("too large to go on counting"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: state + "/ifmeter.db")) == before)
+    }
+}
