@@ -44,6 +44,17 @@ import Testing
         #expect(result.standardError.isEmpty, "\(result.standardError)")
     }
 
+    @Test func theUnitsDocumentationNamesPagesThatShip() throws {
+        let line = try #require(try Self.text("systemd/ifmeterd.service").split(separator: "\n").first { $0.hasPrefix("Documentation=") })
+        let pages = line.dropFirst("Documentation=".count).split(separator: " ").filter { $0.hasPrefix("man:") }
+        #expect(pages.count == 2)
+        for page in pages {
+            // man:NAME(SECTION) -> man/NAME.SECTION
+            let name = page.dropFirst(4).replacingOccurrences(of: "(", with: ".").replacingOccurrences(of: ")", with: "")
+            #expect(Self.manPages.contains("man/\(name)"), "\(page)")
+        }
+    }
+
     /// Words of the form -x or --name in a text.
     static func optionNames(in text: some StringProtocol) -> Set<String> {
         var names: Set<String> = []
