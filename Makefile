@@ -26,8 +26,9 @@ DEB_PACKAGES := pkg-config libnl-3-dev libnl-route-3-dev libsqlite3-dev libsyste
 # unshare, nsenter, script), systemd (systemd-analyze, and PID 1 of the
 # real-systemd test), promtool and node_exporter (the metrics file checked by
 # the real consumers), mandoc (man page lint), zsh and fish (completion
-# syntax), lintian (the package), curl (node_exporter's /metrics).
-TEST_PACKAGES := iproute2 sqlite3 util-linux systemd prometheus prometheus-node-exporter mandoc zsh fish lintian curl
+# syntax), lintian (the package), procps (pgrep) and curl (node_exporter's
+# /metrics) for the real-systemd test.
+TEST_PACKAGES := iproute2 sqlite3 util-linux procps systemd prometheus prometheus-node-exporter mandoc zsh fish lintian curl
 
 # The one version source; the Debian revision counts packagings of it.
 VERSION := $(shell sed -n 's/^ *public static let number = "\([^"]*\)"$$/\1/p' Sources/IfmeterCore/Version.swift)

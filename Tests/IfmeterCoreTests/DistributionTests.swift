@@ -123,7 +123,8 @@ import Testing
         }
         let overview = Self.optionNames(in: CommandHelp.overview)
         #expect(globals.isSubset(of: overview))
-        #expect(overview.isSubset(of: globals.union(CommandTable.commands.flatMap { $0.options.flatMap(\.names) })))
+        let leading = CommandTable.leading.flatMap(\.names)
+        #expect(overview.isSubset(of: globals.union(leading).union(CommandTable.commands.flatMap { $0.options.flatMap(\.names) })))
     }
 
     /// What `ifmeter` needs besides the option under test to get past parsing.
