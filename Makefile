@@ -5,11 +5,15 @@
 PREFIX ?= /usr/local
 DESTDIR ?=
 BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
 SYSCONFDIR ?= /etc
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
-TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 DOCDIR ?= $(PREFIX)/share/doc/ifmeter
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 SWIFT ?= swift
 # The daemon's state directory for `make run`: inside the checkout, ignored by git.
 RUN_STATE_DIR ?= $(CURDIR)/state
@@ -18,12 +22,22 @@ RUN_ARGS ?=
 # Build: libnl (link dumps and events), SQLite (the store), libsystemd
 # (sd_notify), pkg-config.
 DEB_PACKAGES := pkg-config libnl-3-dev libnl-route-3-dev libsqlite3-dev libsystemd-dev
-# Tests: iproute2 (namespaces, tun, veth), sqlite3, util-linux (runuser),
-# systemd (systemd-analyze), promtool and node_exporter (the metrics file
-# checked by the real consumers).
-TEST_PACKAGES := iproute2 sqlite3 util-linux systemd prometheus prometheus-node-exporter
+# Tests: iproute2 (namespaces, tun, veth), sqlite3, util-linux (runuser,
+# unshare, nsenter, script), systemd (systemd-analyze, and PID 1 of the
+# real-systemd test), promtool and node_exporter (the metrics file checked by
+# the real consumers), mandoc (man page lint), zsh and fish (completion
+# syntax), lintian (the package), procps (pgrep) and curl (node_exporter's
+# /metrics) for the real-systemd test.
+TEST_PACKAGES := iproute2 sqlite3 util-linux procps systemd prometheus prometheus-node-exporter mandoc zsh fish lintian curl
 
-.PHONY: all deps test-deps bench-deps install-packages build release test soak fuzz asan bench run install uninstall clean
+# The one version source; the Debian revision counts packagings of it.
+VERSION := $(shell sed -n 's/^ *public static let number = "\([^"]*\)"$$/\1/p' Sources/IfmeterCore/Version.swift)
+DEB_REVISION ?= 1
+DEB_DIR ?= $(CURDIR)/.build/deb
+DEB_ARCH = $$(dpkg --print-architecture)
+DEB_FILE = $(DEB_DIR)/ifmeter_$(VERSION)-$(DEB_REVISION)_$(DEB_ARCH).deb
+
+.PHONY: all deps test-deps bench-deps install-packages build release deb test soak fuzz asan bench run install uninstall clean
 
 all: build
 
@@ -34,15 +48,26 @@ test-deps:
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(DEB_PACKAGES) $(TEST_PACKAGES)"
 
 # Installs the Debian packages in PACKAGES that are missing (root, or sudo).
+# Services they ship (prometheus on :9090, node_exporter on :9100) are not
+# started: a policy-rc.d answering 101 ("action forbidden") stands while apt
+# runs, unless the machine already has one of its own.
 install-packages:
 	@missing=""; \
 	for package in $(PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "ok installed" || missing="$$missing $$package"; \
 	done; \
 	if [ -n "$$missing" ]; then \
-	  echo "installing Debian packages:$$missing"; \
+	  echo "installing Debian packages:$$missing (their services are not started)"; \
 	  if [ "$$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi; \
+	  policy=""; \
+	  if [ ! -e /usr/sbin/policy-rc.d ]; then \
+	    policy=/usr/sbin/policy-rc.d; \
+	    printf '#!/bin/sh\nexit 101\n' | $$sudo tee $$policy >/dev/null && $$sudo chmod 0755 $$policy; \
+	  fi; \
 	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
+	  status=$$?; \
+	  [ -z "$$policy" ] || $$sudo rm -f $$policy; \
+	  exit $$status; \
 	fi
 
 # The peers make bench measures against, and what drives them.
@@ -104,31 +129,56 @@ asan: test-deps
 release: deps
 	$(SWIFT) build -c release --static-swift-stdlib
 
-RELEASE_BIN = $$($(SWIFT) build -c release --show-bin-path)
+# Where `make release` leaves the binaries (SwiftPM's own link): install
+# and deb read them without running swift, so `sudo make install` works
+# where root has no toolchain on PATH.
+RELEASE_BIN = $(CURDIR)/.build/release
+NOT_BUILT = $(RELEASE_BIN)/ifmeterd is not built: run 'make release' first (as yourself), then 'sudo make install'
 
-install: release
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/ifmeter
-	install -m 0755 "$(RELEASE_BIN)/ifmeterd" "$(RELEASE_BIN)/ifmeter" $(DESTDIR)$(BINDIR)/
-	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
+# The Debian package of the release build: .build/deb/ifmeter_VERSION-REVISION_ARCH.deb.
+deb: release
+	@packaging/deb/build.sh "$(RELEASE_BIN)" "$(VERSION)" "$(DEB_REVISION)" "$(DEB_DIR)"
+
+# Installs what `make release` built; never builds. Checked as the Makefile
+# is read, so the refusal is one line.
+ifneq ($(filter install,$(MAKECMDGOALS)),)
+  ifneq ($(words $(wildcard $(RELEASE_BIN)/ifmeterd $(RELEASE_BIN)/ifmeter)),2)
+    $(error $(NOT_BUILT))
+  endif
+endif
+install:
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/ifmeter \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	install -m 0755 "$(RELEASE_BIN)/ifmeterd" $(DESTDIR)$(SBINDIR)/
+	install -m 0755 "$(RELEASE_BIN)/ifmeter" $(DESTDIR)$(BINDIR)/
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
 	  systemd/ifmeterd.service > $(DESTDIR)$(UNITDIR)/ifmeterd.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/ifmeterd.service
 	install -m 0644 systemd/sysusers.d/ifmeter.conf $(DESTDIR)$(SYSUSERSDIR)/ifmeter.conf
-	install -m 0644 systemd/tmpfiles.d/ifmeter.conf $(DESTDIR)$(TMPFILESDIR)/ifmeter.conf
-	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -m 0644 man/ifmeter.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 man/ifmeter.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 man/ifmeterd.8 $(DESTDIR)$(MANDIR)/man8/
+	"$(RELEASE_BIN)/ifmeter" completions bash > $(DESTDIR)$(BASHCOMPDIR)/ifmeter
+	"$(RELEASE_BIN)/ifmeter" completions zsh > $(DESTDIR)$(ZSHCOMPDIR)/_ifmeter
+	"$(RELEASE_BIN)/ifmeter" completions fish > $(DESTDIR)$(FISHCOMPDIR)/ifmeter.fish
+	install -m 0644 README.md LICENSE CHANGELOG.md $(DESTDIR)$(DOCDIR)/
 	install -m 0644 systemd/ifmeter.conf $(DESTDIR)$(DOCDIR)/ifmeter.conf.example
 	# An edited configuration is never overwritten.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/ifmeter/ifmeter.conf ] || install -m 0644 systemd/ifmeter.conf $(DESTDIR)$(SYSCONFDIR)/ifmeter/ifmeter.conf
 
 # Leaves the configuration and the store (/var/lib/ifmeter): data is never deleted.
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/ifmeterd $(DESTDIR)$(BINDIR)/ifmeter $(DESTDIR)$(UNITDIR)/ifmeterd.service \
-	  $(DESTDIR)$(SYSUSERSDIR)/ifmeter.conf $(DESTDIR)$(TMPFILESDIR)/ifmeter.conf \
-	  $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/ifmeter.conf.example
+	rm -f $(DESTDIR)$(SBINDIR)/ifmeterd $(DESTDIR)$(BINDIR)/ifmeter $(DESTDIR)$(UNITDIR)/ifmeterd.service \
+	  $(DESTDIR)$(SYSUSERSDIR)/ifmeter.conf $(DESTDIR)$(MANDIR)/man1/ifmeter.1 $(DESTDIR)$(MANDIR)/man5/ifmeter.conf.5 \
+	  $(DESTDIR)$(MANDIR)/man8/ifmeterd.8 $(DESTDIR)$(BASHCOMPDIR)/ifmeter $(DESTDIR)$(ZSHCOMPDIR)/_ifmeter $(DESTDIR)$(FISHCOMPDIR)/ifmeter.fish \
+	  $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/LICENSE $(DESTDIR)$(DOCDIR)/CHANGELOG.md $(DESTDIR)$(DOCDIR)/ifmeter.conf.example
 	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
 
-test: test-deps
+# The package is built first: the real-systemd test (Tests/systemd) boots
+# systemd in a private namespace and installs it there.
+test: test-deps deb
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	IFMETER_DEB="$(DEB_FILE)" $(SWIFT) test --skip-build
 
 # The daemon in the foreground on a state directory inside the checkout,
 # logging what it does; Ctrl-C takes a final sample, commits and exits.

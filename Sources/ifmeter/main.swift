@@ -50,4 +50,13 @@ let environment = Dictionary(CommandLine.environment.map { ($0.key, $0.value) },
 // An argument that is not UTF-8 can only be meant as an interface name:
 // it is taken in InterfaceName's encoded form, never repaired to U+FFFD.
 let words = CommandLine.argumentBytes.map { $0.text ?? InterfaceName.encode(bytes: $0.bytes) }
-exit(exitStatus(Array(words), environment: environment))
+// Answered before the command parser: neither reads a configuration or store.
+switch words.first {
+case "--version":
+    Output.standardOutput("ifmeter \(Version.number)\n")
+    exit(0)
+case "completions":
+    exit(Completions.main(Array(words.dropFirst())))
+default:
+    exit(exitStatus(words, environment: environment))
+}

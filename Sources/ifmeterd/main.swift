@@ -24,6 +24,7 @@ let usage = """
       --once                     one sample pass, commit, exit (tests, cron)
       --benchmark-samples N      after start-up, time N sample passes (make bench)
       -h, --help                 this help
+      --version                  the version
 
     Signals: SIGTERM/SIGINT take a final sample, commit and exit 0; SIGHUP
     commits, then reloads the configuration.
@@ -41,6 +42,10 @@ if let bad = CommandLine.argumentBytes.firstIndex(where: { $0.text == nil }) {
 var arguments = Arguments(CommandLine.arguments.dropFirst())
 if arguments.flag("--help") || arguments.flag("-h") {
     Output.standardOutput(usage)
+    exit(0)
+}
+if arguments.flag("--version") {
+    Output.standardOutput("ifmeterd \(Version.number)\n")
     exit(0)
 }
 let once = arguments.flag("--once")

@@ -1,0 +1,337 @@
+#!/usr/bin/env bash
+# The Debian package under a real systemd: systemd 252 boots as PID 1 of a
+# private namespace (pid, mount, uts, ipc, net, cgroup) on an overlay of this
+# machine's root, the package is installed into it, and the service is driven
+# through its life: start, reload, stop, watchdog, kill -9, the CLI as
+# nobody, node_exporter scraping the metrics file as Debian's own service,
+# upgrade, remove, purge. See shared/design/SYSTEMD.md for why each step of
+# the set-up is there.
+#
+#   run.sh --check            prints why it cannot run here (exit 1), or nothing
+#   run.sh DEB TESTNET        the test (root); TESTNET is ifmeter-testnet
+#
+# Everything it makes (cgroups, mounts, processes, files) is gone when it
+# exits, whatever the outcome; it checks that too.
+set -euo pipefail
+self=$(readlink -f "$0")
+
+cgroup_root() {
+  if [ -e /sys/fs/cgroup/cgroup.controllers ]; then echo /sys/fs/cgroup
+  elif [ -e /sys/fs/cgroup/unified/cgroup.procs ]; then echo /sys/fs/cgroup/unified
+  fi
+}
+
+cannot_run() {
+  [ "$(id -u)" -eq 0 ] || { echo "needs root: boots systemd in a private namespace"; return; }
+  [ -x /lib/systemd/systemd ] || { echo "needs systemd (/lib/systemd/systemd)"; return; }
+  for tool in unshare nsenter script pivot_root dpkg-deb pgrep curl sqlite3 runuser; do
+    command -v "$tool" >/dev/null || { echo "needs $tool"; return; }
+  done
+  local root; root=$(cgroup_root)
+  [ -n "$root" ] && [ -w "$root" ] || { echo "needs a writable cgroup2 (/sys/fs/cgroup or /sys/fs/cgroup/unified)"; return; }
+  grep -qw overlay /proc/filesystems || { echo "needs overlayfs"; return; }
+}
+
+# --- Stage 2, in the host's namespaces under script's pty: into its cgroup,
+# then unshare. Its pid (kept by exec) is the outer unshare process.
+if [ "${1:-}" = --enter ]; then
+  work=$2
+  echo $$ > "$work/cgroup/payload/cgroup.procs"
+  echo $$ > "$work/unshare.pid"
+  exec unshare --pid --fork --mount --uts --ipc --net --cgroup --propagation private "$self" --setup "$work"
+fi
+
+# --- Stage 3, PID 1 of the new namespaces: build the root, become systemd.
+if [ "${1:-}" = --setup ]; then
+  work=$2
+  ns=$work/ns
+  mount -t tmpfs -o mode=0755 ifmeter-systemd "$ns"
+  mkdir -p "$ns/upper" "$ns/work" "$ns/root"
+  # The upper layer must be on another filesystem than the lower one (/).
+  mount -t overlay overlay -o "lowerdir=/,upperdir=$ns/upper,workdir=$ns/work" "$ns/root"
+  r=$ns/root
+  mount -t proc proc "$r/proc"
+  mount --bind "$r/proc/sys" "$r/proc/sys"
+  mount --bind "$r/proc/sys/net" "$r/proc/sys/net"
+  mount -o remount,bind,ro "$r/proc/sys"
+  # Read-only sysfs: systemd leaves udev off and sees the namespace's links.
+  mount -t sysfs -o ro sysfs "$r/sys"
+  mount -t cgroup2 cgroup2 "$r/sys/fs/cgroup"
+  mount -t tmpfs -o mode=0755,nosuid dev "$r/dev"
+  for node in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
+    IFS=: read -r name major minor <<< "$node"
+    mknod -m 0666 "$r/dev/$name" c "$major" "$minor"
+  done
+  mkdir -p "$r/dev/net" "$r/dev/pts" "$r/dev/shm"
+  mknod -m 0666 "$r/dev/net/tun" c 10 200
+  mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$r/dev/pts"
+  ln -s pts/ptmx "$r/dev/ptmx"
+  mount -t tmpfs -o mode=1777 shm "$r/dev/shm"
+  touch "$r/dev/console"
+  mount --bind "$(tty)" "$r/dev/console"
+  mount -t tmpfs -o mode=0755 run "$r/run"
+  mount -t tmpfs -o mode=1777 tmp "$r/tmp"
+  # Nothing of the host's own runs here, nor anything that changes
+  # kernel-wide state; node_exporter does: the test scrapes it.
+  masks="systemd-sysctl.service systemd-modules-load.service systemd-binfmt.service systemd-timesyncd.service
+    systemd-udevd.service systemd-udevd-control.socket systemd-udevd-kernel.socket systemd-udev-trigger.service
+    systemd-udev-settle.service systemd-pstore.service getty@.service serial-getty@.service console-getty.service
+    getty-static.service vnstat.service prometheus.service"
+  # The host's enabled units and its SysV scripts (systemd would run them).
+  enabled=$(find /etc/systemd/system /lib/systemd/system -path '*.wants/*' -printf '%f\n' | sort -u)
+  sysv=$(find /etc/init.d -maxdepth 1 -type f -printf '%f.service\n' 2>/dev/null)
+  for unit in $masks $enabled $sysv; do
+    case $unit in
+      prometheus-node-exporter.service|dbus.service|dbus.socket|systemd-journald*|systemd-logind.service|getty.target|remote-fs.target) ;;
+      *) ln -sf /dev/null "$r/etc/systemd/system/$unit" ;;
+    esac
+  done
+  # A real machine starts a package's services (container images often
+  # forbid it with a policy-rc.d of their own).
+  rm -f "$r/usr/sbin/policy-rc.d"
+  mkdir -p "$r/root/ifmeter-test"
+  cp "$work/ifmeter-v1.deb" "$work/ifmeter-v2.deb" "$work/ifmeter-testnet" "$r/root/ifmeter-test/"
+  hostname ifmeter-systemd-test
+  # systemd lists its cgroup only once the outer unshare process has left it.
+  for _ in $(seq 100); do [ -e "$work/moved" ] && break; sleep 0.05; done
+  cd "$r"
+  mkdir -p .oldroot
+  pivot_root . .oldroot
+  umount -l /.oldroot
+  exec env -i container=ifmeter-test /lib/systemd/systemd --system --unit=multi-user.target
+fi
+
+if [ "${1:-}" = --check ]; then
+  reason=$(cannot_run)
+  [ -z "$reason" ] || { echo "$reason"; exit 1; }
+  exit 0
+fi
+
+# --- Stage 1, the test itself, on the host.
+deb=${1:?usage: run.sh DEB TESTNET}
+testnet=${2:?usage: run.sh DEB TESTNET}
+reason=$(cannot_run)
+[ -z "$reason" ] || { echo "cannot run: $reason"; exit 77; }
+started=$(date +%s.%N)
+
+work=$(mktemp -d /tmp/ifmeter-systemd.XXXXXX)
+cgroup=$(cgroup_root)/ifmeter-systemd-$$
+pid1=""
+unshare_pid=""
+script_pid=""
+
+cleanup() {
+  set +e
+  if [ -n "$pid1" ] && kill -0 "$pid1" 2>/dev/null; then
+    in_ns systemctl poweroff >/dev/null 2>&1
+    for _ in $(seq 100); do kill -0 "$pid1" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid1" 2>/dev/null && { echo "systemd did not power off in 10 s: killing the namespace"; kill -9 "$pid1"; }
+  fi
+  [ -n "$script_pid" ] && wait "$script_pid" 2>/dev/null
+  # Whatever is left in the test's cgroups is the test's own.
+  if [ -d "$cgroup" ]; then
+    find "$cgroup" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9 2>/dev/null
+    for _ in $(seq 50); do [ -z "$(find "$cgroup" -name cgroup.procs -exec cat {} + 2>/dev/null)" ] && break; sleep 0.1; done
+    find "$cgroup" -depth -type d -exec rmdir {} \; 2>/dev/null
+  fi
+  leftover=""
+  [ -d "$cgroup" ] && leftover="$leftover cgroup $cgroup;"
+  grep -q "$work" /proc/self/mountinfo && leftover="$leftover mounts under $work;"
+  rm -rf "$work"
+  if [ -n "$leftover" ]; then echo "not ok - left behind:$leftover"; exit 1; fi
+}
+trap cleanup EXIT
+
+fail() {
+  echo "not ok - $*"
+  echo "--- journal of ifmeterd"
+  in_ns journalctl -u ifmeterd --no-pager -o short-monotonic 2>&1 | tail -40
+  exit 1
+}
+ok() { echo "ok - $*"; }
+elapsed() { awk -v start="$started" -v now="$(date +%s.%N)" 'BEGIN { printf "%.1f", now - start }'; }
+# awk's arithmetic truth of $1, e.g. "0.8 <= 1.0".
+holds() { awk "BEGIN { exit !($1) }"; }
+in_ns() {
+  nsenter --target "$pid1" --mount --uts --ipc --net --pid --cgroup --root --wd -- \
+    env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"
+}
+# Polls a command until it succeeds, for at most $1 seconds.
+until_true() {
+  local seconds=$1; shift
+  local deadline=$(( $(date +%s%N) + seconds * 1000000000 ))
+  until "$@" >/dev/null 2>&1; do
+    [ "$(date +%s%N)" -lt "$deadline" ] || return 1
+    sleep 0.1
+  done
+}
+
+# Version 2 of the package: the same files under a higher revision.
+cp "$deb" "$work/ifmeter-v1.deb"
+cp "$testnet" "$work/ifmeter-testnet"
+dpkg-deb -R "$deb" "$work/v2"
+sed -i -E 's/^Version: (.*)-([0-9]+)$/Version: \1-\2+test2/' "$work/v2/DEBIAN/control"
+dpkg-deb --root-owner-group -Znone -b "$work/v2" "$work/ifmeter-v2.deb" >/dev/null
+rm -rf "$work/v2"
+v1=$(dpkg-deb -f "$work/ifmeter-v1.deb" Version)
+v2=$(dpkg-deb -f "$work/ifmeter-v2.deb" Version)
+mkdir -p "$work/ns"
+
+# --- Boot.
+mkdir -p "$cgroup/payload" "$cgroup/launcher"
+ln -s "$cgroup" "$work/cgroup"
+SHELL=/bin/bash script -qfec "$self --enter $work" "$work/console.log" < /dev/null > /dev/null 2>&1 &
+script_pid=$!
+until_true 10 test -s "$work/unshare.pid" || fail "the namespace did not start"
+unshare_pid=$(cat "$work/unshare.pid")
+until_true 10 pgrep -P "$unshare_pid" || fail "no PID 1 in the namespace"
+pid1=$(pgrep -P "$unshare_pid")
+echo "$unshare_pid" > "$cgroup/launcher/cgroup.procs"
+touch "$work/moved"
+until_true 10 sh -c "[ \"\$(cat /proc/$pid1/comm)\" = systemd ] && nsenter --target $pid1 --mount --root -- test -S /run/systemd/private" \
+  || { cat "$work/console.log"; fail "systemd did not start"; }
+state=$(in_ns timeout 20 systemctl is-system-running --wait || true)
+[ "$state" = running ] || { in_ns systemctl --failed --no-pager; fail "systemd is $state, not running"; }
+ok "systemd $(in_ns systemctl --version | head -1 | cut -d' ' -f2) is PID 1 ($(in_ns systemd-detect-virt)), running, in $(elapsed) s"
+
+# --- Install.
+in_ns dpkg -i /root/ifmeter-test/ifmeter-v1.deb > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -i $v1"; }
+in_ns id ifmeter >/dev/null || fail "no ifmeter user after install"
+[ "$(in_ns systemctl is-enabled ifmeterd)" = enabled ] || fail "ifmeterd not enabled by the package"
+[ "$(in_ns systemctl is-active ifmeterd)" = active ] || fail "ifmeterd not active after install"
+status=$(in_ns systemctl show -P StatusText ifmeterd)
+case $status in "counting "*) ;; *) fail "STATUS= after start is '$status'";; esac
+ok "dpkg -i $v1: user ifmeter, enabled, started; READY=1 then STATUS=$status"
+[ "$(in_ns readlink /var/lib/prometheus/node-exporter/ifmeter.prom)" = /run/ifmeter/ifmeter.prom ] || fail "no link in node_exporter's textfile directory"
+in_ns test -s /run/ifmeter/ifmeter.prom || fail "no metrics file in /run/ifmeter"
+ok "the metrics file is in /run/ifmeter, linked from /var/lib/prometheus/node-exporter"
+exposure=$(in_ns systemd-analyze security ifmeterd --no-pager | sed -n 's/.*Overall exposure level for ifmeterd.service: \([0-9.]*\).*/\1/p')
+[ -n "$exposure" ] && holds "$exposure <= 1.0" || fail "systemd-analyze security: exposure $exposure, expected at most 1.0"
+ok "systemd-analyze security ifmeterd (live): $exposure"
+
+# --- Reload: configuration applied in the same process; a bad file keeps it.
+metric() {  # the value of a metrics-file line starting with $1
+  in_ns cat /run/ifmeter/ifmeter.prom | awk -v name="$1" 'index($0, name) == 1 { print $2 }'
+}
+sampled_since() { [ "$(metric ifmeter_last_sample_timestamp_seconds)" != "$1" ]; }
+sample_interval() {  # seconds between two successive samples
+  local first second
+  first=$(metric ifmeter_last_sample_timestamp_seconds)
+  until_true 20 sampled_since "$first" || { echo none; return; }
+  first=$(metric ifmeter_last_sample_timestamp_seconds)
+  until_true 20 sampled_since "$first" || { echo none; return; }
+  second=$(metric ifmeter_last_sample_timestamp_seconds)
+  awk -v a="$first" -v b="$second" 'BEGIN { print b - a }'
+}
+pid=$(in_ns systemctl show -P MainPID ifmeterd)
+in_ns sed -i 's/^#SampleIntervalSec=15$/SampleIntervalSec=1/' /etc/ifmeter/ifmeter.conf
+in_ns grep -q '^SampleIntervalSec=1$' /etc/ifmeter/ifmeter.conf || fail "could not edit the configuration"
+in_ns systemctl reload ifmeterd || fail "systemctl reload"
+[ "$(in_ns systemctl show -P MainPID ifmeterd)" = "$pid" ] || fail "reload changed the main PID"
+interval=$(sample_interval)
+[ "$interval" != none ] && holds "$interval < 3" || fail "after reload with SampleIntervalSec=1 samples are $interval s apart"
+ok "reload: same PID $pid, SampleIntervalSec=1 applied (samples $interval s apart)"
+in_ns cp /etc/ifmeter/ifmeter.conf /root/ifmeter-test/good.conf
+in_ns sh -c 'printf "[Daemon]\nSampleIntervalSec=soon\n" > /etc/ifmeter/ifmeter.conf'
+in_ns systemctl reload ifmeterd || fail "systemctl reload with a bad file"
+journal_has() { in_ns journalctl -u ifmeterd -o cat | grep -qF "$1"; }
+until_true 5 journal_has 'reload failed, keeping the running configuration: /etc/ifmeter/ifmeter.conf:2' \
+  || fail "no one-line error naming the bad file and line"
+[ "$(in_ns systemctl show -P MainPID ifmeterd)" = "$pid" ] && [ "$(in_ns systemctl is-active ifmeterd)" = active ] || fail "a bad file ended the daemon"
+interval=$(sample_interval)
+[ "$interval" != none ] && holds "$interval < 3" || fail "after a bad reload samples are $interval s apart"
+in_ns cp /root/ifmeter-test/good.conf /etc/ifmeter/ifmeter.conf
+in_ns systemctl reload ifmeterd
+ok "reload of a bad file: logged with file and line, same PID, the running configuration kept"
+
+# --- Traffic, and what the store holds after each way the daemon can end.
+stored_rx() { in_ns sqlite3 /var/lib/ifmeter/ifmeter.db "SELECT rx_bytes FROM interface WHERE name = 'tun0'"; }
+push() {  # $1 packets of 100 bytes received on tun0
+  in_ns /root/ifmeter-test/ifmeter-testnet --name tun0 --rx-packets "$1" --size 100 --persist || fail "ifmeter-testnet"
+}
+restarted_from() {
+  local now; now=$(in_ns systemctl show -P MainPID ifmeterd)
+  [ "$now" != "$1" ] && [ "$now" != 0 ] && [ "$(in_ns systemctl is-active ifmeterd)" = active ]
+}
+sampled() { [ "$(metric 'ifmeter_receive_bytes_total{device="tun0"')" = "$1" ]; }
+push 10
+until_true 10 sampled 1000 || fail "the metrics file does not show tun0's 1000 bytes"
+in_ns systemctl stop ifmeterd
+[ "$(in_ns systemctl show -P ExecMainStatus ifmeterd)" = 0 ] && [ "$(in_ns systemctl show -P Result ifmeterd)" = success ] \
+  || fail "stop: exit status $(in_ns systemctl show -P ExecMainStatus ifmeterd), result $(in_ns systemctl show -P Result ifmeterd)"
+[ "$(stored_rx)" = 1000 ] || fail "after stop the store holds $(stored_rx) bytes for tun0, expected 1000"
+ok "stop: exit 0, the final commit stored all 1000 bytes (commit interval 300 s)"
+
+in_ns mkdir -p /etc/systemd/system/ifmeterd.service.d
+in_ns sh -c 'printf "[Service]\nWatchdogSec=2s\nRestartSec=1s\n" > /etc/systemd/system/ifmeterd.service.d/test.conf'
+in_ns systemctl daemon-reload
+in_ns systemctl start ifmeterd || fail "start"
+pid=$(in_ns systemctl show -P MainPID ifmeterd)
+push 10
+until_true 10 sampled 2000 || fail "the metrics file does not show 2000 bytes"
+in_ns kill -STOP "$pid"
+until_true 20 restarted_from "$pid" || fail "no restart after the watchdog"
+in_ns journalctl -u ifmeterd -o cat | grep -q "Failed with result 'watchdog'" || fail "the journal does not show the watchdog"
+[ "$(stored_rx)" = 2000 ] || fail "after the watchdog restart the store holds $(stored_rx), expected 2000"
+ok "watchdog: SIGSTOP, killed after WatchdogSec=2s, restarted; the store holds all 2000 bytes"
+
+pid=$(in_ns systemctl show -P MainPID ifmeterd)
+push 10
+until_true 10 sampled 3000 || fail "the metrics file does not show 3000 bytes"
+in_ns kill -9 "$pid"
+until_true 20 restarted_from "$pid" || fail "no restart after kill -9"
+[ "$(stored_rx)" = 3000 ] || fail "after kill -9 the store holds $(stored_rx), expected 3000"
+ok "kill -9: restarted; the store holds all 3000 bytes"
+
+# --- The CLI as an unprivileged user.
+json=$(in_ns runuser -u nobody -- ifmeter status --json) || fail "ifmeter status as nobody"
+echo "$json" | grep -q '"tun0"' || fail "ifmeter status as nobody does not show tun0"
+in_ns runuser -u nobody -- ifmeter days > /dev/null || fail "ifmeter days as nobody"
+[ "$(in_ns runuser -u nobody -- ifmeter --version)" = "ifmeter ${v1%%-*}" ] || fail "ifmeter --version"
+ok "the CLI as nobody: status, days, --version"
+
+# --- node_exporter, as Debian's own service, reads the file through the link.
+# Enabled by its package; started here too in case the host's was installed
+# with its start forbidden.
+in_ns systemctl start prometheus-node-exporter || fail "prometheus-node-exporter does not start"
+scrape() { in_ns curl -sf http://127.0.0.1:9100/metrics > "$work/scrape"; }
+until_true 10 scrape || fail "no scrape from node_exporter"
+grep -q '^node_textfile_scrape_error 0$' "$work/scrape" || fail "node_textfile_scrape_error: $(grep node_textfile_scrape_error "$work/scrape")"
+grep -q '^ifmeter_receive_bytes_total{class="tunnel",device="tun0"} 3000$' "$work/scrape" || fail "node_exporter does not show tun0's 3000 bytes"
+ok "node_exporter (Debian's service) scrapes it: node_textfile_scrape_error 0, $(grep -c '^ifmeter_' "$work/scrape") ifmeter_ series"
+
+# --- Upgrade: the store and the edited configuration stay.
+in_ns rm -r /etc/systemd/system/ifmeterd.service.d
+pid=$(in_ns systemctl show -P MainPID ifmeterd)
+in_ns dpkg -i /root/ifmeter-test/ifmeter-v2.deb > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -i $v2"; }
+[ "$(in_ns dpkg-query -W -f '${Version}' ifmeter)" = "$v2" ] || fail "not upgraded"
+in_ns grep -q '^SampleIntervalSec=1$' /etc/ifmeter/ifmeter.conf || fail "the upgrade lost the edited configuration"
+in_ns test ! -e /etc/ifmeter/ifmeter.conf.dpkg-dist || fail "the upgrade left ifmeter.conf.dpkg-dist"
+new=$(in_ns systemctl show -P MainPID ifmeterd)
+[ "$new" != "$pid" ] && [ "$(in_ns systemctl is-active ifmeterd)" = active ] || fail "the upgrade did not restart the daemon"
+[ "$(stored_rx)" = 3000 ] || fail "after the upgrade the store holds $(stored_rx), expected 3000"
+ok "upgrade $v1 -> $v2: restarted, the store (3000 bytes) and the edited configuration kept"
+
+# --- The journal: no seccomp kill, no denied system call.
+in_ns journalctl -u ifmeterd -o cat > "$work/journal"
+in_ns journalctl _COMM=ifmeterd -o cat >> "$work/journal"
+if grep -E 'SIGSYS|status=31|EPERM|Operation not permitted|Permission denied' "$work/journal"; then fail "the journal shows a denied call"; fi
+ok "the journal of ifmeterd: no SIGSYS, EPERM or permission denied ($(wc -l < "$work/journal") lines)"
+
+# --- Remove keeps the data; purge removes it.
+in_ns dpkg -r ifmeter > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -r"; }
+[ "$(in_ns systemctl is-active ifmeterd)" != active ] || fail "ifmeterd still running after remove"
+in_ns test -s /var/lib/ifmeter/ifmeter.db || fail "remove deleted the store"
+in_ns test -e /etc/ifmeter/ifmeter.conf || fail "remove deleted the configuration"
+in_ns test ! -L /var/lib/prometheus/node-exporter/ifmeter.prom || fail "remove left the link for node_exporter"
+in_ns test ! -e /usr/sbin/ifmeterd || fail "remove left /usr/sbin/ifmeterd"
+ok "dpkg -r: stopped, binaries and link gone, store and configuration kept"
+in_ns dpkg -P ifmeter > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -P"; }
+in_ns test ! -e /var/lib/ifmeter || fail "purge left /var/lib/ifmeter"
+in_ns test ! -e /etc/ifmeter || fail "purge left /etc/ifmeter"
+ok "dpkg -P: store and configuration gone"
+
+# --- Power off and clean up (the trap), then check nothing is left.
+in_ns systemctl poweroff >/dev/null 2>&1 || true
+until_true 10 sh -c "! kill -0 $pid1 2>/dev/null" || fail "systemctl poweroff did not end the namespace"
+ok "powered off, $(elapsed) s after the start"
