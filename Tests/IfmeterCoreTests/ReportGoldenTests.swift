@@ -98,7 +98,7 @@ import Testing
         let document = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         #expect(document["schema"] as? String == "ifmeter.status/1")
         #expect(document["estimate"] as? Bool == true)
-        #expect(Set(document.keys) == ["schema", "estimate", "basis", "generated", "boot_id", "kernel_read", "daemon", "billing_cycle", "interfaces", "budgets"])
+        #expect(Set(document.keys) == ["schema", "estimate", "basis", "generated", "boot_id", "kernel_read", "foreign_namespace", "daemon", "billing_cycle", "interfaces", "budgets"])
         let interfaces = try #require(document["interfaces"] as? [[String: Any]])
         #expect(interfaces.map { Set($0.keys) }.allSatisfy {
             $0 == ["name", "class", "signal", "state", "today", "cycle", "since_boot", "all_time", "live_delta", "rate", "last_reset", "incomplete"]

@@ -213,8 +213,11 @@ public final class Daemon {
 
     // MARK: The loop's work
 
-    private func log(_ events: [ResetEvent]) {
-        for event in events {
+    private func log(_ step: Meter.Step) {
+        for life in step.begun {
+            Log.info("\(life.name): counting (ifindex \(life.ifindex), \(meter.interfaceInfo[life.name]?.interfaceClass.rawValue ?? "other"))")
+        }
+        for event in step.events {
             let indexes = [event.oldIfindex, event.newIfindex].map { $0.map(String.init) ?? "-" }.joined(separator: " -> ")
             Log.info("\(event.name): \(event.reason.rawValue) (ifindex \(indexes), loss \(event.loss.name)): \(event.detail)")
         }

@@ -22,6 +22,19 @@ public struct Meter {
         }
     }
 
+    /// What an operation tells the loop to log.
+    public struct Step {
+        /// Reset events, in order.
+        public var events: [ResetEvent] = []
+        /// Lives that started being counted.
+        public var begun: [TrackedLife] = []
+
+        mutating func append(_ other: Step) {
+            events += other.events
+            begun += other.begun
+        }
+    }
+
     /// What one commit writes.
     public struct Commit {
         public var pending: PendingWrites
@@ -69,25 +82,25 @@ public struct Meter {
     // MARK: Operations
 
     /// Reconciles the store's state with every link present at start.
-    public mutating func start(stored: StoredState, links: [LinkSample], at now: Instant) -> [ResetEvent] {
+    public mutating func start(stored: StoredState, links: [LinkSample], at now: Instant) -> Step {
         committedPresence = stored.lastBootID == tracker.bootID && stored.lastNamespace == tracker.namespace ? stored.presentLinks : nil
         let watched = watchedIndexes(links)
         return record(tracker.start(stored: stored, links: links, at: now, isWatched: { watched.contains($0.ifindex) }), links: links, at: now)
     }
 
     /// Link events, in arrival order.
-    public mutating func apply(events: [LinkEvent], at now: Instant) -> [ResetEvent] {
-        var logged: [ResetEvent] = []
+    public mutating func apply(events: [LinkEvent], at now: Instant) -> Step {
+        var logged = Step()
         for event in events {
             if case .deleted = event.kind { classifications[event.link.ifindex] = nil }
             let watched = isWatched(event.link)
-            logged += record(tracker.observe(event: event, at: now, isWatched: { _ in watched }), links: [event.link], at: now)
+            logged.append(record(tracker.observe(event: event, at: now, isWatched: { _ in watched }), links: [event.link], at: now))
         }
         return logged
     }
 
     /// A dump of every link; `eventsWereLost` after an event overrun.
-    public mutating func apply(dump links: [LinkSample], eventsWereLost: Bool, at now: Instant) -> [ResetEvent] {
+    public mutating func apply(dump links: [LinkSample], eventsWereLost: Bool, at now: Instant) -> Step {
         if eventsWereLost {
             let present = Set(links.map(\.ifindex))
             classifications = classifications.filter { present.contains($0.key) }
@@ -100,7 +113,7 @@ public struct Meter {
 
     /// A new policy (a reload) applied to a fresh dump: lives no longer
     /// watched end, links newly watched start from their current counters.
-    public mutating func reconfigure(_ newPolicy: Policy, links: [LinkSample], at now: Instant) -> [ResetEvent] {
+    public mutating func reconfigure(_ newPolicy: Policy, links: [LinkSample], at now: Instant) -> Step {
         policy = newPolicy
         tracker.settings.maxRateBitsPerSecond = newPolicy.maxRateBitsPerSecond
         classifications.removeAll()
@@ -160,8 +173,8 @@ public struct Meter {
         return classification
     }
 
-    /// Adds an outcome to the pending writes and the ledger; returns its events.
-    private mutating func record(_ outcome: AccountingOutcome, links: [LinkSample], at now: Instant) -> [ResetEvent] {
+    /// Adds an outcome to the pending writes and the ledger; returns what to log.
+    private mutating func record(_ outcome: AccountingOutcome, links: [LinkSample], at now: Instant) -> Step {
         lifeChangesSinceCommit += outcome.begunLives.count + outcome.endedLives.count
         let byIndex = Dictionary(links.map { ($0.ifindex, $0) }, uniquingKeysWith: { first, _ in first })
         // A name's class is recorded when a life starts under it, and once per
@@ -175,7 +188,7 @@ public struct Meter {
         }
         for delta in outcome.deltas { totals[delta.name, default: .zero] += delta.counters }
         pending.record(outcome, at: now)
-        return outcome.events
+        return Step(events: outcome.events, begun: outcome.begunLives)
     }
 
     private mutating func noteInterface(named name: String, link: LinkSample?, force: Bool) {

@@ -1,6 +1,14 @@
 /// `ifmeter status`, `ifmeter classes` and `ifmeter check`: pure renderings
 /// of a snapshot.
 public enum StatusReport {
+    /// Why the figures are the store's alone, when they are.
+    static func kernelNote(_ snapshot: Snapshot) -> String {
+        if snapshot.foreignNamespace {
+            return "this ifmeter runs in another network namespace than the daemon: figures are the store's as of its last commit, none of this namespace's links mixed in\n"
+        }
+        return snapshot.kernelRead ? "" : "kernel counters could not be read: figures are the store's as of its last commit\n"
+    }
+
     public static let schema = "ifmeter.status/1"
 
     // MARK: Text
@@ -8,7 +16,7 @@ public enum StatusReport {
     public static func text(_ snapshot: Snapshot, units: Units) -> String {
         var output = "ifmeter status at \(TimeText.moment(snapshot.now)): \(Estimate.basis)\n"
         output += daemonLine(snapshot) + "\n"
-        if !snapshot.kernelRead { output += "kernel counters could not be read: figures are the store's as of its last commit\n" }
+        output += kernelNote(snapshot)
         if snapshot.interfaces.isEmpty { output += "\nNo interface counted yet.\n" }
         for interface in snapshot.interfaces {
             output += "\n\(interface.name)  \(displayClass(interface.interfaceClass)) (\(interface.signal)), \(interface.presence.rawValue)\n"
@@ -48,7 +56,7 @@ public enum StatusReport {
     /// health and the budgets as in the detailed view (`-i NAME`).
     public static func summary(_ snapshot: Snapshot, units: Units, all: Bool) -> String {
         var output = "ifmeter status at \(TimeText.moment(snapshot.now))\n" + daemonLine(snapshot) + "\n"
-        if !snapshot.kernelRead { output += "kernel counters could not be read: figures are the store's as of its last commit\n" }
+        output += kernelNote(snapshot)
         let shown = snapshot.interfaces.filter { all || $0.presence != .gone }.sorted { NaturalOrder.less($0.name, $1.name) }
         let hidden = snapshot.interfaces.count - shown.count
         var table = TextTable([
@@ -182,7 +190,7 @@ public enum StatusReport {
     static func header(_ schema: String, _ snapshot: Snapshot) -> [(String, JSON)] {
         [("schema", .string(schema)), ("estimate", .bool(true)), ("basis", .string(Estimate.basis)),
          ("generated", .string(TimeText.utc(snapshot.now))), ("boot_id", .string(snapshot.bootID)),
-         ("kernel_read", .bool(snapshot.kernelRead))]
+         ("kernel_read", .bool(snapshot.kernelRead)), ("foreign_namespace", .bool(snapshot.foreignNamespace))]
     }
 
     static func daemonJSON(_ health: DaemonHealth) -> JSON {
