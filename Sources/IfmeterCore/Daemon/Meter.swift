@@ -177,9 +177,13 @@ public struct Meter {
     private mutating func record(_ outcome: AccountingOutcome, links: [LinkSample], at now: Instant) -> Step {
         lifeChangesSinceCommit += outcome.begunLives.count + outcome.endedLives.count
         let byIndex = Dictionary(links.map { ($0.ifindex, $0) }, uniquingKeysWith: { first, _ in first })
-        // A name's class is recorded when a life starts under it, and once per
-        // run for a name that deltas reach by a rename.
+        // A name's class is recorded when a life starts under it.
         for life in outcome.begunLives { noteInterface(named: life.name, link: byIndex[life.ifindex], force: true) }
+        // A counted link under a name not recorded yet (a rename): its class
+        // is recorded under the new name, traffic or not.
+        for link in links where !recordedNames.contains(link.name) && tracker.lives[link.ifindex]?.name == link.name {
+            noteInterface(named: link.name, link: link, force: false)
+        }
         for delta in outcome.deltas where !recordedNames.contains(delta.name) {
             noteInterface(named: delta.name, link: byIndex[delta.ifindex], force: false)
         }
