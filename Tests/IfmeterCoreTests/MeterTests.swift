@@ -159,3 +159,46 @@ import Testing
         #expect(meter.resetCounts["tun0"]?["counter-reset"] == 1)
     }
 }
+
+@Suite struct MeterPublicationTests {
+    private func meter(stored: [StoredInterface] = []) -> Meter {
+        Meter(
+            bootID: "B", namespace: 7, width: .bits64,
+            policy: Meter.Policy(watchedClasses: [.tunnel], maxRateBitsPerSecond: 1, classify: { _ in Classification(.tunnel, by: .linkKind("tun")) }),
+            storedInterfaces: stored)
+    }
+
+    private func tun(_ name: String, _ ifindex: Int32, rx: UInt64) -> LinkSample {
+        LinkSample(ifindex: ifindex, name: name, kind: "tun", counters: LinkCounters(rxBytes: rx))
+    }
+
+    @Test func aNewInterfaceIsPublishedAtZeroFirstThenItsTotals() {
+        var meter = meter()
+        _ = meter.start(stored: StoredState(), links: [], at: Instant(wall: 1000, sinceBoot: 1))
+        _ = meter.apply(events: [LinkEvent(kind: .new, link: tun("tun0", 4, rx: 0))], at: Instant(wall: 1001, sinceBoot: 2))
+        _ = meter.apply(dump: [tun("tun0", 4, rx: 800)], eventsWereLost: false, at: Instant(wall: 1015, sinceBoot: 16))
+        #expect(meter.publication(at: 1015, keepGone: 60).map(\.totals.rxBytes) == [0])
+        #expect(meter.publication(at: 1030, keepGone: 60).map(\.totals.rxBytes) == [800])
+    }
+
+    @Test func anIdleWatchedInterfaceIsPublished() {
+        var meter = meter()
+        _ = meter.start(stored: StoredState(), links: [tun("tun0", 4, rx: 5)], at: Instant(wall: 1000, sinceBoot: 1))
+        #expect(meter.publication(at: 1000, keepGone: 60).map(\.device) == ["tun0"])
+    }
+
+    @Test func aGoneInterfaceIsDroppedAfterTheConfiguredTime() {
+        let old = StoredInterface(
+            name: "vpn-old", interfaceClass: "tunnel", signal: "kind tun", kind: "tun", firstSeen: 0, lastSeen: 100,
+            totals: LinkCounters(rxBytes: 9), incomplete: nil)
+        var meter = meter(stored: [old])
+        _ = meter.start(stored: StoredState(lastBootID: "B", lastNamespace: 7, knownNames: ["vpn-old"]), links: [tun("tun0", 4, rx: 0)], at: Instant(wall: 1000, sinceBoot: 1))
+        _ = meter.apply(events: [LinkEvent(kind: .deleted(movedToOtherNamespace: false), link: tun("tun0", 4, rx: 0))], at: Instant(wall: 1010, sinceBoot: 11))
+        // Gone since 1010; the stored one since 100.
+        #expect(meter.publication(at: 1010, keepGone: 1000).map(\.device) == ["tun0", "vpn-old"])
+        #expect(meter.publication(at: 1400, keepGone: 1000).map(\.device) == ["tun0"])
+        #expect(meter.publication(at: 2100, keepGone: 1000).map(\.device) == [])
+        // The ifindex is a gauge of its own, present only while the interface is.
+        #expect(meter.publication(at: 1600, keepGone: 1e9).map(\.ifindex) == [nil, nil])
+    }
+}

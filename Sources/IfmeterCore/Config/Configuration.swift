@@ -54,6 +54,10 @@ public struct Configuration: Sendable {
     public var eventBufferBytes = 4 << 20
     /// The Prometheus text file written after every sample; nil: none.
     public var metricsFile: String?
+    /// Seconds a gone interface's series stay in the metrics file, so a
+    /// tunnel that comes back keeps its series and one gone for good stops
+    /// being scraped (0: dropped as soon as it is gone).
+    public var metricsKeepGone: Double = 7 * 86_400
     public var bootIDPath = "/proc/sys/kernel/random/boot_id"
     public var sysfsRoot = "/sys"
     public var watchedClasses = InterfaceClass.watchedByDefault
@@ -76,4 +80,25 @@ public struct Configuration: Sendable {
     }
 
     public var classifier: Classifier { Classifier(sysfsRoot: sysfsRoot, overrides: overrides) }
+}
+
+/// Settings given on ifmeterd's command line. They win over the file, at
+/// start and at every reload alike: a reload re-reads the file, not the
+/// command line.
+public struct CommandLineOverrides: Sendable {
+    public var sampleInterval: Double?
+    public var commitInterval: Double?
+    public var metricsFile: String?
+    public var stateDirectory: String?
+
+    public init() {}
+
+    public func applied(to configuration: Configuration) -> Configuration {
+        var result = configuration
+        if let sampleInterval { result.sampleInterval = sampleInterval }
+        if let commitInterval { result.commitInterval = commitInterval }
+        if let metricsFile { result.metricsFile = metricsFile }
+        if let stateDirectory { result.stateDirectory = stateDirectory }
+        return result
+    }
 }

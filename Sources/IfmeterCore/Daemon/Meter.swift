@@ -60,6 +60,12 @@ public struct Meter {
     public private(set) var interfaceInfo: [String: InterfaceInfo] = [:]
     /// Names whose class was recorded in this run.
     private var recordedNames: Set<String> = []
+    /// When each name last had an open life (wall clock), for dropping the
+    /// series of interfaces gone for good.
+    private var lastSeen: [String: Int64] = [:]
+    /// Names the metrics file has shown: a new one is shown at zero first,
+    /// so PromQL's increase() sees its first interval's traffic.
+    private var publishedNames: Set<String> = []
 
     public init(
         bootID: String, namespace: NamespaceCookie, width: CounterWidth, policy: Policy,
@@ -70,6 +76,8 @@ public struct Meter {
         self.policy = policy
         for interface in storedInterfaces {
             totals[interface.name] = interface.totals
+            lastSeen[interface.name] = interface.lastSeen
+            publishedNames.insert(interface.name)
             interfaceInfo[interface.name] = InterfaceInfo(
                 interfaceClass: InterfaceClass(rawValue: interface.interfaceClass) ?? .other, signal: interface.signal, kind: interface.kind)
         }
@@ -83,6 +91,7 @@ public struct Meter {
 
     /// Reconciles the store's state with every link present at start.
     public mutating func start(stored: StoredState, links: [LinkSample], at now: Instant) -> Step {
+        for entry in stored.openLives { lastSeen[entry.life.name] = max(lastSeen[entry.life.name] ?? .min, entry.life.lastSeen) }
         committedPresence = stored.lastBootID == tracker.bootID && stored.lastNamespace == tracker.namespace ? stored.presentLinks : nil
         let watched = watchedIndexes(links)
         return record(tracker.start(stored: stored, links: links, at: now, isWatched: { watched.contains($0.ifindex) }), links: links, at: now)
@@ -150,6 +159,21 @@ public struct Meter {
         }
     }
 
+    /// What the metrics file shows now: interfaces counted now or within
+    /// `keepGone` seconds, each new one at zero the first time.
+    public mutating func publication(at now: Int64, keepGone: Double) -> [MetricsInterface] {
+        for life in tracker.lives.values { lastSeen[life.name] = now }
+        let oldest = now - Int64(min(keepGone, 1e12))
+        return metricsInterfaces.filter { (lastSeen[$0.device] ?? .min) >= oldest || $0.ifindex != nil }.map { interface in
+            guard !publishedNames.contains(interface.device) else { return interface }
+            publishedNames.insert(interface.device)
+            var first = interface
+            first.totals = .zero
+            first.resets = [:]
+            return first
+        }
+    }
+
     // MARK: Rules
 
     /// The links among `links` that are counted. Decided before the tracker
@@ -179,6 +203,8 @@ public struct Meter {
         let byIndex = Dictionary(links.map { ($0.ifindex, $0) }, uniquingKeysWith: { first, _ in first })
         // A name's class is recorded when a life starts under it.
         for life in outcome.begunLives { noteInterface(named: life.name, link: byIndex[life.ifindex], force: true) }
+        for life in outcome.begunLives { lastSeen[life.name] = now.wall }
+        for ended in outcome.endedLives { lastSeen[ended.life.name] = max(lastSeen[ended.life.name] ?? .min, ended.life.lastSeen) }
         // A counted link under a name not recorded yet (a rename): its class
         // is recorded under the new name, traffic or not.
         for link in links where !recordedNames.contains(link.name) && tracker.lives[link.ifindex]?.name == link.name {
