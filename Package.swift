@@ -8,7 +8,6 @@ let package = Package(
     products: [
         .executable(name: "ifmeterd", targets: ["ifmeterd"]),
         .executable(name: "ifmeter", targets: ["ifmeter"]),
-        .library(name: "IfmeterCore", targets: ["IfmeterCore"]),
     ],
     targets: [
         .systemLibrary(
@@ -39,7 +38,7 @@ let package = Package(
         .testTarget(
             name: "IfmeterCoreTests",
             dependencies: ["IfmeterCore", "CTestTun", "ifmeterd", "ifmeter", "ifmeter-testnet"],
-            exclude: ["Golden"]
+            exclude: ["Golden", "Corpus"]
         ),
     ]
 )
