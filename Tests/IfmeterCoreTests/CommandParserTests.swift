@@ -72,7 +72,7 @@ import Testing
             for option in command.options + OptionSpec.global {
                 #expect(command.help.contains(option.name), "\(command) \(option.name)")
             }
-            #expect(CommandName.overview.contains("  \(command.rawValue) "))
+            #expect(CommandName.overview.contains("  \(command.rawValue) ") == !command.hidden)
         }
     }
 
