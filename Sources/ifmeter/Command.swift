@@ -57,6 +57,8 @@ enum StatusLayout: Sendable, Equatable { case summary, detail, oneline }
 /// read: the run step never sees a word of the command line.
 enum Command: Sendable, Equatable {
     case help(CommandName?)
+    case version
+    case completions(Shell)
     case status(InterfaceSelection, StatusLayout, DisplayOptions, all: Bool)
     case history(CommandName, InterfaceSelection, limit: Int?, TimeRange, DisplayOptions)
     case classes(DisplayOptions)
@@ -81,7 +83,7 @@ enum CommandParser {
         var command: CommandName?
         var operands: [String] = []
         var given: [(spec: OptionSpec, spelled: String, value: String?)] = []
-        let known = OptionSpec.global + CommandName.allCases.flatMap(\.options)
+        let known = OptionSpec.global + OptionSpec.leading + CommandName.allCases.flatMap(\.options)
         var index = 0
         while index < words.count {
             let word = words[index]
@@ -116,6 +118,10 @@ enum CommandParser {
             given.append((spec, spelled, inline))
         }
         if given.contains(where: { $0.spec == .help }) { return Invocation(globals: GlobalOptions(), command: .help(command)) }
+        if given.contains(where: { $0.spec == .version }) {
+            if let command { throw CommandLineError("\(command.rawValue) does not take --version", command: command) }
+            return Invocation(globals: GlobalOptions(), command: .version)
+        }
         let name = command ?? .fallback
         // The same spelling may mean a different option per command (--all).
         let accepted = OptionSpec.global + name.options
@@ -133,6 +139,12 @@ enum CommandParser {
     }
 
     private static func build(_ name: CommandName, operands: [String], _ options: inout GivenOptions) throws(CommandLineError) -> Command {
+        var operands = operands[...]
+        var operand = ""
+        if let spec = name.operand {
+            guard let word = operands.popFirst() else { throw CommandLineError("\(name.rawValue) needs \(spec.value): \(spec.help)", command: name) }
+            operand = word
+        }
         if let operand = operands.first {
             let hint = name.options.contains(.interface) && !operand.hasPrefix("-") ? " (interfaces are chosen with -i \(operand))" : ""
             throw CommandLineError("unexpected argument \(operand)\(hint)", command: name)
@@ -161,6 +173,9 @@ enum CommandParser {
             return .graph(try options.selection(), path: path, days: try options.number(.days) ?? 30)
         case .interfaces:
             return .interfaces(all: options.flag(.all), json: options.flag(.json))
+        case .completions:
+            guard let shell = Shell(rawValue: operand) else { throw CommandLineError("completions \(operand): expected bash, zsh or fish", command: name) }
+            return .completions(shell)
         }
     }
 }

@@ -27,6 +27,9 @@ struct OptionSpec: Sendable, Hashable {
     var takesValue: Bool { value != nil }
     var name: String { names[0] }
 
+    /// `-i, --interface IFACE` and the help, a row of the help's option list.
+    var heading: (String, String) { (names.joined(separator: ", ") + (value.map { " " + $0 } ?? ""), help) }
+
     /// `[-i IFACE]...`
     var usage: String {
         let body = value.map { "\(name) \($0)" } ?? name
@@ -58,19 +61,51 @@ struct OptionSpec: Sendable, Hashable {
     static let oneline = OptionSpec(["--oneline"], "one line per interface for scripts: fields separated by ;")
     static let utc = OptionSpec(["--utc"], "show times in UTC (buckets keep the zone the daemon counts in)")
 
+    static let version = OptionSpec(["--version"], "print the version and exit")
+
     /// Accepted before or after any command.
     static let global: [OptionSpec] = [stateDirectory, config, help]
+    /// Accepted only when no command is named.
+    static let leading: [OptionSpec] = [version]
     static let units: [OptionSpec] = [si, bytes, byteRates]
     static let range: [OptionSpec] = [begin, end]
 }
 
+/// The word a command takes after it, besides options (`completions SHELL`).
+struct OperandSpec: Sendable, Hashable {
+    let value: String
+    let choices: [String]
+    let help: String
+}
+
+/// The shells `ifmeter completions` writes a script for.
+enum Shell: String, CaseIterable, Sendable { case bash, zsh, fish }
+
 /// The commands of `ifmeter`. Each case's help, summary and options are
 /// switches over the case, so a command without them does not compile.
 enum CommandName: String, CaseIterable, Sendable {
-    case status, hours, days, months, years, top, classes, events, live, export, graph, check, interfaces
+    case status, hours, days, months, years, top, classes, events, live, export, graph, check, interfaces, completions
 
     /// The command run when none is named.
     static let fallback = CommandName.status
+
+    /// Left out of the overview and of the completions: packagers run it,
+    /// users need not see it (`ifmeter completions --help` and ifmeter(1)
+    /// still describe it).
+    var hidden: Bool {
+        switch self {
+        case .completions: true
+        case .status, .hours, .days, .months, .years, .top, .classes, .events, .live, .export, .graph, .check, .interfaces: false
+        }
+    }
+
+    /// The word the command requires after it, if any.
+    var operand: OperandSpec? {
+        switch self {
+        case .completions: OperandSpec(value: "SHELL", choices: Shell.allCases.map(\.rawValue), help: "bash, zsh or fish")
+        case .status, .hours, .days, .months, .years, .top, .classes, .events, .live, .export, .graph, .check, .interfaces: nil
+        }
+    }
 
     /// The options this command takes besides the global ones.
     var options: [OptionSpec] {
@@ -84,6 +119,7 @@ enum CommandName: String, CaseIterable, Sendable {
         case .export: [.interface, .format, .granularity] + OptionSpec.range + [.utc]
         case .graph: [.svg, .interface, .days, .utc]
         case .interfaces: [.all, .json]
+        case .completions: []
         }
     }
 
@@ -103,6 +139,7 @@ enum CommandName: String, CaseIterable, Sendable {
         case .graph: "an SVG of daily traffic per class"
         case .check: "exit 1 or 2 when a data budget is at risk or exceeded"
         case .interfaces: "the links, their class and why, raw counters"
+        case .completions: "the completion script for bash, zsh or fish (for packagers)"
         }
     }
 
@@ -171,6 +208,13 @@ enum CommandName: String, CaseIterable, Sendable {
             name), ifindex, link kind, operational state and 64-bit counters since
             the interface was created.
             """
+        case .completions:
+            """
+            Prints the completion script for SHELL (bash, zsh or fish), generated
+            from the table the command line is parsed with, so it offers exactly
+            the commands and options ifmeter accepts. The Debian package and
+            make install put it where each shell looks for it.
+            """
         }
     }
 
@@ -189,19 +233,19 @@ enum CommandName: String, CaseIterable, Sendable {
     /// from the table.
     var help: String {
         let usage = "Usage: ifmeter \(rawValue)"
-        let words = options.map(\.usage)
-        return Self.wrap(words, first: usage, indent: usage.count + 1) + "\n\n" + description + "\n\nOptions:\n"
-            + Self.columns(options.map { ($0.names.joined(separator: ", ") + ($0.value.map { " " + $0 } ?? ""), $0.help) })
-            + "\nOptions for every command:\n" + Self.optionLines(OptionSpec.global)
+        let words = options.map(\.usage) + (operand.map { [$0.value] } ?? [])
+        let own = options.isEmpty ? "" : "Options:\n" + Self.optionLines(options) + "\n"
+        return Self.wrap(words, first: usage, indent: usage.count + 1) + "\n\n" + description + "\n\n"
+            + own + "Options for every command:\n" + Self.optionLines(OptionSpec.global)
     }
 
-    static func optionLines(_ options: [OptionSpec]) -> String {
-        columns(options.map { ($0.names.joined(separator: ", ") + ($0.value.map { " " + $0 } ?? ""), $0.help) })
+    static func optionLines(_ options: [OptionSpec], width: Int? = nil) -> String {
+        columns(options.map(\.heading), width: width)
     }
 
     /// Two columns within 80 characters, the second wrapped under itself.
-    static func columns(_ rows: [(String, String)]) -> String {
-        let width = rows.map(\.0.count).max() ?? 0
+    static func columns(_ rows: [(String, String)], width: Int? = nil) -> String {
+        let width = width ?? rows.map(\.0.count).max() ?? 0
         return rows.map { head, text in
             wrap(text.split(separator: " ").map(String.init), first: "  " + head + String(repeating: " ", count: width - head.count + 1), indent: width + 4) + "\n"
         }.joined()
@@ -220,9 +264,12 @@ enum CommandName: String, CaseIterable, Sendable {
     }
 
     static let overview: String = {
-        let commands = columns(allCases.map { ($0.rawValue, $0.summary) })
+        let commands = columns(allCases.filter { !$0.hidden }.map { ($0.rawValue, $0.summary) })
+        // One column for both lists of options.
+        let width = (OptionSpec.global + OptionSpec.leading).map(\.heading.0.count).max()
         return """
             Usage: ifmeter [--state-dir DIR] [--config FILE] [COMMAND] [OPTIONS]
+                   ifmeter --version
 
             Traffic on Wi-Fi, cellular and tunnel interfaces, from the store ifmeterd
             keeps plus the kernel's counters now. All figures are estimates from kernel
@@ -231,7 +278,9 @@ enum CommandName: String, CaseIterable, Sendable {
             Commands:
             \(commands)
             Options for every command (COMMAND --help shows a command's own):
-            \(optionLines(OptionSpec.global))
+            \(optionLines(OptionSpec.global, width: width))
+            Without a command:
+            \(optionLines(OptionSpec.leading, width: width))
             Exit codes: 0 ok, 64 usage, 65 unreadable store, 66 no store yet or missing
             file, 69 kernel unavailable, 73 cannot write, 74 I/O error, 78 configuration;
             check: 1, 2.

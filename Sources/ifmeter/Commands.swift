@@ -108,6 +108,12 @@ enum Commands {
         case .help(let name):
             try context.print(name?.help ?? CommandName.overview)
             return 0
+        case .version:
+            try context.print("ifmeter \(Version.number)\n")
+            return 0
+        case .completions(let shell):
+            try context.print(Completions.script(for: shell))
+            return 0
         case .status(let selection, let layout, let display, let all): return try status(selection, layout, display, all: all, context)
         case .history(let name, let selection, let limit, let range, let display):
             return try history(name, selection, limit: limit, range, display, context)

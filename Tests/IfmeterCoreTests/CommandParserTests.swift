@@ -22,6 +22,10 @@ import Testing
         (["check", "--help"], .help(.check)),
         (["--help"], .help(nil)),
         (["-h", "days", "--limit", "2"], .help(.days)),
+        (["--version"], .version),
+        (["--config", "/c", "--version"], .version),
+        (["completions", "zsh"], .completions(.zsh)),
+        (["completions", "--help"], .help(.completions)),
     ]
 
     @Test(arguments: parsed)
@@ -53,6 +57,12 @@ import Testing
         (["status", "--oneline", "--json"], CommandLineError("--oneline and --json exclude each other", command: .status)),
         (["interfaces", "--utc"], CommandLineError("interfaces does not take --utc", command: .interfaces)),
         (["live", "-i", "+"], CommandLineError("-i +: expected NAME, or NAME+NAME to merge", command: .live)),
+        (["days", "--version"], CommandLineError("days does not take --version", command: .days)),
+        (["--version=1"], CommandLineError("--version takes no value")),
+        (["completions"], CommandLineError("completions needs SHELL: bash, zsh or fish", command: .completions)),
+        (["completions", "tcsh"], CommandLineError("completions tcsh: expected bash, zsh or fish", command: .completions)),
+        (["completions", "bash", "zsh"], CommandLineError("unexpected argument zsh", command: .completions)),
+        (["completions", "bash", "--json"], CommandLineError("completions does not take --json", command: .completions)),
     ]
 
     @Test(arguments: refused)
@@ -72,7 +82,7 @@ import Testing
             for option in command.options + OptionSpec.global {
                 #expect(command.help.contains(option.name), "\(command) \(option.name)")
             }
-            #expect(CommandName.overview.contains("  \(command.rawValue) "))
+            #expect(CommandName.overview.contains("  \(command.rawValue) ") == !command.hidden)
         }
     }
 
