@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Layering: C wrappers (CKernel over libnl/getifaddrs, CSQLite, CSystemd) -> IfmeterCore
+// Layering: IfmeterAccounting (the pure counter rules, no dependency) and the
+// C wrappers (CKernel over libnl/getifaddrs, CSQLite, CSystemd) -> IfmeterCore
 // (model, classifier, accounting, store, config, export) -> thin executables.
 let package = Package(
     name: "ifmeter",
@@ -26,7 +27,10 @@ let package = Package(
             providers: [.apt(["libsystemd-dev"])]
         ),
         .target(name: "CKernel", dependencies: ["CNetlink"]),
-        .target(name: "IfmeterCore", dependencies: ["CKernel", "CSQLite", "CSystemd"]),
+        // The counter rules: pure values, no dependency at all, so nothing
+        // in them can read a clock, a file or the kernel (docs/ACCOUNTING.md).
+        .target(name: "IfmeterAccounting"),
+        .target(name: "IfmeterCore", dependencies: ["IfmeterAccounting", "CKernel", "CSQLite", "CSystemd"]),
         .executableTarget(name: "ifmeterd", dependencies: ["IfmeterCore"]),
         .executableTarget(name: "ifmeter", dependencies: ["IfmeterCore"]),
         // make bench's measuring tool (the floor: a bare dump through CKernel).
@@ -37,7 +41,7 @@ let package = Package(
         .executableTarget(name: "ifmeter-testnet", dependencies: ["CTestTun"]),
         .testTarget(
             name: "IfmeterCoreTests",
-            dependencies: ["IfmeterCore", "CTestTun", "ifmeterd", "ifmeter", "ifmeter-testnet"],
+            dependencies: ["IfmeterAccounting", "IfmeterCore", "CTestTun", "ifmeterd", "ifmeter", "ifmeter-testnet"],
             exclude: ["Golden", "Corpus"]
         ),
     ]

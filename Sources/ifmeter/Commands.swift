@@ -316,7 +316,7 @@ enum Commands {
         do {
             snapshot = try SnapshotReader.read(
                 store: store, configuration: context.configuration, bootID: context.bootID, now: context.now,
-                kernel: try? context.kernelLinks(), daemonRunning: context.daemonRunning)
+                kernel: try? context.kernelLinks(), daemonRunning: context.daemonRunning, namespace: NamespaceIdentity.current())
         } catch {
             throw .store(error)
         }
@@ -331,7 +331,8 @@ enum Commands {
     static func liveAdditions(_ store: CounterStore, _ context: Context, now: Instant) throws(CommandFailure) -> LiveAdditions {
         do {
             return try SnapshotReader.liveAdditions(
-                store: store, configuration: context.configuration, bootID: context.bootID, now: now, kernel: try? context.kernelLinks())
+                store: store, configuration: context.configuration, bootID: context.bootID, now: now, kernel: try? context.kernelLinks(),
+                namespace: NamespaceIdentity.current())
         } catch {
             throw .store(error)
         }

@@ -91,7 +91,8 @@ public enum SnapshotReader {
     }
 
     /// The links of `kernel` when they are the daemon's: read in the
-    /// namespace the daemon last committed from. Another namespace's links
+    /// namespace the daemon last committed from (`namespace` is the
+    /// caller's, `NamespaceIdentity.current()`; 0 when unknown). Another namespace's links
     /// (a CLI in a container, say) are never mixed into the daemon's figures.
     static func inDaemonNamespace(
         _ kernel: [LinkSample]?, store: CounterStore, namespace: NamespaceCookie
@@ -104,7 +105,7 @@ public enum SnapshotReader {
     public static func read(
         store: CounterStore, configuration: Configuration, bootID: String, now instant: Instant,
         kernel allLinks: [LinkSample]?, rates: [Int32: (rx: Double, tx: Double)] = [:], daemonRunning: Bool,
-        namespace: NamespaceCookie = NamespaceIdentity.current()
+        namespace: NamespaceCookie = 0
     ) throws(StoreError) -> Snapshot {
         let (kernel, foreign) = try inDaemonNamespace(allLinks, store: store, namespace: namespace)
         let now = instant.wall
@@ -191,7 +192,7 @@ extension SnapshotReader {
     /// classes, not budgets, cycles or daemon health.
     public static func liveAdditions(
         store: CounterStore, configuration: Configuration, bootID: String, now: Instant, kernel allLinks: [LinkSample]?,
-        namespace: NamespaceCookie = NamespaceIdentity.current()
+        namespace: NamespaceCookie = 0
     ) throws(StoreError) -> LiveAdditions {
         let kernel = try inDaemonNamespace(allLinks, store: store, namespace: namespace).links
         let stored = try store.interfaces()
