@@ -6,7 +6,6 @@ import IfmeterCore
 enum CommandFailure: Error {
     case usage(CommandLineError)
     case configuration(ConfigurationError)
-    case configurationUnreadable(String)
     case noBudgets(configPath: String)
     case store(StoreError)
     case kernel(String)
@@ -31,10 +30,8 @@ struct Context {
         let path = globals.configPath ?? Configuration.defaultPath
         do {
             return Context(globals, environment: environment, configuration: try ConfigurationFile.load(path: path, required: globals.configPath != nil))
-        } catch let error as ConfigurationError {
-            throw .configuration(error)
         } catch {
-            throw .configurationUnreadable("\(path): \(error)")
+            throw .configuration(error)
         }
     }
 

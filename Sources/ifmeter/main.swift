@@ -32,8 +32,6 @@ func report(_ failure: CommandFailure) -> (String, ExitCode) {
         return ("\(error.message) (see '\(hint)')", .usage)
     case .configuration(let error):
         return (error.description, error.isMissingFile ? .noInput : .config)
-    case .configurationUnreadable(let message):
-        return (message, .config)
     case .noBudgets(let path):
         return ("no budgets configured: add a [Budgets] section to \(path)", .config)
     case .store(.missing(let path)):

@@ -71,10 +71,8 @@ do {
 var configuration: Configuration
 do {
     configuration = try ConfigurationFile.load(path: configPath ?? Configuration.defaultPath, required: configPath != nil)
-} catch let error as ConfigurationError {
-    Output.fail(program, error.description, error.isMissingFile ? .noInput : .config)
 } catch {
-    Output.fail(program, "\(error)", .config)
+    Output.fail(program, error.description, error.isMissingFile ? .noInput : .config)
 }
 func seconds(_ text: String?, option: String, range: ClosedRange<Double>) -> Double? {
     guard let text else { return nil }

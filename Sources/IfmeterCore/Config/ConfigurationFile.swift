@@ -1,12 +1,26 @@
 /// A configuration problem, located to the file and line.
 public struct ConfigurationError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// What went wrong, for the exit code: never matched on message text.
+    public enum Kind: Sendable, Equatable {
+        /// The file named explicitly does not exist (EX_NOINPUT).
+        case missingFile
+        /// It could not be read, or a line says something invalid (EX_CONFIG).
+        case invalid
+    }
+
+    public var kind: Kind = .invalid
     public var path: String
     public var line: Int?
     public var message: String
 
-    /// The file named explicitly does not exist (EX_NOINPUT rather than EX_CONFIG).
-    public var isMissingFile: Bool { line == nil && message == ConfigurationError.noSuchFile }
-    static let noSuchFile = "no such file"
+    public init(_ kind: Kind = .invalid, path: String, line: Int?, message: String) {
+        self.kind = kind
+        self.path = path
+        self.line = line
+        self.message = message
+    }
+
+    public var isMissingFile: Bool { kind == .missingFile }
 
     /// One printable line whatever the file held: control characters become "?".
     public var description: String {
@@ -36,7 +50,7 @@ public enum ConfigurationFile {
     /// Longest accepted line; anything longer is not a hand-written config.
     static let maximumLineLength = 4096
 
-    public static func parse(_ text: String, path: String, into base: Configuration = Configuration()) throws -> Configuration {
+    public static func parse(_ text: String, path: String, into base: Configuration = Configuration()) throws(ConfigurationError) -> Configuration {
         var configuration = base
         var section: String?
         var seen: Set<String> = []
@@ -68,10 +82,8 @@ public enum ConfigurationFile {
             }
             do {
                 try apply(section: section, key: key, value: value, to: &configuration)
-            } catch let message as Message {
-                throw fail(message.text)
             } catch {
-                preconditionFailure("apply throws only Message")
+                throw fail(error.text)
             }
         }
         return configuration
@@ -85,7 +97,7 @@ public enum ConfigurationFile {
         text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
     }
 
-    private static func apply(section: String, key: String, value: String, to c: inout Configuration) throws {
+    private static func apply(section: String, key: String, value: String, to c: inout Configuration) throws(Message) {
         switch (section, key) {
         case ("Daemon", "SampleIntervalSec"): c.sampleInterval = try seconds(value, key: key, range: 0.1...86_400)
         case ("Daemon", "CommitIntervalSec"): c.commitInterval = try seconds(value, key: key, range: 1...86_400)
@@ -113,14 +125,14 @@ public enum ConfigurationFile {
         }
     }
 
-    static func seconds(_ value: String, key: String, range: ClosedRange<Double>) throws -> Double {
+    static func seconds(_ value: String, key: String, range: ClosedRange<Double>) throws(Message) -> Double {
         guard let number = Double(value), number.isFinite, range.contains(number) else {
             throw Message(text: "\(key)=\(quoted(value)): expected seconds from \(range.lowerBound) to \(range.upperBound)")
         }
         return number
     }
 
-    static func count(_ value: String, key: String, range: ClosedRange<UInt64>) throws -> UInt64 {
+    static func count(_ value: String, key: String, range: ClosedRange<UInt64>) throws(Message) -> UInt64 {
         guard let number = parseScaled(value, base: 1024), range.contains(number) else {
             throw Message(text: "\(key)=\(quoted(value)): expected a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
@@ -128,7 +140,7 @@ public enum ConfigurationFile {
     }
 
     /// Bits per second with an optional SI suffix (K, M, G, T), like `100M`.
-    static func rate(_ value: String, key: String) throws -> UInt64 {
+    static func rate(_ value: String, key: String) throws(Message) -> UInt64 {
         guard let number = parseScaled(value, base: 1000), number > 0 else {
             throw Message(text: "\(key)=\(quoted(value)): expected bits per second like 100M or 10G")
         }
@@ -149,7 +161,7 @@ public enum ConfigurationFile {
     }
 
     /// A budget for a class (`cellular=20GB`) or an interface (`wwan0=5GiB`).
-    static func budget(target typed: String, value: String) throws -> Budget {
+    static func budget(target typed: String, value: String) throws(Message) -> Budget {
         let target = InterfaceClass(rawValue: typed) != nil ? typed : InterfaceName.fromUser(typed)
         guard let bytes = byteAmount(value), bytes > 0 else {
             throw Message(text: "\(target)=\(quoted(value)): expected an amount like 20GB (1000-based) or 5GiB (1024-based)")
@@ -181,12 +193,12 @@ public enum ConfigurationFile {
         return UInt64(bytes.rounded())
     }
 
-    static func absolutePath(_ value: String, key: String) throws -> String {
+    static func absolutePath(_ value: String, key: String) throws(Message) -> String {
         guard value.hasPrefix("/") else { throw Message(text: "\(key)=\(quoted(value)): expected an absolute path") }
         return value
     }
 
-    static func classes(_ value: String) throws -> Set<InterfaceClass> {
+    static func classes(_ value: String) throws(Message) -> Set<InterfaceClass> {
         var result: Set<InterfaceClass> = []
         for word in value.split(whereSeparator: { $0 == " " || $0 == "," }) {
             guard let parsed = InterfaceClass(rawValue: String(word)) else {
@@ -198,7 +210,7 @@ public enum ConfigurationFile {
         return result
     }
 
-    static func override(pattern typed: String, value: String) throws -> InterfaceOverride {
+    static func override(pattern typed: String, value: String) throws(Message) -> InterfaceOverride {
         // Patterns match encoded names: a UTF-8 pattern is encoded like a kernel name.
         let pattern = InterfaceName.fromUser(typed)
         guard isValidGlob(pattern) else { throw Message(text: "\(quoted(pattern)): invalid name pattern (unclosed [ or longer than 15 characters of name)") }
@@ -242,7 +254,7 @@ public enum ConfigurationFile {
 
     /// Reads and parses a file; a missing explicit file is an error, the
     /// default path may be absent.
-    public static func load(path: String, required: Bool) throws -> Configuration {
+    public static func load(path: String, required: Bool) throws(ConfigurationError) -> Configuration {
         let bytes: [UInt8]?
         do {
             bytes = try FileSystem.readBytes(path)
@@ -250,7 +262,7 @@ public enum ConfigurationFile {
             throw ConfigurationError(path: path, line: nil, message: "cannot read: \(error)")
         }
         guard let bytes else {
-            if required { throw ConfigurationError(path: path, line: nil, message: ConfigurationError.noSuchFile) }
+            if required { throw ConfigurationError(.missingFile, path: path, line: nil, message: "no such file") }
             return Configuration()
         }
         // Decoding would turn invalid bytes into U+FFFD and so silently
