@@ -46,7 +46,7 @@ struct OptionSpec: Sendable, Hashable {
     static let limit = OptionSpec(["--limit"], value: "N", "keep the latest N rows")
     static let begin = OptionSpec(["--begin"], value: "DATE", "from DATE: YYYY-MM-DD or \"YYYY-MM-DD HH:MM\", local time")
     static let end = OptionSpec(["--end"], value: "DATE", "to DATE, the day named included")
-    static let all = OptionSpec(["--all"], "also list other and ignored interfaces")
+    static let all = OptionSpec(["--all"], "every link: also the unwatched and ignored ones")
     static let interval = OptionSpec(["--interval"], value: "SECONDS", "seconds between refreshes (default 1)")
     static let count = OptionSpec(["--count"], value: "N", "stop after N refreshes")
     static let format = OptionSpec(["--format"], value: "FORMAT", choices: ["csv", "jsonl"], "csv (default) or jsonl")
@@ -166,10 +166,12 @@ enum CommandName: String, CaseIterable, Sendable {
             """
         case .interfaces:
             """
-            Lists Wi-Fi, cellular and tunnel interfaces with their class, the signal
-            that decided it (override, link kind, DEVTYPE, sysfs marker, ARP type or
+            Lists the watched interfaces (--all: every link) with their class, the
+            signal that decided it (override, link kind, DEVTYPE, sysfs marker, the
+            driver of a phone tethered over USB, ARP type, a real Ethernet device, or
             name), ifindex, link kind, operational state and 64-bit counters since
-            the interface was created.
+            the interface was created. With none watched, it names the links there
+            and the Watch= line that would count them. Loopback is never counted.
             """
         }
     }

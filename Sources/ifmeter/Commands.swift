@@ -68,6 +68,9 @@ struct Context {
         }
     }
 
+    /// The configuration file in force, or the one a user would create.
+    var configPath: String { globals.configPath ?? Configuration.defaultPath }
+
     var bootID: String { (try? BootID.read(from: configuration.bootIDPath)) ?? "" }
     var now: Instant { SystemClock(environment: environment).now() }
     var daemonRunning: Bool { FileSystem.isLockedByAnotherProcess(stateDirectory + "/ifmeterd.lock") }
@@ -140,8 +143,8 @@ enum Commands {
             return 0
         }
         switch layout {
-        case .summary: try context.print(StatusReport.summary(snapshot, units: display.units, all: all))
-        case .detail: try context.print(StatusReport.text(snapshot, units: display.units))
+        case .summary: try context.print(StatusReport.summary(snapshot, units: display.units, all: all, configPath: context.configPath))
+        case .detail: try context.print(StatusReport.text(snapshot, units: display.units, configPath: context.configPath))
         case .oneline: try context.print(StatusReport.oneline(snapshot, all: all || !selection.isEmpty))
         }
         return 0
@@ -240,9 +243,17 @@ enum Commands {
     static func interfaces(all: Bool, json: Bool, _ context: Context) throws(CommandFailure) -> Int32 {
         let configuration = context.configuration
         let classifier = configuration.classifier
-        let shown = try context.kernelLinks().map { ClassifiedLink(sample: $0, classification: classifier.classify($0)) }
-            .filter { all || $0.isWatched(by: configuration.watchedClasses) }
-        try context.print(json ? InterfacesReport.json(shown).rendered() + "\n" : InterfacesReport.table(shown))
+        let links = try context.kernelLinks().map { ClassifiedLink(sample: $0, classification: classifier.classify($0)) }
+        let shown = links.filter { all || $0.isWatched(by: configuration.watchedClasses) }
+        if json {
+            try context.print(InterfacesReport.json(shown))
+        } else {
+            // An empty table says nothing: say what is there and how to count it.
+            try context.print(shown.isEmpty && !links.isEmpty
+                ? "No watched interface. " + InterfacesReport.watchHint(
+                    unwatched: links, watched: configuration.watchedClasses, configPath: context.configPath) + "--all lists every link.\n"
+                : InterfacesReport.table(shown))
+        }
         return 0
     }
 

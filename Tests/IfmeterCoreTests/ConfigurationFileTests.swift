@@ -54,9 +54,9 @@ import Testing
         ("[Daemon]\n\nMaxRate=99999999999999999999T", "bad.conf:3: MaxRate=\"99999999999999999999T\": expected bits per second like 100M or 10G"),
         ("[Daemon]\nStateDirectory=relative", "bad.conf:2: StateDirectory=\"relative\": expected an absolute path"),
         ("[Daemon]\nSampleIntervalSec=5\nSampleIntervalSec=6", "bad.conf:3: SampleIntervalSec= set twice in [Daemon]"),
-        ("[Interfaces]\nWatch=wifi satellite", "bad.conf:2: Watch=: unknown class \"satellite\" (known: wifi cellular tunnel other)"),
+        ("[Interfaces]\nWatch=wifi satellite", "bad.conf:2: Watch=: unknown class \"satellite\" (known: wifi cellular tunnel wired other)"),
         ("[Classes]\nppp[0-9=cellular", "bad.conf:2: \"ppp[0-9\": invalid name pattern (unclosed [ or longer than 15 characters of name)"),
-        ("[Classes]\nppp*=modem", "bad.conf:2: ppp*=\"modem\": expected wifi, cellular, tunnel, other or ignore"),
+        ("[Classes]\nppp*=modem", "bad.conf:2: ppp*=\"modem\": expected wifi, cellular, tunnel, wired, other or ignore"),
         ("[Daemon]\nMaxRate=1\u{0}0", "bad.conf:2: NUL byte in line"),
         ("[Daemon]\nnonsense", "bad.conf:2: expected Key=Value, got \"nonsense\""),
         ("[Daemon", "bad.conf:1: malformed section header \"[Daemon\""),
@@ -65,7 +65,7 @@ import Testing
         ("[Retention]\nDailyDays=7", "bad.conf:2: DailyDays=7: keep at least 32 days (or 0, forever) to cover a billing cycle"),
         ("[Budgets]\nBillingDay=31", "bad.conf:2: BillingDay=\"31\": expected a whole number from 1 to 28"),
         ("[Budgets]\ncellular=lots", "bad.conf:2: cellular=\"lots\": expected an amount like 20GB (1000-based) or 5GiB (1024-based)"),
-        ("[Budgets]\nwwan*=5G", "bad.conf:2: \"wwan*\": a budget names a class (wifi, cellular, tunnel, other) or an interface"),
+        ("[Budgets]\nwwan*=5G", "bad.conf:2: \"wwan*\": a budget names a class (wifi, cellular, tunnel, wired, other) or an interface"),
     ]
 
     @Test(arguments: badFiles)

@@ -155,7 +155,7 @@ public enum ConfigurationFile {
         }
         if let interfaceClass = InterfaceClass(rawValue: target) { return Budget(target: .interfaceClass(interfaceClass), bytes: bytes) }
         guard (InterfaceName.decode(target)?.count ?? .max) <= 15, isValidGlob(target), !target.contains(where: { "*?[".contains($0) }) else {
-            throw Message(text: "\(quoted(target)): a budget names a class (wifi, cellular, tunnel, other) or an interface")
+            throw Message(text: "\(quoted(target)): a budget names a class (\(InterfaceClass.allCases.map(\.rawValue).joined(separator: ", "))) or an interface")
         }
         return Budget(target: .interface(target), bytes: bytes)
     }
@@ -189,7 +189,7 @@ public enum ConfigurationFile {
         var result: Set<InterfaceClass> = []
         for word in value.split(whereSeparator: { $0 == " " || $0 == "," }) {
             guard let parsed = InterfaceClass(rawValue: String(word)) else {
-                throw Message(text: "Watch=: unknown class \(quoted(String(word))) (known: wifi cellular tunnel other)")
+                throw Message(text: "Watch=: unknown class \(quoted(String(word))) (known: \(InterfaceClass.spelledOut))")
             }
             result.insert(parsed)
         }
@@ -203,7 +203,7 @@ public enum ConfigurationFile {
         guard isValidGlob(pattern) else { throw Message(text: "\(quoted(pattern)): invalid name pattern (unclosed [ or longer than 15 characters of name)") }
         if value == "ignore" { return InterfaceOverride(pattern: pattern, action: .ignore) }
         guard let assigned = InterfaceClass(rawValue: value) else {
-            throw Message(text: "\(pattern)=\(quoted(value)): expected wifi, cellular, tunnel, other or ignore")
+            throw Message(text: "\(pattern)=\(quoted(value)): expected \(InterfaceClass.allCases.map(\.rawValue).joined(separator: ", ")) or ignore")
         }
         return InterfaceOverride(pattern: pattern, action: .assign(assigned))
     }

@@ -62,6 +62,10 @@ public struct Snapshot: Sendable {
     public var budgets: [BudgetStatus]
     /// False when the kernel could not be read: figures are the store's only.
     public var kernelRead: Bool
+    /// The links present now that the configuration does not count, for
+    /// the hint when nothing is counted.
+    public var unwatched: [ClassifiedLink] = []
+    public var watchedClasses: Set<InterfaceClass> = InterfaceClass.watchedByDefault
 }
 
 /// Reads a snapshot from the store, given what the caller read from the
@@ -154,7 +158,10 @@ public enum SnapshotReader {
         }
         return Snapshot(
             now: now, bootID: bootID, billingDay: configuration.billingDay, cycleStart: cycleStart, cycleEnd: cycleEnd,
-            interfaces: interfaces, daemon: daemon, budgets: budgets, kernelRead: kernel != nil)
+            interfaces: interfaces, daemon: daemon, budgets: budgets, kernelRead: kernel != nil,
+            unwatched: (kernel ?? []).map { ClassifiedLink(sample: $0, classification: classifier.classify($0)) }
+                .filter { !$0.isWatched(by: configuration.watchedClasses) },
+            watchedClasses: configuration.watchedClasses)
     }
 }
 

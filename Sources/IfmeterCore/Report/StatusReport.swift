@@ -5,11 +5,11 @@ public enum StatusReport {
 
     // MARK: Text
 
-    public static func text(_ snapshot: Snapshot, units: Units) -> String {
+    public static func text(_ snapshot: Snapshot, units: Units, configPath: String = Configuration.defaultPath) -> String {
         var output = "ifmeter status at \(TimeText.moment(snapshot.now)): \(Estimate.basis)\n"
         output += daemonLine(snapshot) + "\n"
         if !snapshot.kernelRead { output += "kernel counters could not be read: figures are the store's as of its last commit\n" }
-        if snapshot.interfaces.isEmpty { output += "\nNo interface counted yet.\n" }
+        if snapshot.interfaces.isEmpty { output += "\n" + nothingCounted(snapshot, configPath: configPath) }
         for interface in snapshot.interfaces {
             output += "\n\(interface.name)  \(displayClass(interface.interfaceClass)) (\(interface.signal)), \(interface.presence.rawValue)\n"
             var table = TextTable([("", .left), ("rx", .right), ("tx", .right), ("total", .right), ("", .left)])
@@ -46,7 +46,7 @@ public enum StatusReport {
     /// The default screen: one line per interface within 80 columns, gone
     /// interfaces left out unless `all`, names in natural order; the daemon's
     /// health and the budgets as in the detailed view (`-i NAME`).
-    public static func summary(_ snapshot: Snapshot, units: Units, all: Bool) -> String {
+    public static func summary(_ snapshot: Snapshot, units: Units, all: Bool, configPath: String = Configuration.defaultPath) -> String {
         var output = "ifmeter status at \(TimeText.moment(snapshot.now))\n" + daemonLine(snapshot) + "\n"
         if !snapshot.kernelRead { output += "kernel counters could not be read: figures are the store's as of its last commit\n" }
         let shown = snapshot.interfaces.filter { all || $0.presence != .gone }.sorted { NaturalOrder.less($0.name, $1.name) }
@@ -62,7 +62,7 @@ public enum StatusReport {
         }
         output += "\n"
         if snapshot.interfaces.isEmpty {
-            output += "No interface counted yet.\n"
+            output += nothingCounted(snapshot, configPath: configPath)
         } else if shown.isEmpty {
             output += "No interface present.\n"
         } else {
@@ -84,6 +84,14 @@ public enum StatusReport {
                 + [interface.today, interface.cycle, interface.allTime].flatMap { [String($0.rxBytes), String($0.txBytes)] } + rate)
                 .joined(separator: ";") + "\n"
         }.joined()
+    }
+
+    /// "No interface counted yet", and when the kernel was read, which
+    /// interfaces exist and the `Watch=` line that would count them.
+    static func nothingCounted(_ snapshot: Snapshot, configPath: String) -> String {
+        let text = "No interface counted yet.\n"
+        guard snapshot.kernelRead else { return text }
+        return text + InterfacesReport.watchHint(unwatched: snapshot.unwatched, watched: snapshot.watchedClasses, configPath: configPath)
     }
 
     static func displayClass(_ raw: String) -> String { InterfaceClass(rawValue: raw)?.displayName ?? raw }
