@@ -52,8 +52,11 @@ struct OptionSpec: Sendable, Hashable {
     static let format = OptionSpec(["--format"], value: "FORMAT", choices: ["csv", "jsonl"], "csv (default) or jsonl")
     static let granularity = OptionSpec(
         ["--granularity"], value: "G", choices: Granularity.allCases.map(\.rawValue), "5min, hour, day (default), month or year")
-    static let svg = OptionSpec(["--svg"], value: "FILE", "write the SVG there")
-    static let days = OptionSpec(["--days"], value: "N", "the last N days (default 30)")
+    static let svg = OptionSpec(["--svg"], value: "FILE", "write the SVG there; - writes it to standard output")
+    static let kind = OptionSpec(
+        ["--kind"], value: "KIND", choices: GraphKind.allCases.map(\.rawValue),
+        "summary, hourly (the last 24 hours), daily (default), monthly (the last 12 months) or top (the 10 largest days)")
+    static let days = OptionSpec(["--days"], value: "N", "with --kind daily: the last N days (default 30, at most 3660)")
     static let allInterfaces = OptionSpec(["--all"], "also interfaces that are gone")
     static let oneline = OptionSpec(["--oneline"], "one line per interface for scripts: fields separated by ;")
     static let utc = OptionSpec(["--utc"], "show times in UTC (buckets keep the zone the daemon counts in)")
@@ -67,7 +70,7 @@ struct OptionSpec: Sendable, Hashable {
 /// The commands of `ifmeter`. Each case's help, summary and options are
 /// switches over the case, so a command without them does not compile.
 enum CommandName: String, CaseIterable, Sendable {
-    case status, hours, days, months, years, top, classes, events, live, export, graph, check, interfaces
+    case status, fiveminutes, hours, days, months, years, top, classes, events, live, export, graph, check, interfaces
 
     /// The command run when none is named.
     static let fallback = CommandName.status
@@ -76,13 +79,13 @@ enum CommandName: String, CaseIterable, Sendable {
     var options: [OptionSpec] {
         switch self {
         case .status: [.interface, .allInterfaces, .oneline, .json, .utc] + OptionSpec.units
-        case .hours, .days, .months, .years, .top: [.interface, .limit] + OptionSpec.range + [.json, .utc] + OptionSpec.units
+        case .fiveminutes, .hours, .days, .months, .years, .top: [.interface, .limit] + OptionSpec.range + [.json, .utc] + OptionSpec.units
         case .classes: [.json] + OptionSpec.units
         case .check: [.json, .utc] + OptionSpec.units
         case .events: [.interface, .limit, .json, .utc]
         case .live: [.interface, .interval, .count, .json] + OptionSpec.units
         case .export: [.interface, .format, .granularity] + OptionSpec.range + [.utc]
-        case .graph: [.svg, .interface, .days, .utc]
+        case .graph: [.svg, .kind, .interface, .days, .utc]
         case .interfaces: [.all, .json]
         }
     }
@@ -91,6 +94,7 @@ enum CommandName: String, CaseIterable, Sendable {
     var summary: String {
         switch self {
         case .status: "today, billing cycle, since boot, all time, rate, last reset, daemon health, budgets (the default)"
+        case .fiveminutes: "traffic per five minutes"
         case .hours: "traffic per hour"
         case .days: "traffic per day, with bars"
         case .months: "traffic per month, with bars"
@@ -100,7 +104,7 @@ enum CommandName: String, CaseIterable, Sendable {
         case .events: "the reset log"
         case .live: "rates per interface, refreshed until Ctrl-C"
         case .export: "stored records as CSV or JSON lines"
-        case .graph: "an SVG of daily traffic per class"
+        case .graph: "an SVG picture: summary, hourly, daily, monthly or top"
         case .check: "exit 1 or 2 when a data budget is at risk or exceeded"
         case .interfaces: "the links, their class and why, raw counters"
         }
@@ -122,6 +126,7 @@ enum CommandName: String, CaseIterable, Sendable {
             plus what the kernel counted since the daemon's last commit in the
             same interface life.
             """
+        case .fiveminutes: Self.history("five-minute buckets (kept FiveMinuteHours=)", 24)
         case .hours: Self.history("hour buckets (kept HourlyDays=)", 24)
         case .days: Self.history("day buckets with bars (kept DailyDays=)", 30)
         case .months: Self.history("month buckets with bars", 12)
@@ -152,8 +157,13 @@ enum CommandName: String, CaseIterable, Sendable {
             """
         case .graph:
             """
-            Writes a self-contained SVG of daily received and transmitted bytes per
-            class over the last N days (default 30).
+            Writes a self-contained SVG of received and transmitted bytes, a panel
+            per class (per interface, or merge, with -i): --kind summary (today,
+            yesterday, this and last month, and the last 24 hours), hourly (the
+            last 24 hours), daily (the last --days, default 30), monthly (the last
+            12 months) or top (the 10 largest days), as vnstati draws them. For a
+            PNG, pipe it through rsvg-convert: ifmeter graph --svg - | rsvg-convert
+            -o traffic.png
             """
         case .check:
             """

@@ -119,7 +119,7 @@ enum Commands {
         case .events(let selection, let limit, let json): return try events(selection, limit: limit, json: json, context)
         case .live(let selection, let interval, let count, let display): return try live(selection, interval: interval, count: count, display, context)
         case .export(let selection, let format, let granularity, let range): return try export(selection, format, granularity, range, context)
-        case .graph(let selection, let path, let days): return try graph(selection, path: path, days: days, context)
+        case .graph(let selection, let kind, let path, let days): return try graph(selection, kind, path: path, days: days, context)
         case .interfaces(let all, let json): return try interfaces(all: all, json: json, context)
         }
     }
@@ -212,25 +212,34 @@ enum Commands {
         return 0
     }
 
-    static func graph(_ selection: InterfaceSelection, path: String, days: Int, _ context: Context) throws(CommandFailure) -> Int32 {
+    static func graph(_ selection: InterfaceSelection, _ kind: GraphKind, path: String, days: Int, _ context: Context) throws(CommandFailure) -> Int32 {
         let store = try context.openStore()
         let now = context.now
         let additions = try liveAdditions(store, context, now: now)
         try checkSelection(selection, known: additions.classes.keys, .graph)
-        // The graph is per class: a merge only selects its members.
-        let members = InterfaceSelection(groups: selection.members.map { [$0] })
-        let from = TimeBuckets.start(of: .day, days - 1, before: now.wall)
-        let rows: [HistoryRow]
-        do {
-            rows = HistoryReport.rows(
-                .days, buckets: try store.buckets(.day, from: from), live: additions.deltas, classes: additions.classes,
-                now: now.wall, names: members, from: from, to: .max, limit: .max)
-        } catch {
-            throw .store(error)
+        var failure: StoreError?
+        // A panel per class; with -i, a panel per interface or merge.
+        let panels = SVGGraph.panels(kind, rows: { granularity, from in
+            do throws(StoreError) {
+                return HistoryReport.rows(
+                    HistoryReport.Kind(listing: granularity), buckets: try store.buckets(granularity, from: from), live: additions.deltas, classes: additions.classes,
+                    now: now.wall, names: selection, from: from, to: .max, limit: .max)
+            } catch {
+                failure = error
+                return []
+            }
+        }, now: now.wall, days: days, byName: !selection.isEmpty)
+        if let failure { throw .store(failure) }
+        var notes = [Estimate.basis + "."]
+        if selection.isEmpty { notes.append(Estimate.classCaveat + ".") }
+        let svg = SVGGraph.render(title: SVGGraph.title(kind, now: now.wall, days: days), notes: notes, panels: panels).svg
+        if path == "-" {
+            try context.print(svg)
+            return 0
         }
         do {
             // Temporary file and rename: a symlink planted at PATH is replaced, never written through.
-            try FileSystem.writeAtomically(Array(SVGGraph.render(days: rows, from: from, dayCount: days, now: now.wall).utf8), to: path)
+            try FileSystem.writeAtomically(Array(svg.utf8), to: path)
         } catch let error as SystemError {
             throw .cannotWrite(error)
         } catch {

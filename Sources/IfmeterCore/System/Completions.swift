@@ -64,6 +64,7 @@ public enum CommandTable {
 
     public static let commands: [Command] = [
         Command(name: "status", summary: "totals, rates, resets, daemon health, budgets", interfaceOperands: true),
+        history("fiveminutes", "traffic per five minutes"),
         history("hours", "traffic per hour"),
         history("days", "traffic per day"),
         history("months", "traffic per month"),
@@ -80,9 +81,10 @@ public enum CommandTable {
             Option(names: ["--granularity"], value: .choice(["5min", "hour", "day", "month", "year"]), summary: "bucket size"),
             begin, end,
         ]),
-        Command(name: "graph", summary: "an SVG of daily traffic per class", options: [
-            Option(names: ["--svg"], value: .file, summary: "the SVG file to write"),
-            Option(names: ["--days"], value: .count, summary: "days shown"),
+        Command(name: "graph", summary: "an SVG picture: summary, hourly, daily, monthly or top", options: [
+            Option(names: ["--svg"], value: .file, summary: "the SVG file to write (- for standard output)"),
+            Option(names: ["--kind"], value: .choice(["summary", "hourly", "daily", "monthly", "top"]), summary: "the picture"),
+            Option(names: ["--days"], value: .count, summary: "days shown (daily)"),
         ]),
         Command(name: "check", summary: "exit 1 or 2 when a data budget is at risk or exceeded"),
         Command(name: "interfaces", summary: "links, their class and why, raw counters", options: [
