@@ -43,7 +43,7 @@ struct OptionSpec: Sendable, Hashable {
     static let byteRates = OptionSpec(["--byte-rates"], "rates in bytes per second instead of bits per second")
     static let interface = OptionSpec(
         ["-i", "--interface"], value: "IFACE", repeatable: true, "only this interface (repeatable); a+b shows a and b merged into one")
-    static let limit = OptionSpec(["--limit"], value: "N", "keep the latest N rows")
+    static let limit = OptionSpec(["--limit"], value: "N", "keep the latest N rows per interface (top: the N largest days in all)")
     static let begin = OptionSpec(["--begin"], value: "DATE", "from DATE: YYYY-MM-DD or \"YYYY-MM-DD HH:MM\", local time")
     static let end = OptionSpec(["--end"], value: "DATE", "to DATE, the day named included")
     static let all = OptionSpec(["--all"], "every link: also the unwatched and ignored ones")
@@ -131,7 +131,15 @@ enum CommandName: String, CaseIterable, Sendable {
         case .days: Self.history("day buckets with bars (kept DailyDays=)", 30)
         case .months: Self.history("month buckets with bars", 12)
         case .years: Self.history("year buckets", 100)
-        case .top: Self.history("the largest days with bars", 10)
+        case .top:
+            """
+            The largest days, largest first, with bars: the --limit N largest
+            (default 10) among all the interfaces shown, not per interface.
+            -i limits it to interfaces (a+b ranks their merged days); DATE:
+            YYYY-MM-DD or "YYYY-MM-DD HH:MM" local time, --end includes the day
+            named. Today includes what the kernel counted since the daemon's last
+            commit (*); it is ranked by what it holds now, not by an estimate.
+            """
         case .classes:
             """
             Totals per class: today, billing cycle, since boot, all time (rx + tx).

@@ -40,9 +40,16 @@ import Testing
         #expect(configuration.retention.dailyDays == 400)
         #expect(configuration.billingDay == 15)
         #expect(configuration.budgets == [
-            Budget(target: .interfaceClass(.cellular), bytes: 20_000_000_000),
+            Budget(target: .interfaceClass(.cellular), bytes: 20_000_000_000, decimal: true),
             Budget(target: .interface("wwan0"), bytes: 1_610_612_736),
         ])
+    }
+
+    /// A budget keeps the unit system it was written in.
+    @Test(arguments: [("5MB", true), ("5M", true), ("1.5GB", true), ("5MiB", false), ("2GiB", false), ("5000000B", false), ("5000000", false)])
+    func budgetsRememberTheirUnits(_ testCase: (String, Bool)) throws {
+        let configuration = try ConfigurationFile.parse("[Budgets]\ncellular=\(testCase.0)\n", path: "units.conf")
+        #expect(configuration.budgets.first?.decimal == testCase.1)
     }
 
     static let badFiles: [(text: String, error: String)] = [

@@ -150,14 +150,21 @@ public enum ConfigurationFile {
     /// A budget for a class (`cellular=20GB`) or an interface (`wwan0=5GiB`).
     static func budget(target typed: String, value: String) throws -> Budget {
         let target = InterfaceClass(rawValue: typed) != nil ? typed : InterfaceName.fromUser(typed)
-        guard let bytes = byteAmount(value), bytes > 0 else {
+        guard let bytes = byteAmount(value), bytes > 0, let decimal = isDecimalAmount(value) else {
             throw Message(text: "\(target)=\(quoted(value)): expected an amount like 20GB (1000-based) or 5GiB (1024-based)")
         }
-        if let interfaceClass = InterfaceClass(rawValue: target) { return Budget(target: .interfaceClass(interfaceClass), bytes: bytes) }
+        if let interfaceClass = InterfaceClass(rawValue: target) { return Budget(target: .interfaceClass(interfaceClass), bytes: bytes, decimal: decimal) }
         guard (InterfaceName.decode(target)?.count ?? .max) <= 15, isValidGlob(target), !target.contains(where: { "*?[".contains($0) }) else {
             throw Message(text: "\(quoted(target)): a budget names a class (\(InterfaceClass.allCases.map(\.rawValue).joined(separator: ", "))) or an interface")
         }
-        return Budget(target: .interface(target), bytes: bytes)
+        return Budget(target: .interface(target), bytes: bytes, decimal: decimal)
+    }
+
+    /// Whether an amount byteAmount accepted is written in powers of 1000
+    /// (`5MB`, `5M`); nil for anything byteAmount would refuse.
+    static func isDecimalAmount(_ value: String) -> Bool? {
+        guard byteAmount(value) != nil else { return nil }
+        return ["KB", "MB", "GB", "TB", "K", "M", "G", "T"].contains { value.hasSuffix($0) } && !value.hasSuffix("iB")
     }
 
     /// Bytes with an optional unit: B, K/KB/M/MB/G/GB/T/TB (powers of 1000)

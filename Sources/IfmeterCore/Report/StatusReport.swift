@@ -112,6 +112,8 @@ public enum StatusReport {
             ("", .left), ("used", .right), ("budget", .right), ("left", .right), ("projected", .right), ("observed", .right), ("", .left),
         ])
         for status in snapshot.budgets {
+            // A budget written "20GB" reads back in GB unless --si or --bytes chose.
+            let units = status.budget.decimal && units.scale == .iec ? Units(scale: .si, ratesInBits: units.ratesInBits) : units
             let left = status.remaining >= 0 ? units.bytes(UInt64(status.remaining)) : "-" + units.bytes(UInt64(-status.remaining))
             let projection = status.projection
             let verdict: String
