@@ -62,7 +62,7 @@ enum Command: Sendable, Equatable {
     case classes(DisplayOptions)
     case check(DisplayOptions)
     case events(InterfaceSelection, limit: Int, json: Bool)
-    case live(InterfaceSelection, interval: Double, count: Int?, DisplayOptions)
+    case live(InterfaceSelection, interval: Double, count: Int?, DisplayOptions, all: Bool)
     case export(InterfaceSelection, ExportFormat, Granularity, TimeRange)
     case graph(InterfaceSelection, GraphKind, path: String, days: Int)
     case interfaces(all: Bool, json: Bool)
@@ -151,7 +151,9 @@ enum CommandParser {
         case .events:
             return .events(try options.selection(), limit: try options.number(.limit) ?? 50, json: options.flag(.json))
         case .live:
-            return .live(try options.selection(), interval: try options.seconds(.interval) ?? 1, count: try options.number(.count), options.display())
+            return .live(
+                try options.selection(), interval: try options.seconds(.interval) ?? 1, count: try options.number(.count), options.display(),
+                all: options.flag(.allLinks))
         case .export:
             let format = try options.choice(.format, ExportFormat.self, expected: "csv or jsonl") ?? .csv
             let granularity = try options.choice(.granularity, Granularity.self, expected: "5min, hour, day, month or year") ?? .day

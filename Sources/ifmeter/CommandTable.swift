@@ -58,6 +58,7 @@ struct OptionSpec: Sendable, Hashable {
         "summary, hourly (the last 24 hours), daily (default), monthly (the last 12 months) or top (the 10 largest days)")
     static let days = OptionSpec(["--days"], value: "N", "with --kind daily: the last N days (default 30, at most 3660)")
     static let allInterfaces = OptionSpec(["--all"], "also interfaces that are gone")
+    static let allLinks = OptionSpec(["--all"], "every link, also the unwatched ones (wired, other); never loopback")
     static let oneline = OptionSpec(["--oneline"], "one line per interface for scripts: fields separated by ;")
     static let utc = OptionSpec(["--utc"], "show times in UTC (buckets keep the zone the daemon counts in)")
 
@@ -83,7 +84,7 @@ enum CommandName: String, CaseIterable, Sendable {
         case .classes: [.json] + OptionSpec.units
         case .check: [.json, .utc] + OptionSpec.units
         case .events: [.interface, .limit, .json, .utc]
-        case .live: [.interface, .interval, .count, .json] + OptionSpec.units
+        case .live: [.interface, .allLinks, .interval, .count, .json] + OptionSpec.units
         case .export: [.interface, .format, .granularity] + OptionSpec.range + [.utc]
         case .graph: [.svg, .kind, .interface, .days, .utc]
         case .interfaces: [.all, .json]

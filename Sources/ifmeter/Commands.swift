@@ -117,7 +117,8 @@ enum Commands {
         case .classes(let display): return try classes(display, context)
         case .check(let display): return try check(display, context)
         case .events(let selection, let limit, let json): return try events(selection, limit: limit, json: json, context)
-        case .live(let selection, let interval, let count, let display): return try live(selection, interval: interval, count: count, display, context)
+        case .live(let selection, let interval, let count, let display, let all):
+            return try live(selection, interval: interval, count: count, display, all: all, context)
         case .export(let selection, let format, let granularity, let range): return try export(selection, format, granularity, range, context)
         case .graph(let selection, let kind, let path, let days): return try graph(selection, kind, path: path, days: days, context)
         case .interfaces(let all, let json): return try interfaces(all: all, json: json, context)
@@ -228,7 +229,7 @@ enum Commands {
                 failure = error
                 return []
             }
-        }, now: now.wall, days: days, byName: !selection.isEmpty)
+        }, now: now.wall, days: days, byName: !selection.isEmpty, aliases: context.configuration.aliases)
         if let failure { throw .store(failure) }
         var notes = [Estimate.basis + "."]
         if selection.isEmpty { notes.append(Estimate.classCaveat + ".") }
@@ -267,17 +268,19 @@ enum Commands {
     }
 
     static func live(
-        _ selection: InterfaceSelection, interval: Double, count: Int?, _ display: DisplayOptions, _ context: Context
+        _ selection: InterfaceSelection, interval: Double, count: Int?, _ display: DisplayOptions, all: Bool, _ context: Context
     ) throws(CommandFailure) -> Int32 {
         let configuration = context.configuration
+        // --all: every class; loopback and ignored links have none.
+        let shownClasses = all ? Set(InterfaceClass.allCases) : configuration.watchedClasses
         let source: NetlinkLinkSource
         do { source = try NetlinkLinkSource() } catch { throw .kernel("\(error)") }
         let classifier = configuration.classifier
         var previous = try kernelSample(source)
-        let watched = previous.links.filter { classifier.classify($0).interfaceClass.map(configuration.watchedClasses.contains) ?? false }
+        let watched = previous.links.filter { classifier.classify($0).interfaceClass.map(shownClasses.contains) ?? false }
         try checkSelection(selection, known: watched.map(\.name), .live)
         func include(_ link: LinkSample) -> String? {
-            guard let interfaceClass = classifier.classify(link).interfaceClass, configuration.watchedClasses.contains(interfaceClass),
+            guard let interfaceClass = classifier.classify(link).interfaceClass, shownClasses.contains(interfaceClass),
                 selection.isEmpty || selection.members.contains(link.name)
             else { return nil }
             return interfaceClass.rawValue

@@ -55,4 +55,36 @@ struct WatchTests {
         try daemon.runOnce()
         #expect(try daemon.store().interfaces().map(\.name).sorted() == ["v0", "v1"])
     }
+
+    /// `[Aliases]` names an interface on the screens; the store and -i keep
+    /// the kernel's name.
+    @Test func aliasesAreShownBesideTheName() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "[Aliases]\ntun0=office vpn\n")
+        try daemon.runOnce()
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 4, size: 500, persist: true)
+        try daemon.runOnce()
+        let summary = try ifmeter(daemon, ["status"])
+        #expect(summary.standardOutput.contains("\ntun0 (office vpn)  tunnel"), "\(summary.standardOutput)")
+        let detail = try ifmeter(daemon, ["status", "-i", "tun0"])
+        #expect(detail.standardOutput.contains("\ntun0 (office vpn)  tunnel (kind tun), up"), "\(detail.standardOutput)")
+        let json = try ifmeter(daemon, ["status", "--json"])
+        #expect(json.standardOutput.contains("\"name\": \"tun0\",\n      \"alias\": \"office vpn\""), "\(json.standardOutput)")
+        let graph = try ifmeter(daemon, ["graph", "--svg", "-", "-i", "tun0"])
+        #expect(graph.standardOutput.contains(">tun0 (office vpn)</text>"))
+        #expect(try daemon.store().interfaces().map(\.name) == ["tun0"])
+    }
+
+    /// `live --all` shows the links Watch= leaves out, never loopback.
+    @Test func liveAllShowsUnwatchedLinks() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.exec(["ip", "link", "add", "v0", "type", "veth", "peer", "name", "v1"])
+        let all = try ifmeter(daemon, ["live", "--all", "--count", "1", "--interval", "0.1"])
+        #expect(all.status == 0)
+        #expect(all.standardOutput.contains("\nv0 ") && all.standardOutput.contains("\nv1 "), "\(all.standardOutput)")
+        #expect(!all.standardOutput.contains("\nlo "))
+        let watched = try ifmeter(daemon, ["live", "-i", "v0", "--count", "1", "--interval", "0.1"])
+        #expect(watched.status == 64)
+        let chosen = try ifmeter(daemon, ["live", "--all", "-i", "v0", "--count", "1", "--interval", "0.1"])
+        #expect(chosen.status == 0 && chosen.standardOutput.contains("\nv0 ") && !chosen.standardOutput.contains("\nv1 "))
+    }
 }

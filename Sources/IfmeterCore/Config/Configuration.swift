@@ -66,6 +66,9 @@ public struct Configuration: Sendable {
     /// Day of the month a billing cycle starts (1...28), like vnStat's MonthRotate.
     public var billingDay = 1
     public var budgets: [Budget] = []
+    /// Names shown beside interface names (`[Aliases]`, vnStat's --setalias):
+    /// display only, the store and -i keep the kernel's name.
+    public var aliases: [String: String] = [:]
 
     public init() {}
 

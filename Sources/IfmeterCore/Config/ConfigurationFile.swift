@@ -32,6 +32,8 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible, Equa
 ///     BillingDay=15
 ///     cellular=20GB
 ///     wwan0=5GiB
+///     [Aliases]
+///     wwan0=phone
 public enum ConfigurationFile {
     /// Longest accepted line; anything longer is not a hand-written config.
     static let maximumLineLength = 4096
@@ -52,8 +54,8 @@ public enum ConfigurationFile {
             if line.hasPrefix("[") {
                 guard line.hasSuffix("]"), line.count > 2 else { throw fail("malformed section header \(quoted(line))") }
                 let name = String(line.dropFirst().dropLast())
-                guard ["Daemon", "Interfaces", "Classes", "Retention", "Budgets"].contains(name) else {
-                    throw fail("unknown section [\(name)] (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets])")
+                guard ["Daemon", "Interfaces", "Classes", "Retention", "Budgets", "Aliases"].contains(name) else {
+                    throw fail("unknown section [\(name)] (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets], [Aliases])")
                 }
                 section = name
                 continue
@@ -106,6 +108,9 @@ public enum ConfigurationFile {
             c.retention.dailyDays = days
         case ("Budgets", "BillingDay"): c.billingDay = Int(try count(value, key: key, range: 1...28))
         case ("Budgets", _): c.budgets.append(try budget(target: key, value: value))
+        case ("Aliases", _):
+            let (name, alias) = try aliasEntry(name: key, value: value)
+            c.aliases[name] = alias
         case ("Retention", "MonthlyMonths"): c.retention.monthlyMonths = Int(try count(value, key: key, range: 0...100_000))
         case ("Retention", "YearlyYears"): c.retention.yearlyYears = Int(try count(value, key: key, range: 0...10_000))
         default: throw Message(text: "unknown key \(key)= in [\(section)]")
@@ -165,6 +170,19 @@ public enum ConfigurationFile {
     static func isDecimalAmount(_ value: String) -> Bool? {
         guard byteAmount(value) != nil else { return nil }
         return ["KB", "MB", "GB", "TB", "K", "M", "G", "T"].contains { value.hasSuffix($0) } && !value.hasSuffix("iB")
+    }
+
+    /// An alias for an interface: `wwan0=phone`. Shown on screens, so short
+    /// and printable; the name is a kernel name, not a pattern.
+    static func aliasEntry(name typed: String, value: String) throws -> (String, String) {
+        let name = InterfaceName.fromUser(typed)
+        guard (InterfaceName.decode(name)?.count ?? .max) <= 15, isValidGlob(name), !name.contains(where: { "*?[".contains($0) }) else {
+            throw Message(text: "\(quoted(name)): an alias names one interface, like wwan0=phone")
+        }
+        guard !value.isEmpty, value.count <= 32, value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7f }) else {
+            throw Message(text: "\(name)=\(quoted(value)): an alias is 1 to 32 printable characters")
+        }
+        return (name, value)
     }
 
     /// Bytes with an optional unit: B, K/KB/M/MB/G/GB/T/TB (powers of 1000)

@@ -66,6 +66,8 @@ public struct Snapshot: Sendable {
     /// the hint when nothing is counted.
     public var unwatched: [ClassifiedLink] = []
     public var watchedClasses: Set<InterfaceClass> = InterfaceClass.watchedByDefault
+    /// `[Aliases]`: display names beside interface names.
+    public var aliases: [String: String] = [:]
 }
 
 /// Reads a snapshot from the store, given what the caller read from the
@@ -161,7 +163,7 @@ public enum SnapshotReader {
             interfaces: interfaces, daemon: daemon, budgets: budgets, kernelRead: kernel != nil,
             unwatched: (kernel ?? []).map { ClassifiedLink(sample: $0, classification: classifier.classify($0)) }
                 .filter { !$0.isWatched(by: configuration.watchedClasses) },
-            watchedClasses: configuration.watchedClasses)
+            watchedClasses: configuration.watchedClasses, aliases: configuration.aliases)
     }
 }
 

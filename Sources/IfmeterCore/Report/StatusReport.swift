@@ -11,7 +11,8 @@ public enum StatusReport {
         if !snapshot.kernelRead { output += "kernel counters could not be read: figures are the store's as of its last commit\n" }
         if snapshot.interfaces.isEmpty { output += "\n" + nothingCounted(snapshot, configPath: configPath) }
         for interface in snapshot.interfaces {
-            output += "\n\(interface.name)  \(displayClass(interface.interfaceClass)) (\(interface.signal)), \(interface.presence.rawValue)\n"
+            let alias = snapshot.aliases[interface.name].map { " (\($0))" } ?? ""
+            output += "\n\(interface.name)\(alias)  \(displayClass(interface.interfaceClass)) (\(interface.signal)), \(interface.presence.rawValue)\n"
             var table = TextTable([("", .left), ("rx", .right), ("tx", .right), ("total", .right), ("", .left)])
             func row(_ label: String, _ counters: LinkCounters, _ note: String = "") {
                 table.append([label, units.bytes(counters.rxBytes), units.bytes(counters.txBytes), units.bytes(counters.totalBytes), note])
@@ -57,7 +58,7 @@ public enum StatusReport {
         for interface in shown {
             func total(_ counters: LinkCounters) -> String { units.bytes(counters.totalBytes) }
             let rate = interface.rate.map { units.rate(bytesPerSecond: $0.rx + $0.tx) } ?? "-"
-            table.append([interface.name, displayClass(interface.interfaceClass), interface.presence.rawValue,
+            table.append([interface.name + (snapshot.aliases[interface.name].map { " (\($0))" } ?? ""), displayClass(interface.interfaceClass), interface.presence.rawValue,
                           total(interface.today), total(interface.cycle), total(interface.allTime), rate])
         }
         output += "\n"
@@ -158,7 +159,11 @@ public enum StatusReport {
         .object(header(schema, snapshot) + [
             ("daemon", daemonJSON(snapshot.daemon)),
             ("billing_cycle", cycleJSON(snapshot)),
-            ("interfaces", .array(snapshot.interfaces.map(interfaceJSON))),
+            ("interfaces", .array(snapshot.interfaces.map { interface in
+                guard case .object(var fields) = interfaceJSON(interface) else { preconditionFailure("an interface is an object") }
+                fields.insert(("alias", snapshot.aliases[interface.name].map { .string($0) } ?? .null), at: 1)
+                return .object(fields)
+            })),
             ("budgets", .array(snapshot.budgets.map(budgetJSON))),
         ])
     }

@@ -73,6 +73,7 @@ public enum CommandTable {
         Command(name: "classes", summary: "totals per class"),
         Command(name: "events", summary: "the reset log", options: [interfaces, limit]),
         Command(name: "live", summary: "rates per interface until Ctrl-C", options: [
+            Option(names: ["--all"], value: .none, summary: "every link, also unwatched ones"),
             Option(names: ["--interval"], value: .seconds, summary: "seconds between refreshes"),
             Option(names: ["--count"], value: .count, summary: "stop after N refreshes"),
         ]),
