@@ -125,7 +125,9 @@ enum CommandName: String, CaseIterable, Sendable {
             never waits), and the last reset with its reason. The daemon is stale
             after three commit intervals without a commit. Totals are the store's
             plus what the kernel counted since the daemon's last commit in the
-            same interface life.
+            same interface life. With nothing counted, it names the interfaces
+            present and the Watch= line that would count them. Aliases from
+            [Aliases] are shown beside the names.
             """
         case .fiveminutes: Self.history("five-minute buckets (kept FiveMinuteHours=)", 24)
         case .hours: Self.history("hour buckets (kept HourlyDays=)", 24)
@@ -154,8 +156,9 @@ enum CommandName: String, CaseIterable, Sendable {
             """
         case .live:
             """
-            Rates per watched interface read from the kernel directly, refreshed
-            every --interval (default 1 s) in place until Ctrl-C, or N times.
+            Rates per watched interface (--all: every link but loopback) read from
+            the kernel directly, refreshed every --interval (default 1 s) in place
+            until Ctrl-C, or N times.
             """
         case .export:
             """
