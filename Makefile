@@ -27,8 +27,10 @@ DEB_PACKAGES := pkg-config libnl-3-dev libnl-route-3-dev libsqlite3-dev libsyste
 # real-systemd test), promtool and node_exporter (the metrics file checked by
 # the real consumers), mandoc (man page lint), zsh and fish (completion
 # syntax), lintian (the package), procps (pgrep) and curl (node_exporter's
-# /metrics) for the real-systemd test.
-TEST_PACKAGES := iproute2 sqlite3 util-linux procps systemd prometheus prometheus-node-exporter mandoc zsh fish lintian curl
+# /metrics) for the real-systemd test; librsvg2-bin (rsvg-convert) and netpbm
+# (pngtopnm) render the graphs to pixels the tests inspect.
+TEST_PACKAGES := iproute2 sqlite3 util-linux procps systemd prometheus prometheus-node-exporter mandoc zsh fish lintian curl \
+	librsvg2-bin netpbm
 
 # The one version source; the Debian revision counts packagings of it.
 VERSION := $(shell sed -n 's/^ *public static let number = "\([^"]*\)"$$/\1/p' Sources/IfmeterCore/Version.swift)
@@ -97,7 +99,8 @@ FUZZ_SOURCES := $(wildcard Sources/IfmeterCore/Config/*.swift) $(wildcard Source
 	Sources/IfmeterCore/System/FileSystem.swift Sources/IfmeterCore/System/Arguments.swift Sources/IfmeterAccounting/LinkSample.swift \
 	Sources/IfmeterCore/Model/InterfaceName.swift \
 	$(wildcard Sources/IfmeterCore/Time/*.swift) Sources/IfmeterCore/Text/Units.swift \
-	Sources/IfmeterCore/Report/InterfaceSelection.swift Sources/ifmeter/Command.swift Sources/ifmeter/CommandTable.swift
+	Sources/IfmeterCore/Report/InterfaceSelection.swift Sources/IfmeterCore/Report/GraphKind.swift \
+	Sources/ifmeter/Command.swift Sources/ifmeter/CommandTable.swift
 
 # The store fuzzer: hostile values in every column of a store, then every
 # reader and the daemon's start-up over it (Fuzz/StoreFuzzer.swift).

@@ -20,10 +20,14 @@ public struct Budget: Sendable, Hashable {
 
     public var target: Target
     public var bytes: UInt64
+    /// Written in 1000-based units (`20GB`), as carriers sell plans: shown
+    /// in them too, unless the command line asks for other units.
+    public var decimal: Bool
 
-    public init(target: Target, bytes: UInt64) {
+    public init(target: Target, bytes: UInt64, decimal: Bool = false) {
         self.target = target
         self.bytes = bytes
+        self.decimal = decimal
     }
 
     /// The name as configured: a class (`cellular`) or an interface (`wwan0`).
@@ -66,6 +70,9 @@ public struct Configuration: Sendable {
     /// Day of the month a billing cycle starts (1...28), like vnStat's MonthRotate.
     public var billingDay = 1
     public var budgets: [Budget] = []
+    /// Names shown beside interface names (`[Aliases]`, vnStat's --setalias):
+    /// display only, the store and -i keep the kernel's name.
+    public var aliases: [String: String] = [:]
 
     public init() {}
 

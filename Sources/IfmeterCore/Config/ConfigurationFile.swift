@@ -46,6 +46,8 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible, Equa
 ///     BillingDay=15
 ///     cellular=20GB
 ///     wwan0=5GiB
+///     [Aliases]
+///     wwan0=phone
 public enum ConfigurationFile {
     /// Longest accepted line; anything longer is not a hand-written config.
     static let maximumLineLength = 4096
@@ -66,8 +68,8 @@ public enum ConfigurationFile {
             if line.hasPrefix("[") {
                 guard line.hasSuffix("]"), line.count > 2 else { throw fail("malformed section header \(quoted(line))") }
                 let name = String(line.dropFirst().dropLast())
-                guard ["Daemon", "Interfaces", "Classes", "Retention", "Budgets"].contains(name) else {
-                    throw fail("unknown section [\(name)] (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets])")
+                guard ["Daemon", "Interfaces", "Classes", "Retention", "Budgets", "Aliases"].contains(name) else {
+                    throw fail("unknown section [\(name)] (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets], [Aliases])")
                 }
                 section = name
                 continue
@@ -119,6 +121,9 @@ public enum ConfigurationFile {
             c.retention.dailyDays = days
         case ("Budgets", "BillingDay"): c.billingDay = Int(try count(value, key: key, range: 1...28))
         case ("Budgets", _): c.budgets.append(try budget(target: key, value: value))
+        case ("Aliases", _):
+            let (name, alias) = try aliasEntry(name: key, value: value)
+            c.aliases[name] = alias
         case ("Retention", "MonthlyMonths"): c.retention.monthlyMonths = Int(try count(value, key: key, range: 0...100_000))
         case ("Retention", "YearlyYears"): c.retention.yearlyYears = Int(try count(value, key: key, range: 0...10_000))
         default: throw Message(text: "unknown key \(key)= in [\(section)]")
@@ -163,14 +168,34 @@ public enum ConfigurationFile {
     /// A budget for a class (`cellular=20GB`) or an interface (`wwan0=5GiB`).
     static func budget(target typed: String, value: String) throws(Message) -> Budget {
         let target = InterfaceClass(rawValue: typed) != nil ? typed : InterfaceName.fromUser(typed)
-        guard let bytes = byteAmount(value), bytes > 0 else {
+        guard let bytes = byteAmount(value), bytes > 0, let decimal = isDecimalAmount(value) else {
             throw Message(text: "\(target)=\(quoted(value)): expected an amount like 20GB (1000-based) or 5GiB (1024-based)")
         }
-        if let interfaceClass = InterfaceClass(rawValue: target) { return Budget(target: .interfaceClass(interfaceClass), bytes: bytes) }
+        if let interfaceClass = InterfaceClass(rawValue: target) { return Budget(target: .interfaceClass(interfaceClass), bytes: bytes, decimal: decimal) }
         guard (InterfaceName.decode(target)?.count ?? .max) <= 15, isValidGlob(target), !target.contains(where: { "*?[".contains($0) }) else {
-            throw Message(text: "\(quoted(target)): a budget names a class (wifi, cellular, tunnel, other) or an interface")
+            throw Message(text: "\(quoted(target)): a budget names a class (\(InterfaceClass.allCases.map(\.rawValue).joined(separator: ", "))) or an interface")
         }
-        return Budget(target: .interface(target), bytes: bytes)
+        return Budget(target: .interface(target), bytes: bytes, decimal: decimal)
+    }
+
+    /// Whether an amount byteAmount accepted is written in powers of 1000
+    /// (`5MB`, `5M`); nil for anything byteAmount would refuse.
+    static func isDecimalAmount(_ value: String) -> Bool? {
+        guard byteAmount(value) != nil else { return nil }
+        return ["KB", "MB", "GB", "TB", "K", "M", "G", "T"].contains { value.hasSuffix($0) } && !value.hasSuffix("iB")
+    }
+
+    /// An alias for an interface: `wwan0=phone`. Shown on screens, so short
+    /// and printable; the name is a kernel name, not a pattern.
+    static func aliasEntry(name typed: String, value: String) throws(Message) -> (String, String) {
+        let name = InterfaceName.fromUser(typed)
+        guard (InterfaceName.decode(name)?.count ?? .max) <= 15, isValidGlob(name), !name.contains(where: { "*?[".contains($0) }) else {
+            throw Message(text: "\(quoted(name)): an alias names one interface, like wwan0=phone")
+        }
+        guard !value.isEmpty, value.count <= 32, value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7f }) else {
+            throw Message(text: "\(name)=\(quoted(value)): an alias is 1 to 32 printable characters")
+        }
+        return (name, value)
     }
 
     /// Bytes with an optional unit: B, K/KB/M/MB/G/GB/T/TB (powers of 1000)
@@ -202,7 +227,7 @@ public enum ConfigurationFile {
         var result: Set<InterfaceClass> = []
         for word in value.split(whereSeparator: { $0 == " " || $0 == "," }) {
             guard let parsed = InterfaceClass(rawValue: String(word)) else {
-                throw Message(text: "Watch=: unknown class \(quoted(String(word))) (known: wifi cellular tunnel other)")
+                throw Message(text: "Watch=: unknown class \(quoted(String(word))) (known: \(InterfaceClass.spelledOut))")
             }
             result.insert(parsed)
         }
@@ -216,7 +241,7 @@ public enum ConfigurationFile {
         guard isValidGlob(pattern) else { throw Message(text: "\(quoted(pattern)): invalid name pattern (unclosed [ or longer than 15 characters of name)") }
         if value == "ignore" { return InterfaceOverride(pattern: pattern, action: .ignore) }
         guard let assigned = InterfaceClass(rawValue: value) else {
-            throw Message(text: "\(pattern)=\(quoted(value)): expected wifi, cellular, tunnel, other or ignore")
+            throw Message(text: "\(pattern)=\(quoted(value)): expected \(InterfaceClass.allCases.map(\.rawValue).joined(separator: ", ")) or ignore")
         }
         return InterfaceOverride(pattern: pattern, action: .assign(assigned))
     }

@@ -65,6 +65,12 @@ public struct Snapshot: Sendable {
     /// True when this process counts in another network namespace than the
     /// daemon: its links are not the daemon's, so none is mixed in.
     public var foreignNamespace = false
+    /// The links present now that the configuration does not count, for
+    /// the hint when nothing is counted.
+    public var unwatched: [ClassifiedLink] = []
+    public var watchedClasses: Set<InterfaceClass> = InterfaceClass.watchedByDefault
+    /// `[Aliases]`: display names beside interface names.
+    public var aliases: [String: String] = [:]
 }
 
 /// Reads a snapshot from the store, given what the caller read from the
@@ -173,7 +179,10 @@ public enum SnapshotReader {
         }
         return Snapshot(
             now: now, bootID: bootID, billingDay: configuration.billingDay, cycleStart: cycleStart, cycleEnd: cycleEnd,
-            interfaces: interfaces, daemon: daemon, budgets: budgets, kernelRead: kernel != nil, foreignNamespace: foreign)
+            interfaces: interfaces, daemon: daemon, budgets: budgets, kernelRead: kernel != nil, foreignNamespace: foreign,
+            unwatched: (kernel ?? []).map { ClassifiedLink(sample: $0, classification: classifier.classify($0)) }
+                .filter { !$0.isWatched(by: configuration.watchedClasses) },
+            watchedClasses: configuration.watchedClasses, aliases: configuration.aliases)
     }
 }
 
