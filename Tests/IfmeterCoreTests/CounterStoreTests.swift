@@ -32,10 +32,10 @@ import Testing
         #expect(state.openLives.count == 1)
         #expect(state.openLives.first?.life == life(4, huge))
         let interface = try #require(try reader.interfaces().first)
-        #expect(interface.interfaceClass == "tunnel")
+        #expect(interface.interfaceClass == .tunnel)
         #expect(interface.totals == LinkCounters(rxBytes: 500, txBytes: 700, rxPackets: 5, txPackets: 7))
         #expect(interface.incomplete?.hasPrefix("history-unknown at 1700000100") == true)
-        #expect(try reader.events().map(\.reason) == ["history-unknown"])
+        #expect(try reader.events().map(\.reason.rawValue) == ["history-unknown"])
         #expect(try reader.integrityCheck() == "ok")
     }
 

@@ -95,7 +95,7 @@ struct DaemonTests {
         #expect(totals.rxBytes == 300)
         #expect(totals.txBytes == 100)
         #expect(try daemon.reasons("tun0") == ["history-unknown", "recreated"])
-        #expect(try daemon.store().events().last?.loss == "unknown")
+        #expect(try daemon.store().events().last?.loss == .unknown)
     }
 
     @Test func sighupRightAfterTrafficLosesNothing() throws {

@@ -205,6 +205,6 @@ struct FaultTests {
         let storm = try daemon.store().interfaces().filter { $0.name.hasPrefix("storm") }
         #expect(!storm.isEmpty)
         #expect(storm.map(\.totals.totalBytes).reduce(0, +) == 0)
-        #expect(try daemon.store().events().contains { $0.name.hasPrefix("storm") && $0.reason == "events-lost" })
+        #expect(try daemon.store().events().contains { $0.name.hasPrefix("storm") && $0.reason == .eventsLost })
     }
 }

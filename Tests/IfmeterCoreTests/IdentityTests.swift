@@ -94,7 +94,7 @@ struct IdentityTests {
         #expect(try daemon.totals("tun1").rxBytes == 3000)
         #expect(try daemon.reasons("tun0") == ["history-unknown", "removed-while-stopped"])
         #expect(try daemon.reasons("tun1") == ["history-unknown", "renamed-or-replaced"])
-        #expect(try daemon.store().events().last?.loss == "unknown")
+        #expect(try daemon.store().events().last?.loss == .unknown)
         try daemon.namespace.tunTraffic(name: "tun0", subnet: 1, rxPackets: 1, size: 700)
         try daemon.runOnce()
         #expect(try daemon.totals("tun0").rxBytes == 2700)
@@ -172,7 +172,7 @@ struct IdentityTests {
         #expect(daemon.stop(with: SIGKILL) == SIGKILL)
         try daemon.runOnce()
         #expect(try daemon.reasons("tun1") == ["removed-while-stopped"])
-        #expect(try daemon.store().events().last?.loss == "unknown")
+        #expect(try daemon.store().events().last?.loss == .unknown)
         #expect(try daemon.totalsIfAny("tun1")?.rxBytes ?? 0 <= 50_000)
     }
 

@@ -141,7 +141,7 @@ import Testing
 
     @Test func theMetricsLedgerStartsFromTheStoreAndNeverGoesDown() {
         let stored = StoredInterface(
-            name: "tun0", interfaceClass: "tunnel", signal: "kind tun", kind: "tun", firstSeen: 0, lastSeen: 0,
+            name: "tun0", interfaceClass: .tunnel, signal: "kind tun", kind: "tun", firstSeen: 0, lastSeen: 0,
             totals: LinkCounters(rxBytes: 1_000_000), incomplete: nil)
         var meter = meter(stored: [stored])
         _ = meter.start(stored: StoredState(lastBootID: "B", lastNamespace: 7, openLives: [
@@ -189,7 +189,7 @@ import Testing
 
     @Test func aGoneInterfaceIsDroppedAfterTheConfiguredTime() {
         let old = StoredInterface(
-            name: "vpn-old", interfaceClass: "tunnel", signal: "kind tun", kind: "tun", firstSeen: 0, lastSeen: 100,
+            name: "vpn-old", interfaceClass: .tunnel, signal: "kind tun", kind: "tun", firstSeen: 0, lastSeen: 100,
             totals: LinkCounters(rxBytes: 9), incomplete: nil)
         var meter = meter(stored: [old])
         _ = meter.start(stored: StoredState(lastBootID: "B", lastNamespace: 7, knownNames: ["vpn-old"]), links: [tun("tun0", 4, rx: 0)], at: Instant(wall: 1000, sinceBoot: 1))

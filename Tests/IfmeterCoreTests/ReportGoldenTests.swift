@@ -112,7 +112,7 @@ import Testing
         let (snapshot, directory, store) = try Self.snapshot()
         defer { try? FileManager.default.removeItem(at: directory) }
         let live = Dictionary(snapshot.interfaces.map { ($0.name, $0.liveDelta) }, uniquingKeysWith: { a, _ in a })
-        let classes = Dictionary(snapshot.interfaces.map { ($0.name, $0.interfaceClass) }, uniquingKeysWith: { a, _ in a })
+        let classes = Dictionary(snapshot.interfaces.map { ($0.name, InterfaceClass(rawValue: $0.interfaceClass) ?? .other) }, uniquingKeysWith: { a, _ in a })
         for kind in HistoryReport.Kind.allCases {
             let rows = HistoryReport.rows(
                 kind, buckets: try store.buckets(kind.granularity), live: live, classes: classes,

@@ -79,7 +79,7 @@ public struct Meter {
             lastSeen[interface.name] = interface.lastSeen
             publishedNames.insert(interface.name)
             interfaceInfo[interface.name] = InterfaceInfo(
-                interfaceClass: InterfaceClass(rawValue: interface.interfaceClass) ?? .other, signal: interface.signal, kind: interface.kind)
+                interfaceClass: interface.interfaceClass, signal: interface.signal, kind: interface.kind)
         }
         resetCounts = storedResetCounts
     }

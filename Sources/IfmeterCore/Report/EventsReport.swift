@@ -6,7 +6,7 @@ public enum EventsReport {
         var table = TextTable([("TIME", .left), ("INTERFACE", .left), ("IFINDEX", .left), ("REASON", .left), ("LOSS", .left), ("DETAIL", .left)])
         for event in events {
             let indexes = [event.oldIfindex, event.newIfindex].map { $0.map(String.init) ?? "-" }.joined(separator: " -> ")
-            table.append([TimeText.moment(event.time), event.name, indexes, event.reason, event.loss, event.detail])
+            table.append([TimeText.moment(event.time), event.name, indexes, event.reason.rawValue, event.loss.name, event.detail])
         }
         return table.rendered() + (events.isEmpty ? "No reset recorded.\n" : "")
     }
@@ -23,7 +23,7 @@ public enum EventsReport {
             ("time", .string(TimeText.utc(event.time))), ("interface", .string(event.name)),
             ("old_ifindex", event.oldIfindex.map { .int(Int64($0)) } ?? .null),
             ("new_ifindex", event.newIfindex.map { .int(Int64($0)) } ?? .null),
-            ("reason", .string(event.reason)), ("loss", .string(event.loss)), ("detail", .string(event.detail)),
+            ("reason", .string(event.reason.rawValue)), ("loss", .string(event.loss.name)), ("detail", .string(event.detail)),
         ])
     }
 }

@@ -60,7 +60,7 @@ public enum HistoryReport {
     /// interface's current bucket, filtered by name, the latest `limit` per
     /// interface (or the `limit` largest days overall for `top`).
     public static func rows(
-        _ kind: Kind, buckets: [StoredBucket], live: [String: LinkCounters], classes: [String: String],
+        _ kind: Kind, buckets: [StoredBucket], live: [String: LinkCounters], classes: [String: InterfaceClass],
         now: Int64, names: InterfaceSelection, from: Int64, to: Int64, limit: Int, countingSince: [String: Int64] = [:]
     ) -> [HistoryRow] {
         var rows = buckets.map {
@@ -73,7 +73,7 @@ public enum HistoryReport {
                     rows[index].counters += delta
                     rows[index].live = true
                 } else {
-                    rows.append(HistoryRow(name: name, interfaceClass: classes[name] ?? "other", start: current, counters: delta, live: true, incomplete: nil, estimated: nil))
+                    rows.append(HistoryRow(name: name, interfaceClass: (classes[name] ?? .other).rawValue, start: current, counters: delta, live: true, incomplete: nil, estimated: nil))
                 }
             }
         }

@@ -7,6 +7,7 @@ public enum LinkPresence: String, Sendable {
 /// delta of the same life, so "now" is up to the second between commits.
 public struct InterfaceSnapshot: Sendable {
     public var name: String
+    /// The class, or "mixed" for a merge of interfaces of several classes.
     public var interfaceClass: String
     public var signal: String
     public var presence: LinkPresence
@@ -132,7 +133,7 @@ public enum SnapshotReader {
             guard let link = kernelByName[name] else { continue }
             let classification = classifier.classify(link)
             stored.append(StoredInterface(
-                name: name, interfaceClass: classification.interfaceClass?.rawValue ?? "other", signal: classification.signal.description,
+                name: name, interfaceClass: classification.interfaceClass ?? .other, signal: classification.signal.description,
                 kind: link.kind, firstSeen: now, lastSeen: now, totals: .zero, incomplete: nil))
         }
 
@@ -148,7 +149,7 @@ public enum SnapshotReader {
                 presence = .gone
             }
             return InterfaceSnapshot(
-                name: interface.name, interfaceClass: interface.interfaceClass, signal: interface.signal, presence: presence,
+                name: interface.name, interfaceClass: interface.interfaceClass.rawValue, signal: interface.signal, presence: presence,
                 liveDelta: delta, today: sum(from: todayStart), cycle: sum(from: cycleStart),
                 sinceBoot: (counted[interface.name] ?? .zero) + delta, allTime: interface.totals + delta,
                 rate: kernelByName[interface.name].flatMap { rates[$0.ifindex] }, rateWindow: nil,
@@ -191,7 +192,7 @@ public enum SnapshotReader {
 /// store or the kernel knows.
 public struct LiveAdditions: Sendable {
     public var deltas: [String: LinkCounters]
-    public var classes: [String: String]
+    public var classes: [String: InterfaceClass]
     /// When each stored interface was first counted.
     public var firstSeen: [String: Int64]
 }
@@ -211,7 +212,7 @@ extension SnapshotReader {
         let deltas = liveDeltas(state: try store.loadState(), kernel: kernel, configuration: configuration, bootID: bootID, now: now)
         let classifier = configuration.classifier
         for link in kernel where deltas[link.name] != nil && classes[link.name] == nil {
-            classes[link.name] = classifier.classify(link).interfaceClass?.rawValue ?? "other"
+            classes[link.name] = classifier.classify(link).interfaceClass ?? .other
         }
         return LiveAdditions(deltas: deltas, classes: classes, firstSeen: firstSeen)
     }

@@ -35,7 +35,7 @@ public enum StatusReport {
             }
             output += table.rendered().split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") + "\n"
             if let event = interface.lastEvent {
-                output += "  last reset  \(TimeText.moment(event.time)) \(event.reason), loss \(event.loss): \(event.detail)\n"
+                output += "  last reset  \(TimeText.moment(event.time)) \(event.reason.rawValue), loss \(event.loss.name): \(event.detail)\n"
             } else {
                 output += "  last reset  none\n"
             }

@@ -1,7 +1,7 @@
 /// An interface's all-time totals as stored.
 public struct StoredInterface: Sendable, Hashable {
     public var name: String
-    public var interfaceClass: String
+    public var interfaceClass: InterfaceClass
     public var signal: String
     public var kind: String
     public var firstSeen: Int64
@@ -15,10 +15,10 @@ public struct StoredInterface: Sendable, Hashable {
 public struct StoredEvent: Sendable, Hashable {
     public var time: Int64
     public var name: String
-    public var reason: String
+    public var reason: ResetEvent.Reason
     public var oldIfindex: Int32?
     public var newIfindex: Int32?
-    public var loss: String
+    public var loss: ResetEvent.Loss
     public var detail: String
 }
 
@@ -60,6 +60,17 @@ extension CounterStore {
         return value
     }
 
+    /// A value of one of the store's closed vocabularies (reason, loss, class).
+    func member<T: RawRepresentable>(_ row: SQLiteRow, _ column: Int32, of type: T.Type) throws(StoreError) -> T where T.RawValue == String {
+        let text = row.text(column)
+        guard let value = T(rawValue: text) else {
+            // Quoted on one line whatever the store holds: control characters become "?".
+            let shown = String(String.UnicodeScalarView(text.prefix(40).unicodeScalars.map { $0.value < 0x20 || (0x7f...0x9f).contains($0.value) ? "?" : $0 }))
+            throw invalid(row, column, "\"\(shown)\" is not a known value")
+        }
+        return value
+    }
+
     private func invalid(_ row: SQLiteRow, _ column: Int32, _ problem: String) -> StoreError {
         .invalidValue(path: path, detail: "\(row.name(column)) \(problem)")
     }
@@ -71,7 +82,7 @@ extension CounterStore {
                 SELECT name, class, signal, kind, first_seen, last_seen, incomplete, \(Self.counterColumns) FROM interface ORDER BY name
                 """) { row in
                 StoredInterface(
-                    name: row.text(0), interfaceClass: row.text(1), signal: row.text(2), kind: row.text(3),
+                    name: row.text(0), interfaceClass: try member(row, 1, of: InterfaceClass.self), signal: row.text(2), kind: row.text(3),
                     firstSeen: try time(row, 4), lastSeen: try time(row, 5), totals: try counters(row, from: 7), incomplete: row.optionalText(6))
             }
         } catch {
@@ -93,14 +104,19 @@ extension CounterStore {
     private func events(where condition: String) throws(StoreError) -> [StoredEvent] {
         do {
             return try database.query("""
-                SELECT e.time, i.name, e.reason, e.old_ifindex, e.new_ifindex, e.loss, e.detail
+                SELECT e.time, i.name, e.reason, e.old_ifindex, e.new_ifindex, e.loss, e.detail, e.discarded_rx_bytes, e.discarded_tx_bytes
                 FROM event e JOIN interface i ON i.id = e.interface_id \(condition) ORDER BY e.id
                 """) { row in
-                StoredEvent(
-                    time: try time(row, 0), name: row.text(1), reason: row.text(2),
+                let loss: ResetEvent.Loss = switch row.text(5) {
+                case "none": .none
+                case "discarded": .discarded(rxBytes: UInt64(bitPattern: row.integer(7)), txBytes: UInt64(bitPattern: row.integer(8)))
+                default: .unknown
+                }
+                return StoredEvent(
+                    time: try time(row, 0), name: row.text(1), reason: try member(row, 2, of: ResetEvent.Reason.self),
                     oldIfindex: row.optionalInteger(3).map { Int32(truncatingIfNeeded: $0) },
                     newIfindex: row.optionalInteger(4).map { Int32(truncatingIfNeeded: $0) },
-                    loss: row.text(5), detail: row.text(6))
+                    loss: loss, detail: row.text(6))
             }
         } catch {
             throw Self.wrap(error)
@@ -139,6 +155,8 @@ extension CounterStore {
 /// One time bucket of one interface.
 public struct StoredBucket: Sendable, Hashable {
     public var name: String
+    /// A class the store holds (checked when read), or "mixed" once buckets
+    /// of interfaces of several classes are merged for display.
     public var interfaceClass: String
     public var granularity: Granularity
     public var start: Int64
@@ -176,7 +194,7 @@ extension CounterStore {
                 WHERE b.granularity = ? AND b.start >= ? AND b.start < ? ORDER BY b.start, i.name
                 """, [.text(granularity.rawValue), .integer(from), .integer(to)]) { row in
                 StoredBucket(
-                    name: row.text(0), interfaceClass: row.text(1), granularity: granularity, start: try time(row, 2),
+                    name: row.text(0), interfaceClass: try member(row, 1, of: InterfaceClass.self).rawValue, granularity: granularity, start: try time(row, 2),
                     counters: try bytesAndPackets(row, from: 3),
                     incomplete: row.optionalText(7))
             }

@@ -117,7 +117,7 @@ final class DaemonHarness {
     }
 
     func reasons(_ name: String) throws -> [String] {
-        try store().events().filter { $0.name == name }.map(\.reason)
+        try store().events().filter { $0.name == name }.map(\.reason.rawValue)
     }
 
     /// The kernel's own counters for a link in the namespace right now.

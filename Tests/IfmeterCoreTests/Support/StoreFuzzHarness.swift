@@ -78,7 +78,7 @@ enum StoreFuzzHarness {
             _ = StatusReport.classesJSON(snapshot).rendered()
             _ = StatusReport.checkJSON(snapshot, exitCode: 0).rendered()
             let live = Dictionary(snapshot.interfaces.map { ($0.name, $0.liveDelta) }, uniquingKeysWith: { a, _ in a })
-            let classes = Dictionary(snapshot.interfaces.map { ($0.name, $0.interfaceClass) }, uniquingKeysWith: { a, _ in a })
+            let classes = Dictionary(snapshot.interfaces.map { ($0.name, InterfaceClass(rawValue: $0.interfaceClass) ?? .other) }, uniquingKeysWith: { a, _ in a })
             for kind in HistoryReport.Kind.allCases {
                 let rows = HistoryReport.rows(
                     kind, buckets: try reader.buckets(kind.granularity), live: live, classes: classes, now: now, names: [],
