@@ -26,6 +26,11 @@ public struct TrackedLife: Sendable, Hashable {
 /// were recorded) and matches any namespace.
 public typealias NamespaceCookie = UInt64
 
+extension NamespaceCookie {
+    /// Whether two cookies name the same namespace; 0 (unknown) matches any.
+    public static func same(_ a: NamespaceCookie, _ b: NamespaceCookie) -> Bool { a == 0 || b == 0 || a == b }
+}
+
 /// A life the store still had open at its last commit.
 public struct StoredLife: Sendable, Hashable {
     public var bootID: String
@@ -159,7 +164,7 @@ public struct CounterTracker: Sendable {
         self.settings = settings
     }
 
-    private func isOurs(_ other: NamespaceCookie) -> Bool { other == 0 || namespace == 0 || other == namespace }
+    private func isOurs(_ other: NamespaceCookie) -> Bool { NamespaceCookie.same(other, namespace) }
 
     // MARK: Start (rules 2 to 5)
 
@@ -411,7 +416,7 @@ public struct CounterTracker: Sendable {
         outcome.ended(life, .unwatched, bootID: bootID, namespace: namespace)
         outcome.events.append(ResetEvent(
             .unwatched, name: life.name, old: life.ifindex, new: nil, loss: .none,
-            detail: "no longer watched (Watch= or an override changed); counted up to now"))
+            detail: "no longer watched (Watch=, an override or its name changed); counted up to now"))
         return outcome
     }
 

@@ -37,7 +37,7 @@ struct OptionSpec: Sendable, Hashable {
     }
 
     static let stateDirectory = OptionSpec(
-        ["--state-dir"], value: "DIR", "the daemon's state directory (default: StateDirectory= in the config, else $STATE_DIRECTORY, else /var/lib/ifmeter)")
+        ["--state-dir"], value: "DIR", "the daemon's state directory (default: StateDirectory= in the config, else $STATE_DIRECTORY, else /var/lib/ifmeter, else ./state as make run leaves it)")
     static let config = OptionSpec(["--config"], value: "FILE", "configuration (default /etc/ifmeter/ifmeter.conf, optional)")
     static let help = OptionSpec(["-h", "--help"], "this help")
     static let json = OptionSpec(["--json"], "machine-readable output (a versioned schema)")
@@ -306,7 +306,8 @@ enum CommandName: String, CaseIterable, Sendable {
             Without a command:
             \(optionLines(OptionSpec.leading, width: width))
             Exit codes: 0 ok, 64 usage, 65 unreadable store, 66 no store yet or missing
-            file, 69 kernel unavailable, 73 cannot write, 74 I/O error, 78 configuration;
+            file, 69 kernel unavailable, 73 cannot write, 74 I/O error, 77 permission
+            denied (readers of the store: root and group ifmeter), 78 configuration;
             check: 1, 2.
 
             """

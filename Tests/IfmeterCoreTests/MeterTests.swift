@@ -99,6 +99,47 @@ import Testing
         #expect(!meter.hasUncommittedLifeChanges)
     }
 
+    @Test func aRenameIsCommittedAtOnce() {
+        var meter = meter()
+        _ = meter.start(stored: StoredState(), links: [link("tun6", 4, rx: 100)], at: at(0))
+        meter.committed(meter.nextCommit)
+        _ = meter.apply(dump: [link("tun6", 4, rx: 2100)], eventsWereLost: false, at: at(15))
+        #expect(!meter.hasUncommittedLifeChanges)
+        // udev renames a link right after creation: a restart must find the
+        // new name in the store, or it would take the ifindex for another device.
+        _ = meter.apply(events: [LinkEvent(kind: .new, link: link("tun7", 4, rx: 2100))], at: at(16))
+        #expect(meter.hasUncommittedLifeChanges)
+        #expect(meter.nextCommit.openLives.map(\.name) == ["tun7"])
+        meter.committed(meter.nextCommit)
+        // The same through a dump.
+        _ = meter.apply(dump: [link("tun8", 4, rx: 2200)], eventsWereLost: false, at: at(30))
+        #expect(meter.hasUncommittedLifeChanges)
+        #expect(meter.totals["tun8"]?.rxBytes == 100)
+    }
+
+    @Test func aRenameIntoAnIgnoredNameStopsTheCounting() {
+        var meter = meter()
+        _ = meter.start(stored: StoredState(), links: [link("tun3", 4, rx: 0)], at: at(0))
+        // An override ignores zz*: the classifier says so for the new name.
+        let step = meter.apply(events: [LinkEvent(kind: .new, link: link("zz3", 4, kind: "ignored", rx: 500))], at: at(1))
+        #expect(step.events.map(\.reason) == [.unwatched])
+        #expect(meter.lives.isEmpty)
+        #expect(meter.totals["zz3"]?.rxBytes == 500)
+        _ = meter.apply(dump: [link("zz3", 4, kind: "ignored", rx: 9000)], eventsWereLost: false, at: at(15))
+        #expect(meter.totals["zz3"]?.rxBytes == 500)
+    }
+
+    @Test func aNewDeviceOnAReusedIfindexAndNameIsClassifiedAfresh() {
+        var meter = meter()
+        _ = meter.start(stored: StoredState(), links: [link("a", 5)], at: at(0))
+        _ = meter.apply(events: [LinkEvent(kind: .deleted(movedToOtherNamespace: true), link: link("a", 5))], at: at(1))
+        // A veth (other, unwatched) arrives with the same name and ifindex.
+        _ = meter.apply(events: [LinkEvent(kind: .new, link: link("a", 5, kind: "veth"))], at: at(2))
+        _ = meter.apply(dump: [link("a", 5, kind: "veth", rx: 5000)], eventsWereLost: false, at: at(15))
+        #expect(meter.lives.isEmpty)
+        #expect(meter.totals["a"]?.rxBytes ?? 0 == 0)
+    }
+
     @Test func theLinksPresentAreCommittedOnlyWhenTheyChange() {
         var meter = meter()
         _ = meter.start(stored: StoredState(lastBootID: "B", lastNamespace: 7, presentLinks: [4: "tun0"]), links: [link("tun0", 4)], at: at(0))

@@ -102,7 +102,7 @@ public enum ConfigurationFile {
     private static func apply(section: String, key: String, value: String, to c: inout Configuration) throws(Message) {
         switch (section, key) {
         case ("Daemon", "SampleIntervalSec"): c.sampleInterval = try seconds(value, key: key, range: 0.1...86_400)
-        case ("Daemon", "CommitIntervalSec"): c.commitInterval = try seconds(value, key: key, range: 1...86_400)
+        case ("Daemon", "CommitIntervalSec"): c.commitInterval = try seconds(value, key: key, range: 0...86_400)
         case ("Daemon", "StateDirectory"): c.stateDirectory = try absolutePath(value, key: key)
         case ("Daemon", "MaxRate"): c.maxRateBitsPerSecond = try rate(value, key: key)
         case ("Daemon", "EventBufferBytes"): c.eventBufferBytes = Int(try count(value, key: key, range: 4096...(1 << 30)))

@@ -267,6 +267,8 @@ public final class Daemon {
             links = try linkSource.links()
         } catch {
             Log.error("netlink dump failed: \(error)")
+            // What the events said is committed all the same.
+            if meter.hasUncommittedLifeChanges { commit(at: now) }
             return
         }
         log(meter.apply(dump: links, eventsWereLost: lost, at: now))
@@ -353,8 +355,13 @@ public final class Daemon {
             Log.error("reload failed, keeping the running configuration: \(error)")
             return
         }
-        if reloaded.resolvedStateDirectory(environment: [:]) != configuration.resolvedStateDirectory(environment: [:]) {
-            Log.warning("reload: a StateDirectory= change takes effect at restart")
+        let atRestart = [
+            ("StateDirectory=", reloaded.resolvedStateDirectory(environment: [:]) != configuration.resolvedStateDirectory(environment: [:])),
+            ("EventBufferBytes=", reloaded.eventBufferBytes != configuration.eventBufferBytes),
+            ("BootIDPath=", reloaded.bootIDPath != configuration.bootIDPath),
+        ].filter(\.1).map(\.0)
+        if !atRestart.isEmpty {
+            Log.warning("reload: \(atRestart.joined(separator: ", ")) changes take effect at restart")
         }
         let metricsMoved = reloaded.metricsFile != configuration.metricsFile
         if metricsMoved {
@@ -371,6 +378,7 @@ public final class Daemon {
         configuration.maxRateBitsPerSecond = reloaded.maxRateBitsPerSecond
         configuration.watchedClasses = reloaded.watchedClasses
         configuration.overrides = reloaded.overrides
+        configuration.sysfsRoot = reloaded.sysfsRoot
         configuration.retention = reloaded.retention
         configuration.metricsKeepGone = reloaded.metricsKeepGone
         do {

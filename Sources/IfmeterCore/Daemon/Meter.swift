@@ -49,7 +49,8 @@ public struct Meter {
     /// Each link's classification by ifindex, for the name it had when
     /// classified: sysfs is read once per link and name, not per sample.
     private var classifications: [Int32: (name: String, classification: Classification)] = [:]
-    /// Lives begun since the last commit: until it, a crash loses them untold.
+    /// Lives begun, ended or renamed since the last commit: until it, a crash
+    /// loses them untold (or, for a rename, counts them from then on).
     private var lifeChangesSinceCommit = 0
     private var committedPresence: [Int32: String]?
 
@@ -92,7 +93,8 @@ public struct Meter {
     /// Reconciles the store's state with every link present at start.
     public mutating func start(stored: StoredState, links: [LinkSample], at now: Instant) -> Step {
         for entry in stored.openLives { lastSeen[entry.life.name] = max(lastSeen[entry.life.name] ?? .min, entry.life.lastSeen) }
-        committedPresence = stored.lastBootID == tracker.bootID && stored.lastNamespace == tracker.namespace ? stored.presentLinks : nil
+        let sameRun = stored.lastBootID == tracker.bootID && NamespaceCookie.same(stored.lastNamespace, tracker.namespace)
+        committedPresence = sameRun ? stored.presentLinks : nil
         let watched = watchedIndexes(links)
         return record(tracker.start(stored: stored, links: links, at: now, isWatched: { watched.contains($0.ifindex) }), links: links, at: now)
     }
@@ -101,9 +103,20 @@ public struct Meter {
     public mutating func apply(events: [LinkEvent], at now: Instant) -> Step {
         var logged = Step()
         for event in events {
-            if case .deleted = event.kind { classifications[event.link.ifindex] = nil }
-            let watched = isWatched(event.link)
-            logged.append(record(tracker.observe(event: event, at: now, isWatched: { _ in watched }), links: [event.link], at: now))
+            let link = event.link
+            switch event.kind {
+            case .deleted:
+                // Only a new link needs a class: a deleted one's is dropped, not read again.
+                classifications[link.ifindex] = nil
+                logged.append(record(tracker.observe(event: event, at: now), links: [link], at: now))
+            case .new:
+                // An ifindex not present is a new device, whatever was cached under it.
+                if tracker.presentLinks[link.ifindex] == nil { classifications[link.ifindex] = nil }
+                let renamed = renamedLives([link])
+                let watched = isWatched(link)
+                logged.append(record(tracker.observe(event: event, at: now, isWatched: { _ in watched }), links: [link], at: now))
+                logged.append(renamedLivesObserved(renamed, at: now))
+            }
         }
         return logged
     }
@@ -114,10 +127,30 @@ public struct Meter {
             let present = Set(links.map(\.ifindex))
             classifications = classifications.filter { present.contains($0.key) }
         }
-        // Open lives stay counted: only the others need a decision.
+        // Open lives stay counted unless renamed: only the others need a decision.
+        let renamed = renamedLives(links)
         let watched = watchedIndexes(links.filter { tracker.lives[$0.ifindex] == nil })
         let outcome = tracker.observe(dump: links, at: now, eventsWereLost: eventsWereLost, isWatched: { watched.contains($0.ifindex) })
-        return record(outcome, links: links, at: now)
+        var logged = record(outcome, links: links, at: now)
+        logged.append(renamedLivesObserved(renamed, at: now))
+        return logged
+    }
+
+    /// Counted lives that `links` show under another name.
+    private func renamedLives(_ links: [LinkSample]) -> [LinkSample] {
+        links.filter { link in tracker.lives[link.ifindex].map { $0.name != link.name } ?? false }
+    }
+
+    /// After a rename: the new name is committed at once (a restart would
+    /// otherwise meet the ifindex under an unknown name and count it from
+    /// then on), and a name the policy does not watch (an ignore override)
+    /// ends the life.
+    private mutating func renamedLivesObserved(_ renamed: [LinkSample], at now: Instant) -> Step {
+        guard !renamed.isEmpty else { return Step() }
+        lifeChangesSinceCommit += renamed.count
+        let unwatched = renamed.filter { tracker.lives[$0.ifindex] != nil && !isWatched($0) }
+        guard !unwatched.isEmpty else { return Step() }
+        return record(tracker.rewatch(links: unwatched, at: now, isWatched: { _ in false }), links: unwatched, at: now)
     }
 
     /// A new policy (a reload) applied to a fresh dump: lives no longer

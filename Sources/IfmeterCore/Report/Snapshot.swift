@@ -105,7 +105,7 @@ public enum SnapshotReader {
         _ kernel: [LinkSample]?, store: CounterStore, namespace: NamespaceCookie
     ) throws(StoreError) -> (links: [LinkSample]?, foreign: Bool) {
         let daemonNamespace = try store.meta("netns").flatMap { UInt64($0) } ?? 0
-        let foreign = kernel != nil && namespace != 0 && daemonNamespace != 0 && namespace != daemonNamespace
+        let foreign = kernel != nil && !NamespaceCookie.same(namespace, daemonNamespace)
         return (foreign ? nil : kernel, foreign)
     }
 
