@@ -176,6 +176,23 @@ struct IdentityTests {
         #expect(try daemon.totalsIfAny("tun1")?.rxBytes ?? 0 <= 50_000)
     }
 
+    @Test func aRenameWhileRunningSurvivesAKill() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60, commitInterval: 3600)
+        try daemon.namespace.tunTraffic(name: "tun6", rxPackets: 2, size: 1000, persist: true)
+        daemon.signal(SIGHUP)  // a sample: 2000 counted under tun6
+        try daemon.waitForLog("reloaded")
+        try daemon.namespace.exec(["sh", "-c", "ip link set tun6 down && ip link set tun6 name tun7"])
+        usleep(500_000)  // the rename's event is read and committed within milliseconds
+        #expect(daemon.stop(with: SIGKILL) == SIGKILL)
+        try daemon.namespace.tunTraffic(name: "tun7", rxPackets: 1, size: 700)
+        try daemon.runOnce()
+        // Seen while running, so no rename-or-replacement doubt at restart.
+        #expect(try daemon.totals("tun6").rxBytes == 2000)
+        #expect(try daemon.totals("tun7").rxBytes == 700)
+        #expect(try daemon.store().events().isEmpty)
+    }
+
     // MARK: Item 5: since boot agrees with all time
 
     @Test func sinceBootAgreesWithAllTimeThroughRenamesAndMoves() throws {
