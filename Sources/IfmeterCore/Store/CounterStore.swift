@@ -80,26 +80,26 @@ public final class CounterStore {
         }
         do {
             database = try SQLiteDatabase(path: path, readOnly: readOnly, create: !readOnly)
-            do {
-                try prepareSchema(readOnly: readOnly, isNew: !exists)
-            } catch let error as SQLiteError where readOnly && (error.isCannotOpen || error.isReadOnly) {
-                // A reader without write access to the directory cannot
-                // create the WAL index (-shm) that a stopped daemon removed.
-                // With no -shm there is no writer and no WAL to read:
-                // reading the file as immutable is then exact.
-                database = try SQLiteDatabase(path: path, readOnly: true, create: false, immutable: true)
-                try prepareSchema(readOnly: true, isNew: false)
-            }
-        } catch let error as StoreError {
-            throw error
-        } catch let error as SQLiteError {
-            throw .sqlite(error)
         } catch {
-            preconditionFailure("unexpected error \(error)")
+            throw .sqlite(error)
+        }
+        do {
+            try prepareSchema(readOnly: readOnly, isNew: !exists)
+        } catch .sqlite(let error) where readOnly && (error.isCannotOpen || error.isReadOnly) {
+            // A reader without write access to the directory cannot
+            // create the WAL index (-shm) that a stopped daemon removed.
+            // With no -shm there is no writer and no WAL to read:
+            // reading the file as immutable is then exact.
+            do {
+                database = try SQLiteDatabase(path: path, readOnly: true, create: false, immutable: true)
+            } catch {
+                throw .sqlite(error)
+            }
+            try prepareSchema(readOnly: true, isNew: false)
         }
     }
 
-    private func prepareSchema(readOnly: Bool, isNew: Bool) throws {
+    private func prepareSchema(readOnly: Bool, isNew: Bool) throws(StoreError) {
         // Reading user_version is the first read of the file: a non-SQLite
         // file fails here with SQLITE_NOTADB.
         let version = try database.query("PRAGMA user_version") { $0.integer(0) }.first ?? 0
@@ -116,8 +116,8 @@ public final class CounterStore {
                 let check = try database.query("PRAGMA quick_check") { $0.text(0) }
                 guard check == ["ok"] else {
                     let findings = check.joined(separator: "\n").split(separator: "\n").filter { !$0.hasPrefix("***") }
-                    throw SQLiteError(
-                        code: SQLITE_CORRUPT, message: "quick_check: \(findings.prefix(3).joined(separator: "; "))", path: path, operation: "open")
+                    throw .sqlite(SQLiteError(
+                        code: SQLITE_CORRUPT, message: "quick_check: \(findings.prefix(3).joined(separator: "; "))", path: path, operation: "open"))
                 }
                 try checkHeadroom()
                 try configureWriter()
@@ -132,7 +132,7 @@ public final class CounterStore {
         guard tables == 0 else { throw StoreError.notAStore(path: path) }
         if readOnly { throw StoreError.missing(path: path) }
         try configureWriter()
-        try database.transaction {
+        try database.transaction { () throws(StoreError) in
             try database.execute(Self.schema)
             try database.execute("PRAGMA user_version = \(Self.schemaVersion)")
             try database.run("INSERT INTO meta(key, value) VALUES ('basis', ?), ('created', strftime('%s','now'))", [.text(Self.basis)])
@@ -141,8 +141,8 @@ public final class CounterStore {
 
     /// Version 2 records the network namespace of each life, the links present
     /// at each commit and what each boot counted per interface.
-    private func upgradeFromVersion1() throws {
-        try database.transaction {
+    private func upgradeFromVersion1() throws(StoreError) {
+        try database.transaction { () throws(StoreError) in
             try database.execute("""
                 ALTER TABLE life ADD COLUMN netns INTEGER NOT NULL DEFAULT 0;
                 DROP INDEX life_open;
@@ -162,7 +162,7 @@ public final class CounterStore {
 
     /// Refuses, untouched, a store holding counters no ifmeter wrote: so
     /// large (or negative, or not integers) that counting on would overflow.
-    private func checkHeadroom() throws {
+    private func checkHeadroom() throws(StoreError) {
         let tables: [(String, [String])] = [
             ("interface", Self.counterColumns.components),
             // A life's own counters are the kernel's (any 64-bit value); what ifmeter counted in it is a sum.
@@ -182,7 +182,7 @@ public final class CounterStore {
     /// WAL: readers never block the daemon and commits append rather than
     /// rewrite. synchronous=NORMAL: a power cut may lose the last commit,
     /// never half of one, and a lost commit is recomputed from the kernel.
-    private func configureWriter() throws {
+    private func configureWriter() throws(StoreError) {
         try database.execute("PRAGMA journal_mode = WAL")
         try database.execute("PRAGMA synchronous = NORMAL")
         // After a reader held the WAL from being reset (it grows meanwhile),
@@ -286,28 +286,24 @@ public final class CounterStore {
 
     /// What the daemon needs before its first sample.
     public func loadState() throws(StoreError) -> StoredState {
-        do {
-            let lastBoot = try meta("boot_id")
-            let lastNamespace = try meta("netns").flatMap { UInt64($0) } ?? 0
-            let namespaceColumn = foundVersion >= 2 ? "netns" : "0"
-            let lives = try database.query("""
-                SELECT boot_id, ifindex, name, since_boot, first_seen, last_seen, \(namespaceColumn), \(Self.counterColumns) FROM life WHERE ended IS NULL
-                """) { row in
-                StoredLife(bootID: row.text(0), namespace: UInt64(bitPattern: row.integer(6)), life: TrackedLife(
-                    ifindex: Int32(truncatingIfNeeded: row.integer(1)), name: row.text(2), counters: Self.kernelCounters(row, from: 7),
-                    sinceBoot: try seconds(row, 3), firstSeen: try time(row, 4), lastSeen: try time(row, 5)))
-            }
-            let names = try database.query("SELECT name FROM interface") { $0.text(0) }
-            var present: [Int32: String]?
-            if foundVersion >= 2, try meta("presence") != nil {
-                let rows = try database.query("SELECT ifindex, name FROM present_link") { (Int32(truncatingIfNeeded: $0.integer(0)), $0.text(1)) }
-                present = Dictionary(rows, uniquingKeysWith: { first, _ in first })
-            }
-            return StoredState(
-                lastBootID: lastBoot, lastNamespace: lastNamespace, openLives: lives, knownNames: Set(names), presentLinks: present)
-        } catch {
-            throw Self.wrap(error)
+        let lastBoot = try meta("boot_id")
+        let lastNamespace = try meta("netns").flatMap { UInt64($0) } ?? 0
+        let namespaceColumn = foundVersion >= 2 ? "netns" : "0"
+        let lives = try database.query("""
+            SELECT boot_id, ifindex, name, since_boot, first_seen, last_seen, \(namespaceColumn), \(Self.counterColumns) FROM life WHERE ended IS NULL
+            """) { (row) throws(StoreError) in
+            StoredLife(bootID: row.text(0), namespace: UInt64(bitPattern: row.integer(6)), life: TrackedLife(
+                ifindex: Int32(truncatingIfNeeded: row.integer(1)), name: row.text(2), counters: Self.kernelCounters(row, from: 7),
+                sinceBoot: try seconds(row, 3), firstSeen: try time(row, 4), lastSeen: try time(row, 5)))
         }
+        let names = try database.query("SELECT name FROM interface") { $0.text(0) }
+        var present: [Int32: String]?
+        if foundVersion >= 2, try meta("presence") != nil {
+            let rows = try database.query("SELECT ifindex, name FROM present_link") { (Int32(truncatingIfNeeded: $0.integer(0)), $0.text(1)) }
+            present = Dictionary(rows, uniquingKeysWith: { first, _ in first })
+        }
+        return StoredState(
+            lastBootID: lastBoot, lastNamespace: lastNamespace, openLives: lives, knownNames: Set(names), presentLinks: present)
     }
 
     // MARK: Committing
@@ -323,7 +319,7 @@ public final class CounterStore {
         presentLinks: [Int32: String]? = nil, at now: Int64, retention: Retention, intervals: (sample: Double, commit: Double)
     ) throws(StoreError) {
         do {
-            try database.transaction {
+            try database.transaction { () throws(StoreError) in
                 // The daemon's heartbeat for readers: when it last committed, and how often it means to.
                 try database.run("""
                     INSERT INTO meta(key, value) VALUES ('boot_id', ?), ('netns', ?), ('last_commit', ?), ('sample_interval', ?), ('commit_interval', ?),
@@ -349,11 +345,11 @@ public final class CounterStore {
             }
         } catch {
             interfaceIDs.removeAll()  // a rolled-back insert may have cached an id
-            throw Self.wrap(error)
+            throw error
         }
     }
 
-    private func interfaceID(_ name: String, info: InterfaceInfo?, at now: Int64) throws -> Int64 {
+    private func interfaceID(_ name: String, info: InterfaceInfo?, at now: Int64) throws(StoreError) -> Int64 {
         if let info {
             let id = try database.query("""
                 INSERT INTO interface(name, class, signal, kind, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?)
@@ -372,7 +368,7 @@ public final class CounterStore {
         return id
     }
 
-    private func writeDeltas(_ deltas: [PendingWrites.Slot: LinkCounters], bootID: String, at now: Int64) throws {
+    private func writeDeltas(_ deltas: [PendingWrites.Slot: LinkCounters], bootID: String, at now: Int64) throws(StoreError) {
         var totals: [String: LinkCounters] = [:]
         for (slot, counters) in deltas {
             totals[slot.name, default: .zero] += counters
@@ -405,7 +401,7 @@ public final class CounterStore {
         }
     }
 
-    private func writeEvent(_ event: ResetEvent, at time: Int64, bootID: String) throws {
+    private func writeEvent(_ event: ResetEvent, at time: Int64, bootID: String) throws(StoreError) {
         let id = try interfaceID(event.name, info: nil, at: time)
         var discarded: [SQLiteValue] = [.null, .null]
         if case .discarded(let rx, let tx) = event.loss { discarded = [Self.value(rx), Self.value(tx)] }
@@ -430,7 +426,7 @@ public final class CounterStore {
     /// Updates the open row of a life (boot id, namespace, ifindex), or
     /// inserts it when it was never committed open (a life shorter than the
     /// commit interval).
-    private func writeLife(_ life: TrackedLife, bootID: String, namespace: NamespaceCookie, ended: (time: Int64, end: LifeEnd)?) throws {
+    private func writeLife(_ life: TrackedLife, bootID: String, namespace: NamespaceCookie, ended: (time: Int64, end: LifeEnd)?) throws(StoreError) {
         let counters = life.counters.fields.map(Self.value)
         let end: [SQLiteValue] = ended.map { [.integer($0.time), .text($0.end.rawValue)] } ?? [.null, .null]
         let identity: [SQLiteValue] = [.text(bootID), Self.value(namespace), .integer(Int64(life.ifindex))]
@@ -447,7 +443,7 @@ public final class CounterStore {
                   .integer(life.firstSeen), .integer(life.lastSeen), .real(life.sinceBoot)] + end + counters)
     }
 
-    private func prune(_ retention: Retention, at now: Int64) throws {
+    private func prune(_ retention: Retention, at now: Int64) throws(StoreError) {
         let limits: [(Granularity, Int)] = [
             (.fiveMinutes, retention.fiveMinuteHours * 12), (.hour, retention.hourlyDays * 24), (.day, retention.dailyDays),
             (.month, retention.monthlyMonths), (.year, retention.yearlyYears),
@@ -476,11 +472,5 @@ public final class CounterStore {
         var fields: [UInt64] = []
         for offset in Int32(0)..<8 { fields.append(try counter(row, column + offset)) }
         return LinkCounters(fields: fields)
-    }
-
-    static func wrap(_ error: any Error) -> StoreError {
-        if let error = error as? StoreError { return error }
-        if let error = error as? SQLiteError { return .sqlite(error) }
-        preconditionFailure("unexpected error \(error)")
     }
 }

@@ -1,4 +1,5 @@
-// The one Swift file that wraps SQLite's C API. Above it: Swift values only.
+// The one Swift file that wraps SQLite's C API. Above it: Swift values only, and
+// every failure a StoreError carrying SQLite's own code and message.
 import CSQLite
 
 /// A failed SQLite call: the extended result code, sqlite3_errmsg's text,
@@ -42,7 +43,7 @@ final class SQLiteDatabase {
     ///
     /// `immutable` (read-only) promises SQLite that nobody writes the file:
     /// no locks and no WAL index, for a reader who may not create `-shm`.
-    init(path: String, readOnly: Bool, create: Bool, immutable: Bool = false) throws {
+    init(path: String, readOnly: Bool, create: Bool, immutable: Bool = false) throws(SQLiteError) {
         self.path = path
         var connection: OpaquePointer?
         var flags = SQLITE_OPEN_NOMUTEX | (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE)
@@ -85,13 +86,13 @@ final class SQLiteDatabase {
     }
 
     /// Runs SQL text that returns no rows (`sqlite3_exec`).
-    func execute(_ sql: String) throws {
+    func execute(_ sql: String) throws(StoreError) {
         let status = sqlite3_exec(handle, sql, nil, nil, nil)
-        guard status == SQLITE_OK else { throw error(sql.prefix(60).description, code: status) }
+        guard status == SQLITE_OK else { throw .sqlite(error(sql.prefix(60).description, code: status)) }
     }
 
     /// A prepared statement for `sql`, compiled once and reused.
-    func statement(_ sql: String) throws -> SQLiteStatement {
+    func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
         if let cached = statements[sql] { return cached }
         var compiled: OpaquePointer?
         let status = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &compiled, nil)
@@ -103,27 +104,41 @@ final class SQLiteDatabase {
 
     /// Runs a statement for its effect; returns the rows it changed.
     @discardableResult
-    func run(_ sql: String, _ values: [SQLiteValue] = []) throws -> Int {
-        let statement = try statement(sql)
-        try statement.bind(values)
-        defer { statement.reset() }
-        while try statement.step() {}
-        return Int(sqlite3_changes(handle))
+    func run(_ sql: String, _ values: [SQLiteValue] = []) throws(StoreError) -> Int {
+        do {
+            let statement = try statement(sql)
+            try statement.bind(values)
+            defer { statement.reset() }
+            while try statement.step() {}
+            return Int(sqlite3_changes(handle))
+        } catch {
+            throw .sqlite(error)
+        }
     }
 
-    /// Runs a query and maps each row.
-    func query<T>(_ sql: String, _ values: [SQLiteValue] = [], row: (SQLiteRow) throws -> T) throws -> [T] {
-        let statement = try statement(sql)
-        try statement.bind(values)
+    /// Runs a query and maps each row. The mapping may refuse a value it
+    /// reads (a store no ifmeter wrote), so both failures are the store's.
+    func query<T>(_ sql: String, _ values: [SQLiteValue] = [], row: (SQLiteRow) throws(StoreError) -> T) throws(StoreError) -> [T] {
+        let statement: SQLiteStatement
+        do {
+            statement = try self.statement(sql)
+            try statement.bind(values)
+        } catch {
+            throw .sqlite(error)
+        }
         defer { statement.reset() }
         var rows: [T] = []
-        while try statement.step() { rows.append(try row(SQLiteRow(statement: statement))) }
-        return rows
+        while true {
+            let hasRow: Bool
+            do { hasRow = try statement.step() } catch { throw .sqlite(error) }
+            guard hasRow else { return rows }
+            rows.append(try row(SQLiteRow(statement: statement)))
+        }
     }
 
     /// Runs `body` in one write transaction (BEGIN IMMEDIATE): all of it
     /// commits or none of it does.
-    func transaction<T>(_ body: () throws -> T) throws -> T {
+    func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
@@ -151,7 +166,7 @@ final class SQLiteStatement {
     /// SQLITE_TRANSIENT: SQLite copies the bytes before the call returns.
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-    func bind(_ values: [SQLiteValue]) throws {
+    func bind(_ values: [SQLiteValue]) throws(SQLiteError) {
         for (offset, value) in values.enumerated() {
             let index = Int32(offset + 1)
             let status: Int32
@@ -166,7 +181,7 @@ final class SQLiteStatement {
     }
 
     /// Advances; true while there is a row to read.
-    func step() throws -> Bool {
+    func step() throws(SQLiteError) -> Bool {
         let status = sqlite3_step(handle)
         switch status {
         case SQLITE_ROW: return true

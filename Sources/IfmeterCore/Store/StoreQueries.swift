@@ -77,16 +77,12 @@ extension CounterStore {
 
     /// Every interface with its all-time totals, by name.
     public func interfaces() throws(StoreError) -> [StoredInterface] {
-        do {
-            return try database.query("""
-                SELECT name, class, signal, kind, first_seen, last_seen, incomplete, \(Self.counterColumns) FROM interface ORDER BY name
-                """) { row in
-                StoredInterface(
-                    name: row.text(0), interfaceClass: try member(row, 1, of: InterfaceClass.self), signal: row.text(2), kind: row.text(3),
-                    firstSeen: try time(row, 4), lastSeen: try time(row, 5), totals: try counters(row, from: 7), incomplete: row.optionalText(6))
-            }
-        } catch {
-            throw Self.wrap(error)
+        return try database.query("""
+            SELECT name, class, signal, kind, first_seen, last_seen, incomplete, \(Self.counterColumns) FROM interface ORDER BY name
+            """) { (row) throws(StoreError) in
+            StoredInterface(
+                name: row.text(0), interfaceClass: try member(row, 1, of: InterfaceClass.self), signal: row.text(2), kind: row.text(3),
+                firstSeen: try time(row, 4), lastSeen: try time(row, 5), totals: try counters(row, from: 7), incomplete: row.optionalText(6))
         }
     }
 
@@ -102,24 +98,20 @@ extension CounterStore {
     }
 
     private func events(where condition: String) throws(StoreError) -> [StoredEvent] {
-        do {
-            return try database.query("""
-                SELECT e.time, i.name, e.reason, e.old_ifindex, e.new_ifindex, e.loss, e.detail, e.discarded_rx_bytes, e.discarded_tx_bytes
-                FROM event e JOIN interface i ON i.id = e.interface_id \(condition) ORDER BY e.id
-                """) { row in
-                let loss: ResetEvent.Loss = switch row.text(5) {
-                case "none": .none
-                case "discarded": .discarded(rxBytes: UInt64(bitPattern: row.integer(7)), txBytes: UInt64(bitPattern: row.integer(8)))
-                default: .unknown
-                }
-                return StoredEvent(
-                    time: try time(row, 0), name: row.text(1), reason: try member(row, 2, of: ResetEvent.Reason.self),
-                    oldIfindex: row.optionalInteger(3).map { Int32(truncatingIfNeeded: $0) },
-                    newIfindex: row.optionalInteger(4).map { Int32(truncatingIfNeeded: $0) },
-                    loss: loss, detail: row.text(6))
+        return try database.query("""
+            SELECT e.time, i.name, e.reason, e.old_ifindex, e.new_ifindex, e.loss, e.detail, e.discarded_rx_bytes, e.discarded_tx_bytes
+            FROM event e JOIN interface i ON i.id = e.interface_id \(condition) ORDER BY e.id
+            """) { (row) throws(StoreError) in
+            let loss: ResetEvent.Loss = switch row.text(5) {
+            case "none": .none
+            case "discarded": .discarded(rxBytes: UInt64(bitPattern: row.integer(7)), txBytes: UInt64(bitPattern: row.integer(8)))
+            default: .unknown
             }
-        } catch {
-            throw Self.wrap(error)
+            return StoredEvent(
+                time: try time(row, 0), name: row.text(1), reason: try member(row, 2, of: ResetEvent.Reason.self),
+                oldIfindex: row.optionalInteger(3).map { Int32(truncatingIfNeeded: $0) },
+                newIfindex: row.optionalInteger(4).map { Int32(truncatingIfNeeded: $0) },
+                loss: loss, detail: row.text(6))
         }
     }
 
@@ -134,21 +126,13 @@ extension CounterStore {
 
     /// Runs a `name, rx bytes, tx bytes, rx packets, tx packets` query.
     private func sumsByName(_ sql: String, _ values: [SQLiteValue]) throws(StoreError) -> [String: LinkCounters] {
-        do {
-            let rows = try database.query(sql, values) { row in (row.text(0), try bytesAndPackets(row, from: 1)) }
-            return Dictionary(rows, uniquingKeysWith: { first, _ in first })
-        } catch {
-            throw Self.wrap(error)
-        }
+        let rows = try database.query(sql, values) { (row) throws(StoreError) in (row.text(0), try bytesAndPackets(row, from: 1)) }
+        return Dictionary(rows, uniquingKeysWith: { first, _ in first })
     }
 
     /// SQLite's own structural check ("ok" when sound).
     public func integrityCheck() throws(StoreError) -> String {
-        do {
-            return try database.query("PRAGMA integrity_check") { $0.text(0) }.joined(separator: "; ")
-        } catch {
-            throw Self.wrap(error)
-        }
+        return try database.query("PRAGMA integrity_check") { $0.text(0) }.joined(separator: "; ")
     }
 }
 
@@ -170,11 +154,7 @@ extension CounterStore {
     /// a value that is not one in range reads as absent (unknown).
     public func meta(_ key: String) throws(StoreError) -> String? {
         let value: String?
-        do {
-            value = try database.query("SELECT value FROM meta WHERE key = ?", [.text(key)]) { $0.text(0) }.first
-        } catch {
-            throw Self.wrap(error)
-        }
+        value = try database.query("SELECT value FROM meta WHERE key = ?", [.text(key)]) { $0.text(0) }.first
         switch key {
         case "last_commit":
             return value.flatMap { Int64($0) }.flatMap { Self.timeRange.contains($0) ? value : nil }
@@ -187,19 +167,15 @@ extension CounterStore {
 
     /// Buckets of one granularity with `from <= start < to`, oldest first.
     public func buckets(_ granularity: Granularity, from: Int64 = .min, to: Int64 = .max) throws(StoreError) -> [StoredBucket] {
-        do {
-            return try database.query("""
-                SELECT i.name, i.class, b.start, b.rx_bytes, b.tx_bytes, b.rx_packets, b.tx_packets, b.incomplete
-                FROM bucket b JOIN interface i ON i.id = b.interface_id
-                WHERE b.granularity = ? AND b.start >= ? AND b.start < ? ORDER BY b.start, i.name
-                """, [.text(granularity.rawValue), .integer(from), .integer(to)]) { row in
-                StoredBucket(
-                    name: row.text(0), interfaceClass: try member(row, 1, of: InterfaceClass.self).rawValue, granularity: granularity, start: try time(row, 2),
-                    counters: try bytesAndPackets(row, from: 3),
-                    incomplete: row.optionalText(7))
-            }
-        } catch {
-            throw Self.wrap(error)
+        return try database.query("""
+            SELECT i.name, i.class, b.start, b.rx_bytes, b.tx_bytes, b.rx_packets, b.tx_packets, b.incomplete
+            FROM bucket b JOIN interface i ON i.id = b.interface_id
+            WHERE b.granularity = ? AND b.start >= ? AND b.start < ? ORDER BY b.start, i.name
+            """, [.text(granularity.rawValue), .integer(from), .integer(to)]) { (row) throws(StoreError) in
+            StoredBucket(
+                name: row.text(0), interfaceClass: try member(row, 1, of: InterfaceClass.self).rawValue, granularity: granularity, start: try time(row, 2),
+                counters: try bytesAndPackets(row, from: 3),
+                incomplete: row.optionalText(7))
         }
     }
 
@@ -222,13 +198,9 @@ extension CounterStore {
 extension CounterStore {
     /// How many reset events each interface has, by reason.
     public func resetCounts() throws(StoreError) -> [String: [String: UInt64]] {
-        do {
-            let rows = try database.query("""
-                SELECT i.name, e.reason, count(*) FROM event e JOIN interface i ON i.id = e.interface_id GROUP BY i.name, e.reason
-                """) { ($0.text(0), $0.text(1), UInt64($0.integer(2))) }
-            return rows.reduce(into: [:]) { counts, row in counts[row.0, default: [:]][row.1] = row.2 }
-        } catch {
-            throw Self.wrap(error)
-        }
+        let rows = try database.query("""
+            SELECT i.name, e.reason, count(*) FROM event e JOIN interface i ON i.id = e.interface_id GROUP BY i.name, e.reason
+            """) { ($0.text(0), $0.text(1), UInt64($0.integer(2))) }
+        return rows.reduce(into: [:]) { counts, row in counts[row.0, default: [:]][row.1] = row.2 }
     }
 }

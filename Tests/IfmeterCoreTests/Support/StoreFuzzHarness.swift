@@ -142,7 +142,7 @@ enum StoreFuzzHarness {
     /// buckets of every granularity, events, the heartbeat.
     static func seed(_ store: CounterStore) throws {
         let database = store.database
-        try database.transaction {
+        try database.transaction { () throws(StoreError) in
             try database.execute("""
                 INSERT INTO interface(id, name, class, signal, kind, first_seen, last_seen, rx_bytes, tx_bytes, rx_packets, tx_packets)
                   VALUES (1, 'tun0', 'tunnel', 'kind tun', 'tun', \(now - 86_400), \(now), 4000, 6000, 4, 6),
