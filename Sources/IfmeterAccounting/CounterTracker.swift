@@ -1,16 +1,16 @@
 /// One interface life being counted: (boot id, namespace, ifindex). The name
 /// is a label that can change; totals go under the current name.
-public struct TrackedLife: Sendable, Hashable {
-    public var ifindex: Int32
-    public var name: String
+package struct TrackedLife: Sendable, Hashable {
+    package var ifindex: Int32
+    package var name: String
     /// The kernel counters already accounted for.
-    public var counters: LinkCounters
+    package var counters: LinkCounters
     /// When `counters` were read (CLOCK_BOOTTIME seconds), for rates.
-    public var sinceBoot: Double
-    public var firstSeen: Int64
-    public var lastSeen: Int64
+    package var sinceBoot: Double
+    package var firstSeen: Int64
+    package var lastSeen: Int64
 
-    public init(ifindex: Int32, name: String, counters: LinkCounters, sinceBoot: Double, firstSeen: Int64, lastSeen: Int64) {
+    package init(ifindex: Int32, name: String, counters: LinkCounters, sinceBoot: Double, firstSeen: Int64, lastSeen: Int64) {
         self.ifindex = ifindex
         self.name = name
         self.counters = counters
@@ -24,20 +24,20 @@ public struct TrackedLife: Sendable, Hashable {
 /// (SO_NETNS_COOKIE), unique within a boot and never reused. Zero stands for
 /// "not known" (a kernel before 5.14, or a store written before namespaces
 /// were recorded) and matches any namespace.
-public typealias NamespaceCookie = UInt64
+package typealias NamespaceCookie = UInt64
 
 extension NamespaceCookie {
     /// Whether two cookies name the same namespace; 0 (unknown) matches any.
-    public static func same(_ a: NamespaceCookie, _ b: NamespaceCookie) -> Bool { a == 0 || b == 0 || a == b }
+    package static func same(_ a: NamespaceCookie, _ b: NamespaceCookie) -> Bool { a == 0 || b == 0 || a == b }
 }
 
 /// A life the store still had open at its last commit.
-public struct StoredLife: Sendable, Hashable {
-    public var bootID: String
-    public var namespace: NamespaceCookie
-    public var life: TrackedLife
+package struct StoredLife: Sendable, Hashable {
+    package var bootID: String
+    package var namespace: NamespaceCookie
+    package var life: TrackedLife
 
-    public init(bootID: String, namespace: NamespaceCookie = 0, life: TrackedLife) {
+    package init(bootID: String, namespace: NamespaceCookie = 0, life: TrackedLife) {
         self.bootID = bootID
         self.namespace = namespace
         self.life = life
@@ -45,21 +45,21 @@ public struct StoredLife: Sendable, Hashable {
 }
 
 /// What the store remembers when the daemon starts.
-public struct StoredState: Sendable {
+package struct StoredState: Sendable {
     /// The boot id of the last commit; nil for a new store.
-    public var lastBootID: String?
+    package var lastBootID: String?
     /// The namespace of the last commit (0: not recorded).
-    public var lastNamespace: NamespaceCookie
+    package var lastNamespace: NamespaceCookie
     /// Lives still open at the last commit.
-    public var openLives: [StoredLife]
+    package var openLives: [StoredLife]
     /// Every interface name the store has totals for.
-    public var knownNames: Set<String>
+    package var knownNames: Set<String>
     /// Every link present at the last commit, watched or not, by ifindex;
     /// nil when the store predates this record (then absence cannot be told
     /// from "present but not watched").
-    public var presentLinks: [Int32: String]?
+    package var presentLinks: [Int32: String]?
 
-    public init(
+    package init(
         lastBootID: String? = nil, lastNamespace: NamespaceCookie = 0, openLives: [StoredLife] = [],
         knownNames: Set<String> = [], presentLinks: [Int32: String]? = nil
     ) {
@@ -72,12 +72,12 @@ public struct StoredState: Sendable {
 }
 
 /// Bytes and packets to add to an interface's totals.
-public struct Delta: Sendable, Hashable {
-    public var name: String
-    public var ifindex: Int32
-    public var counters: LinkCounters
+package struct Delta: Sendable, Hashable {
+    package var name: String
+    package var ifindex: Int32
+    package var counters: LinkCounters
 
-    public init(name: String, ifindex: Int32, counters: LinkCounters) {
+    package init(name: String, ifindex: Int32, counters: LinkCounters) {
         self.name = name
         self.ifindex = ifindex
         self.counters = counters
@@ -85,7 +85,7 @@ public struct Delta: Sendable, Hashable {
 }
 
 /// Why a life stopped being counted.
-public enum LifeEnd: String, Sendable, CaseIterable {
+package enum LifeEnd: String, Sendable, CaseIterable {
     case removed, movedAway = "moved-away", removedWhileStopped = "removed-while-stopped"
     case reboot, eventsLost = "events-lost"
     /// Watch= or an override no longer selects it; the link lives on.
@@ -98,24 +98,24 @@ public enum LifeEnd: String, Sendable, CaseIterable {
 
 /// A life that stopped being counted, with the boot it belongs to (a life
 /// ended by a reboot belongs to the boot before).
-public struct EndedLife: Sendable, Hashable {
-    public var life: TrackedLife
-    public var end: LifeEnd
-    public var bootID: String
-    public var namespace: NamespaceCookie
+package struct EndedLife: Sendable, Hashable {
+    package var life: TrackedLife
+    package var end: LifeEnd
+    package var bootID: String
+    package var namespace: NamespaceCookie
 }
 
 /// The result of one accounting step: what to add, what to log, which lives
 /// began and ended.
-public struct AccountingOutcome: Sendable {
-    public var deltas: [Delta] = []
-    public var events: [ResetEvent] = []
-    public var endedLives: [EndedLife] = []
+package struct AccountingOutcome: Sendable {
+    package var deltas: [Delta] = []
+    package var events: [ResetEvent] = []
+    package var endedLives: [EndedLife] = []
     /// Lives that started being counted: until a commit records them, a crash
     /// would lose them without a trace.
-    public var begunLives: [TrackedLife] = []
+    package var begunLives: [TrackedLife] = []
 
-    public init() {}
+    package init() {}
 
     mutating func append(_ other: AccountingOutcome) {
         deltas += other.deltas
@@ -134,31 +134,31 @@ public struct AccountingOutcome: Sendable {
 /// (`presentLinks`): a link that starts being watched (a Watch= change, a
 /// rename into an override) was already there, so its past is not counted,
 /// while a link that was never there is new and counted from zero.
-public struct CounterTracker: Sendable {
-    public struct Settings: Sendable {
+package struct CounterTracker: Sendable {
+    package struct Settings: Sendable {
         /// The source's counter width, which decides the wrap rule.
-        public var width: CounterWidth
+        package var width: CounterWidth
         /// Faster deltas on a 32-bit source are a wrong wrap guess (rule 8).
-        public var maxRateBitsPerSecond: UInt64
+        package var maxRateBitsPerSecond: UInt64
 
-        public init(width: CounterWidth = .bits64, maxRateBitsPerSecond: UInt64 = 10_000_000_000) {
+        package init(width: CounterWidth = .bits64, maxRateBitsPerSecond: UInt64 = 10_000_000_000) {
             self.width = width
             self.maxRateBitsPerSecond = maxRateBitsPerSecond
         }
     }
 
     /// Decides whether a link that is not counted yet should be.
-    public typealias WatchPolicy = (LinkSample) -> Bool
+    package typealias WatchPolicy = (LinkSample) -> Bool
 
-    public let bootID: String
-    public let namespace: NamespaceCookie
-    public var settings: Settings
+    package let bootID: String
+    package let namespace: NamespaceCookie
+    package var settings: Settings
     /// Open lives by ifindex.
-    public private(set) var lives: [Int32: TrackedLife] = [:]
+    package private(set) var lives: [Int32: TrackedLife] = [:]
     /// Every link of the namespace by ifindex, with its current name.
-    public private(set) var presentLinks: [Int32: String] = [:]
+    package private(set) var presentLinks: [Int32: String] = [:]
 
-    public init(bootID: String, namespace: NamespaceCookie = 0, settings: Settings = Settings()) {
+    package init(bootID: String, namespace: NamespaceCookie = 0, settings: Settings = Settings()) {
         self.bootID = bootID
         self.namespace = namespace
         self.settings = settings
@@ -169,7 +169,7 @@ public struct CounterTracker: Sendable {
     // MARK: Start (rules 2 to 5)
 
     /// Reconciles what the store remembers with every link present now.
-    public mutating func start(
+    package mutating func start(
         stored: StoredState, links: [LinkSample], at now: Instant, isWatched: WatchPolicy = { _ in true }
     ) -> AccountingOutcome {
         var outcome = AccountingOutcome()
@@ -286,7 +286,7 @@ public struct CounterTracker: Sendable {
     /// never seen before is left to its RTM_NEWLINK, still queued, whose
     /// counters tell a new device from one moved in; only when events were
     /// lost does the dump start it.
-    public mutating func observe(
+    package mutating func observe(
         dump links: [LinkSample], at now: Instant, eventsWereLost: Bool, isWatched: WatchPolicy = { _ in true }
     ) -> AccountingOutcome {
         var outcome = AccountingOutcome()
@@ -328,7 +328,7 @@ public struct CounterTracker: Sendable {
     /// A link event from the kernel (rules 1 and 7). Event messages may be
     /// older than the last dump, so they never move a counter back and never
     /// signal a reset: only dumps judge resets.
-    public mutating func observe(event: LinkEvent, at now: Instant, isWatched: WatchPolicy = { _ in true }) -> AccountingOutcome {
+    package mutating func observe(event: LinkEvent, at now: Instant, isWatched: WatchPolicy = { _ in true }) -> AccountingOutcome {
         var outcome = AccountingOutcome()
         let link = event.link
         switch event.kind {
@@ -371,7 +371,7 @@ public struct CounterTracker: Sendable {
     /// Applies a changed watch policy (a reload) to a fresh dump: a life no
     /// longer watched is counted up to now and closed; a present link newly
     /// watched starts from its current counters, its past not counted.
-    public mutating func rewatch(links: [LinkSample], at now: Instant, isWatched: WatchPolicy) -> AccountingOutcome {
+    package mutating func rewatch(links: [LinkSample], at now: Instant, isWatched: WatchPolicy) -> AccountingOutcome {
         var outcome = AccountingOutcome()
         for link in links {
             presentLinks[link.ifindex] = link.name

@@ -1,7 +1,7 @@
 /// Something that broke the continuity of an interface's counters, and what
 /// is known to be missing because of it.
-public struct ResetEvent: Sendable, Hashable {
-    public enum Reason: String, Sendable, CaseIterable {
+package struct ResetEvent: Sendable, Hashable {
+    package enum Reason: String, Sendable, CaseIterable {
         /// Same name, new ifindex: recreated while the daemon was not watching.
         case recreated
         /// The boot id changed: counters restarted at boot.
@@ -32,7 +32,7 @@ public struct ResetEvent: Sendable, Hashable {
         case movedIn = "moved-in"
     }
 
-    public enum Loss: Sendable, Hashable {
+    package enum Loss: Sendable, Hashable {
         /// Nothing is missing.
         case none
         /// Some traffic may be missing, and how much cannot be known.
@@ -40,7 +40,7 @@ public struct ResetEvent: Sendable, Hashable {
         /// A delta was left out as implausible; these are its bytes.
         case discarded(rxBytes: UInt64, txBytes: UInt64)
 
-        public var name: String {
+        package var name: String {
             switch self {
             case .none: "none"
             case .unknown: "unknown"
@@ -49,15 +49,15 @@ public struct ResetEvent: Sendable, Hashable {
         }
     }
 
-    public var reason: Reason
-    public var name: String
-    public var oldIfindex: Int32?
-    public var newIfindex: Int32?
-    public var loss: Loss
+    package var reason: Reason
+    package var name: String
+    package var oldIfindex: Int32?
+    package var newIfindex: Int32?
+    package var loss: Loss
     /// One sentence for people: what happened and what it means for the totals.
-    public var detail: String
+    package var detail: String
 
-    public init(_ reason: Reason, name: String, old: Int32?, new: Int32?, loss: Loss, detail: String) {
+    package init(_ reason: Reason, name: String, old: Int32?, new: Int32?, loss: Loss, detail: String) {
         self.reason = reason
         self.name = name
         self.oldIfindex = old

@@ -4,11 +4,11 @@
 /// uevent DEVTYPE, sysfs markers, the device's driver (USB tethering), ARP
 /// type, a real Ethernet device, name. sysfs is read below `sysfsRoot` so
 /// tests can hand it a fake tree.
-public struct Classifier: Sendable {
-    public var sysfsRoot: String
-    public var overrides: [InterfaceOverride]
+package struct Classifier: Sendable {
+    package var sysfsRoot: String
+    package var overrides: [InterfaceOverride]
 
-    public init(sysfsRoot: String = "/sys", overrides: [InterfaceOverride] = []) {
+    package init(sysfsRoot: String = "/sys", overrides: [InterfaceOverride] = []) {
         self.sysfsRoot = sysfsRoot
         self.overrides = overrides
     }
@@ -17,7 +17,7 @@ public struct Classifier: Sendable {
     /// PPPoE) alike and the kernel cannot tell them apart. It defaults to
     /// cellular, because the people who meter links meter LTE: an override
     /// decides otherwise.
-    public static let pppDefault = InterfaceClass.cellular
+    package static let pppDefault = InterfaceClass.cellular
 
     static let kindClasses: [String: InterfaceClass] = [
         "tun": .tunnel, "wireguard": .tunnel, "ovpn": .tunnel,
@@ -65,7 +65,7 @@ public struct Classifier: Sendable {
         ("tun*", .tunnel), ("tap*", .tunnel), ("wg*", .tunnel), ("utun*", .tunnel),
     ]
 
-    public func classify(_ link: LinkSample) -> Classification {
+    package func classify(_ link: LinkSample) -> Classification {
         // Loopback traffic never crosses a link: no override or Watch= counts it.
         if link.arpType == Self.arpLoopback || link.flags & Self.loopbackFlag != 0 {
             return Classification(nil, by: .loopback)

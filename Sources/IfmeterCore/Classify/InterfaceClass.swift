@@ -1,19 +1,19 @@
 import Glibc
 
 /// The kinds of link ifmeter exists to count, and the rest.
-public enum InterfaceClass: String, Sendable, CaseIterable, Hashable {
+package enum InterfaceClass: String, Sendable, CaseIterable, Hashable {
     case wifi, cellular, tunnel, wired, other
 
     /// The classes counted unless the configuration says otherwise. Wired
     /// Ethernet is not among them: ifmeter exists for links that are
     /// metered, and a LAN port rarely is (`Watch=` adds it).
-    public static let watchedByDefault: Set<InterfaceClass> = [.wifi, .cellular, .tunnel]
+    package static let watchedByDefault: Set<InterfaceClass> = [.wifi, .cellular, .tunnel]
 
     /// The names `Watch=` and `[Classes]` accept, in order.
-    public static let spelledOut = allCases.map(\.rawValue).joined(separator: " ")
+    package static let spelledOut = allCases.map(\.rawValue).joined(separator: " ")
 
     /// How people write it ("Wi-Fi" in tables, the raw value in JSON and config).
-    public var displayName: String {
+    package var displayName: String {
         switch self {
         case .wifi: "Wi-Fi"
         case .cellular: "cellular"
@@ -25,23 +25,23 @@ public enum InterfaceClass: String, Sendable, CaseIterable, Hashable {
 }
 
 /// A configured rule for names matching a glob: a class, or "ignore".
-public struct InterfaceOverride: Sendable, Hashable {
-    public enum Action: Sendable, Hashable {
+package struct InterfaceOverride: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         case assign(InterfaceClass)
         case ignore
     }
 
     /// An fnmatch(3) pattern over the interface name, like `ppp*` or `wwan[0-9]`.
-    public var pattern: String
-    public var action: Action
+    package var pattern: String
+    package var action: Action
 
-    public init(pattern: String, action: Action) {
+    package init(pattern: String, action: Action) {
         self.pattern = pattern
         self.action = action
     }
 
     /// Whether this rule covers the name.
-    public func matches(_ name: String) -> Bool {
+    package func matches(_ name: String) -> Bool {
         globMatches(pattern, name)
     }
 }
@@ -53,7 +53,7 @@ func globMatches(_ pattern: String, _ name: String) -> Bool {
 }
 
 /// The evidence that decided a classification, so users can see why.
-public enum ClassificationSignal: Sendable, Hashable, CustomStringConvertible {
+package enum ClassificationSignal: Sendable, Hashable, CustomStringConvertible {
     case override(pattern: String)
     case linkKind(String)
     case deviceType(String)
@@ -74,7 +74,7 @@ public enum ClassificationSignal: Sendable, Hashable, CustomStringConvertible {
     case ethernetDevice(driver: String)
     case noSignal
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .override(let pattern): "override \(pattern)"
         case .linkKind(let kind): "kind \(kind)"
@@ -93,12 +93,12 @@ public enum ClassificationSignal: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// What an interface is and why ifmeter thinks so.
-public struct Classification: Sendable, Hashable {
+package struct Classification: Sendable, Hashable {
     /// The class, or nil when an override says to ignore the interface.
-    public var interfaceClass: InterfaceClass?
-    public var signal: ClassificationSignal
+    package var interfaceClass: InterfaceClass?
+    package var signal: ClassificationSignal
 
-    public init(_ interfaceClass: InterfaceClass?, by signal: ClassificationSignal) {
+    package init(_ interfaceClass: InterfaceClass?, by signal: ClassificationSignal) {
         self.interfaceClass = interfaceClass
         self.signal = signal
     }

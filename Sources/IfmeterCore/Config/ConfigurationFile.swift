@@ -1,29 +1,29 @@
 /// A configuration problem, located to the file and line.
-public struct ConfigurationError: Error, Sendable, CustomStringConvertible, Equatable {
+package struct ConfigurationError: Error, Sendable, CustomStringConvertible, Equatable {
     /// What went wrong, for the exit code: never matched on message text.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// The file named explicitly does not exist (EX_NOINPUT).
         case missingFile
         /// It could not be read, or a line says something invalid (EX_CONFIG).
         case invalid
     }
 
-    public var kind: Kind = .invalid
-    public var path: String
-    public var line: Int?
-    public var message: String
+    package var kind: Kind = .invalid
+    package var path: String
+    package var line: Int?
+    package var message: String
 
-    public init(_ kind: Kind = .invalid, path: String, line: Int?, message: String) {
+    package init(_ kind: Kind = .invalid, path: String, line: Int?, message: String) {
         self.kind = kind
         self.path = path
         self.line = line
         self.message = message
     }
 
-    public var isMissingFile: Bool { kind == .missingFile }
+    package var isMissingFile: Bool { kind == .missingFile }
 
     /// One printable line whatever the file held: control characters become "?".
-    public var description: String {
+    package var description: String {
         let text = line.map { "\(path):\($0): \(message)" } ?? "\(path): \(message)"
         return String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? "?" : $0 }))
     }
@@ -48,11 +48,11 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible, Equa
 ///     wwan0=5GiB
 ///     [Aliases]
 ///     wwan0=phone
-public enum ConfigurationFile {
+package enum ConfigurationFile {
     /// Longest accepted line; anything longer is not a hand-written config.
     static let maximumLineLength = 4096
 
-    public static func parse(_ text: String, path: String, into base: Configuration = Configuration()) throws(ConfigurationError) -> Configuration {
+    package static func parse(_ text: String, path: String, into base: Configuration = Configuration()) throws(ConfigurationError) -> Configuration {
         var configuration = base
         var section: String?
         var seen: Set<String> = []
@@ -95,7 +95,7 @@ public enum ConfigurationFile {
 
     /// The file's lines. "\r\n" is a single Character in Swift, so a file
     /// saved with CRLF line ends must be split on both separators.
-    public static func lines(of text: String) -> [Substring] {
+    package static func lines(of text: String) -> [Substring] {
         text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
     }
 
@@ -279,7 +279,7 @@ public enum ConfigurationFile {
 
     /// Reads and parses a file; a missing explicit file is an error, the
     /// default path may be absent.
-    public static func load(path: String, required: Bool) throws(ConfigurationError) -> Configuration {
+    package static func load(path: String, required: Bool) throws(ConfigurationError) -> Configuration {
         let bytes: [UInt8]?
         do {
             bytes = try FileSystem.readBytes(path)

@@ -1,10 +1,10 @@
 import Glibc
 
 /// A reason the daemon cannot start, with the sysexits code to leave with.
-public struct DaemonStartError: Error, Sendable, CustomStringConvertible {
-    public var message: String
-    public var exitCode: ExitCode
-    public var description: String { message }
+package struct DaemonStartError: Error, Sendable, CustomStringConvertible {
+    package var message: String
+    package var exitCode: ExitCode
+    package var description: String { message }
 }
 
 /// ifmeterd's loop: one thread polls the signal pipe and the link-event
@@ -12,16 +12,16 @@ public struct DaemonStartError: Error, Sendable, CustomStringConvertible {
 /// It owns the sockets, the store, the metrics file and the `Meter`, whose
 /// pure rules decide what every sample and event means; so nothing here
 /// needs a lock, and no thread is ever created.
-public final class Daemon {
-    public struct Options: Sendable {
-        public var configuration: Configuration
-        public var configurationPath: String?
-        public var stateDirectory: String
-        public var environment: [String: String]
+package final class Daemon {
+    package struct Options: Sendable {
+        package var configuration: Configuration
+        package var configurationPath: String?
+        package var stateDirectory: String
+        package var environment: [String: String]
         /// The command line's settings, applied again over every reload.
-        public var overrides: CommandLineOverrides
+        package var overrides: CommandLineOverrides
 
-        public init(
+        package init(
             configuration: Configuration, configurationPath: String?, stateDirectory: String, environment: [String: String],
             overrides: CommandLineOverrides = CommandLineOverrides()
         ) {
@@ -57,7 +57,7 @@ public final class Daemon {
 
     /// Opens the store and the kernel sockets. The event socket is opened
     /// before the first dump, so no link can slip between the two.
-    public init(_ options: Options) throws(DaemonStartError) {
+    package init(_ options: Options) throws(DaemonStartError) {
         configuration = options.configuration
         configurationPath = options.configurationPath
         overrides = options.overrides
@@ -119,7 +119,7 @@ public final class Daemon {
     /// Reconciles the store with the kernel (rules 2 to 5), reads the events
     /// queued meanwhile and commits: when this returns, the first sample is
     /// in the store.
-    public func start() throws(DaemonStartError) {
+    package func start() throws(DaemonStartError) {
         let stored: StoredState
         do {
             stored = try store.loadState()
@@ -153,7 +153,7 @@ public final class Daemon {
     /// Runs until SIGTERM or SIGINT and returns the exit code. Tells systemd
     /// READY=1 once the signal pipe is in place, so a stop requested the
     /// moment the service is up is never lost.
-    public func run() -> ExitCode {
+    package func run() -> ExitCode {
         let signals: Int32
         do {
             signals = try SignalPipe.install([SIGTERM, SIGINT, SIGHUP])
@@ -282,11 +282,14 @@ public final class Daemon {
     }
 
     /// Writes the metrics file; a failure is logged once until it recovers.
-    private func publishMetrics() {
+    /// `last`: the file this process leaves behind (a stop, `--once`) shows
+    /// every total as it is, new interfaces included.
+    private func publishMetrics(last: Bool = false) {
         guard let metrics else { return }
         do {
+            let interfaces = meter.publication(at: Int64(lastSampleWall), keepGone: configuration.metricsKeepGone, zeroFirst: !last)
             try metrics.write(MetricsSnapshot(
-                interfaces: meter.publication(at: Int64(lastSampleWall), keepGone: configuration.metricsKeepGone), lastSample: lastSampleWall, sampleDuration: lastSampleDuration,
+                interfaces: interfaces, lastSample: lastSampleWall, sampleDuration: lastSampleDuration,
                 storeWriteErrors: storeWriteErrors, lastCommit: lastCommitWall))
             if metricsFailing {
                 metricsFailing = false
@@ -331,6 +334,7 @@ public final class Daemon {
         ServiceManager.notify("STOPPING=1")
         samplePass(eventsWereLost: false)
         commit(at: clock.now())
+        publishMetrics(last: true)
         store.close()
         Log.notice("ifmeterd: stopped\(storeFailing ? " with uncommitted deltas (the store could not be written)" : "")")
         return storeFailing ? .ioError : .success
@@ -396,7 +400,7 @@ public final class Daemon {
 
     /// `--benchmark-samples N`: N sample passes back to back, exactly as the
     /// loop runs them, then the median wall and CPU time of one pass.
-    public func benchmark(samples: Int) -> (wall: Double, cpu: Double) {
+    package func benchmark(samples: Int) -> (wall: Double, cpu: Double) {
         var walls: [Double] = []
         var cpus: [Double] = []
         for _ in 0..<samples {
@@ -411,7 +415,8 @@ public final class Daemon {
     }
 
     /// `--once`: the start-up pass is the whole run.
-    public func finishOnce() -> ExitCode {
+    package func finishOnce() -> ExitCode {
+        publishMetrics(last: true)
         store.close()
         return storeFailing ? .ioError : .success
     }

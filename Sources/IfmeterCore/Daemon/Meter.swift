@@ -3,16 +3,16 @@
 /// metrics file publishes. No clock, no sockets, no files: the loop
 /// (`Daemon`) reads the kernel and the time, hands them in, and writes what
 /// comes out. So every rule here is a table test that needs no root.
-public struct Meter {
+package struct Meter {
     /// What a configuration decides about counting.
-    public struct Policy {
-        public var watchedClasses: Set<InterfaceClass>
+    package struct Policy {
+        package var watchedClasses: Set<InterfaceClass>
         /// The class of a link, with the signal that decided it (reads sysfs
         /// in the daemon; a table in tests).
-        public var classify: (LinkSample) -> Classification
-        public var maxRateBitsPerSecond: UInt64
+        package var classify: (LinkSample) -> Classification
+        package var maxRateBitsPerSecond: UInt64
 
-        public init(
+        package init(
             watchedClasses: Set<InterfaceClass>, maxRateBitsPerSecond: UInt64,
             classify: @escaping (LinkSample) -> Classification
         ) {
@@ -23,11 +23,11 @@ public struct Meter {
     }
 
     /// What an operation tells the loop to log.
-    public struct Step {
+    package struct Step {
         /// Reset events, in order.
-        public var events: [ResetEvent] = []
+        package var events: [ResetEvent] = []
         /// Lives that started being counted.
-        public var begun: [TrackedLife] = []
+        package var begun: [TrackedLife] = []
 
         mutating func append(_ other: Step) {
             events += other.events
@@ -36,15 +36,15 @@ public struct Meter {
     }
 
     /// What one commit writes.
-    public struct Commit {
-        public var pending: PendingWrites
-        public var openLives: [TrackedLife]
+    package struct Commit {
+        package var pending: PendingWrites
+        package var openLives: [TrackedLife]
         /// Every link present now, when that changed since the last commit.
-        public var presentLinks: [Int32: String]?
+        package var presentLinks: [Int32: String]?
     }
 
-    public private(set) var tracker: CounterTracker
-    public private(set) var pending = PendingWrites()
+    package private(set) var tracker: CounterTracker
+    package private(set) var pending = PendingWrites()
     private var policy: Policy
     /// Each link's classification by ifindex, for the name it had when
     /// classified: sysfs is read once per link and name, not per sample.
@@ -56,9 +56,9 @@ public struct Meter {
 
     // The ledger the metrics file publishes: the store's totals at start plus
     // every delta counted since, committed or not. It only ever grows.
-    public private(set) var totals: [String: LinkCounters] = [:]
-    public private(set) var resetCounts: [String: [String: UInt64]] = [:]
-    public private(set) var interfaceInfo: [String: InterfaceInfo] = [:]
+    package private(set) var totals: [String: LinkCounters] = [:]
+    package private(set) var resetCounts: [String: [String: UInt64]] = [:]
+    package private(set) var interfaceInfo: [String: InterfaceInfo] = [:]
     /// Names whose class was recorded in this run.
     private var recordedNames: Set<String> = []
     /// When each name last had an open life (wall clock), for dropping the
@@ -68,7 +68,7 @@ public struct Meter {
     /// so PromQL's increase() sees its first interval's traffic.
     private var publishedNames: Set<String> = []
 
-    public init(
+    package init(
         bootID: String, namespace: NamespaceCookie, width: CounterWidth, policy: Policy,
         storedInterfaces: [StoredInterface] = [], storedResetCounts: [String: [String: UInt64]] = [:]
     ) {
@@ -86,12 +86,12 @@ public struct Meter {
     }
 
     /// Open lives by ifindex.
-    public var lives: [Int32: TrackedLife] { tracker.lives }
+    package var lives: [Int32: TrackedLife] { tracker.lives }
 
     // MARK: Operations
 
     /// Reconciles the store's state with every link present at start.
-    public mutating func start(stored: StoredState, links: [LinkSample], at now: Instant) -> Step {
+    package mutating func start(stored: StoredState, links: [LinkSample], at now: Instant) -> Step {
         for entry in stored.openLives { lastSeen[entry.life.name] = max(lastSeen[entry.life.name] ?? .min, entry.life.lastSeen) }
         let sameRun = stored.lastBootID == tracker.bootID && NamespaceCookie.same(stored.lastNamespace, tracker.namespace)
         committedPresence = sameRun ? stored.presentLinks : nil
@@ -100,7 +100,7 @@ public struct Meter {
     }
 
     /// Link events, in arrival order.
-    public mutating func apply(events: [LinkEvent], at now: Instant) -> Step {
+    package mutating func apply(events: [LinkEvent], at now: Instant) -> Step {
         var logged = Step()
         for event in events {
             let link = event.link
@@ -122,7 +122,7 @@ public struct Meter {
     }
 
     /// A dump of every link; `eventsWereLost` after an event overrun.
-    public mutating func apply(dump links: [LinkSample], eventsWereLost: Bool, at now: Instant) -> Step {
+    package mutating func apply(dump links: [LinkSample], eventsWereLost: Bool, at now: Instant) -> Step {
         if eventsWereLost {
             let present = Set(links.map(\.ifindex))
             classifications = classifications.filter { present.contains($0.key) }
@@ -155,7 +155,7 @@ public struct Meter {
 
     /// A new policy (a reload) applied to a fresh dump: lives no longer
     /// watched end, links newly watched start from their current counters.
-    public mutating func reconfigure(_ newPolicy: Policy, links: [LinkSample], at now: Instant) -> Step {
+    package mutating func reconfigure(_ newPolicy: Policy, links: [LinkSample], at now: Instant) -> Step {
         policy = newPolicy
         tracker.settings.maxRateBitsPerSecond = newPolicy.maxRateBitsPerSecond
         classifications.removeAll()
@@ -167,23 +167,23 @@ public struct Meter {
     /// Whether a life began or ended since the last commit: the loop commits
     /// at once rather than at the commit interval, so a crash can lose at
     /// most a tail, and the restart can tell.
-    public var hasUncommittedLifeChanges: Bool { lifeChangesSinceCommit > 0 }
+    package var hasUncommittedLifeChanges: Bool { lifeChangesSinceCommit > 0 }
 
     /// Everything the next commit writes.
-    public var nextCommit: Commit {
+    package var nextCommit: Commit {
         let present = tracker.presentLinks
         return Commit(pending: pending, openLives: Array(tracker.lives.values), presentLinks: present == committedPresence ? nil : present)
     }
 
     /// The commit `commit` was written: its pending writes are done.
-    public mutating func committed(_ commit: Commit) {
+    package mutating func committed(_ commit: Commit) {
         pending = PendingWrites()
         lifeChangesSinceCommit = 0
         if let present = commit.presentLinks { committedPresence = present }
     }
 
     /// Every interface the ledger knows, for the metrics file.
-    public var metricsInterfaces: [MetricsInterface] {
+    package var metricsInterfaces: [MetricsInterface] {
         let current = Dictionary(tracker.lives.values.map { ($0.name, $0.ifindex) }, uniquingKeysWith: { first, _ in first })
         return totals.keys.sorted().map { name in
             MetricsInterface(
@@ -193,12 +193,13 @@ public struct Meter {
     }
 
     /// What the metrics file shows now: interfaces counted now or within
-    /// `keepGone` seconds, each new one at zero the first time.
-    public mutating func publication(at now: Int64, keepGone: Double) -> [MetricsInterface] {
+    /// `keepGone` seconds, each new one at zero the first time (unless not
+    /// `zeroFirst`: a last file, which must show what the store holds).
+    package mutating func publication(at now: Int64, keepGone: Double, zeroFirst: Bool = true) -> [MetricsInterface] {
         for life in tracker.lives.values { lastSeen[life.name] = now }
         let oldest = now - Int64(min(keepGone, 1e12))
         return metricsInterfaces.filter { (lastSeen[$0.device] ?? .min) >= oldest || $0.ifindex != nil }.map { interface in
-            guard !publishedNames.contains(interface.device) else { return interface }
+            guard zeroFirst, !publishedNames.contains(interface.device) else { return interface }
             publishedNames.insert(interface.device)
             var first = interface
             first.totals = .zero

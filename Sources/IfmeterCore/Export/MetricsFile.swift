@@ -1,17 +1,17 @@
 /// One interface as the metrics file shows it.
-public struct MetricsInterface: Sendable {
-    public var device: String
-    public var info: InterfaceInfo
+package struct MetricsInterface: Sendable {
+    package var device: String
+    package var info: InterfaceInfo
     /// The current life's ifindex; nil when the interface is gone. Its own
     /// gauge, not a label: a label would start a new series at every
     /// recreation of a tunnel.
-    public var ifindex: Int32?
+    package var ifindex: Int32?
     /// The daemon's accumulated totals (never the raw kernel counters).
-    public var totals: LinkCounters
+    package var totals: LinkCounters
     /// Reset events so far, by reason.
-    public var resets: [String: UInt64]
+    package var resets: [String: UInt64]
 
-    public init(device: String, info: InterfaceInfo, ifindex: Int32?, totals: LinkCounters, resets: [String: UInt64]) {
+    package init(device: String, info: InterfaceInfo, ifindex: Int32?, totals: LinkCounters, resets: [String: UInt64]) {
         self.device = device
         self.info = info
         self.ifindex = ifindex
@@ -21,15 +21,15 @@ public struct MetricsInterface: Sendable {
 }
 
 /// What the daemon publishes after a sample.
-public struct MetricsSnapshot: Sendable {
-    public var interfaces: [MetricsInterface]
+package struct MetricsSnapshot: Sendable {
+    package var interfaces: [MetricsInterface]
     /// Unix time of the sample.
-    public var lastSample: Double
-    public var sampleDuration: Double
-    public var storeWriteErrors: UInt64
-    public var lastCommit: Int64?
+    package var lastSample: Double
+    package var sampleDuration: Double
+    package var storeWriteErrors: UInt64
+    package var lastCommit: Int64?
 
-    public init(interfaces: [MetricsInterface], lastSample: Double, sampleDuration: Double, storeWriteErrors: UInt64, lastCommit: Int64?) {
+    package init(interfaces: [MetricsInterface], lastSample: Double, sampleDuration: Double, storeWriteErrors: UInt64, lastCommit: Int64?) {
         self.interfaces = interfaces
         self.lastSample = lastSample
         self.sampleDuration = sampleDuration
@@ -54,16 +54,16 @@ public struct MetricsSnapshot: Sendable {
 /// must supply totals that never decrease: a value published before a
 /// crash has to be in the store (or be re-derived) when the next process
 /// publishes, e.g. by publishing only committed totals.
-public final class MetricsFile {
-    public let path: String
+package final class MetricsFile {
+    package let path: String
     private var floors: [String: UInt64] = [:]
 
-    public init(path: String) {
+    package init(path: String) {
         self.path = path
     }
 
     /// Renders and replaces the file atomically.
-    public func write(_ snapshot: MetricsSnapshot) throws {
+    package func write(_ snapshot: MetricsSnapshot) throws {
         try FileSystem.writeAtomically(Array(render(snapshot).utf8), to: path, mode: 0o644)
     }
 
@@ -72,7 +72,7 @@ public final class MetricsFile {
     static let disclaimer =
         "Estimate from kernel interface counters: every ifmeter_ figure is one, not per-application, not billing-grade; tunnel traffic also crosses the link beneath it."
 
-    public func render(_ snapshot: MetricsSnapshot) -> String {
+    package func render(_ snapshot: MetricsSnapshot) -> String {
         var output = ""
         let interfaces = snapshot.interfaces.sorted { $0.device < $1.device }
         // Labels rendered once per interface, then reused by every family.

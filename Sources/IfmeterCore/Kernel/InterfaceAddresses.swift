@@ -5,16 +5,16 @@ import Glibc
 /// Counters from glibc's getifaddrs (`ifm_ifaddrs_dump`): 32-bit copies of
 /// IFLA_STATS that wrap at 2^32. A fallback and a cross-check, never the
 /// primary source. It lists links without an address too (tun, WireGuard).
-public final class InterfaceAddressesLinkSource: LinkSource {
+package final class InterfaceAddressesLinkSource: LinkSource {
     private var buffer = ifm_link_list()
 
-    public let counterWidth = CounterWidth.bits32
+    package let counterWidth = CounterWidth.bits32
 
-    public init() {}
+    package init() {}
 
     deinit { ifm_link_list_free(&buffer) }
 
-    public func links() throws -> [LinkSample] {
+    package func links() throws -> [LinkSample] {
         let status = ifm_ifaddrs_dump(&buffer)
         guard status == 0 else {
             throw KernelError(operation: "getifaddrs", message: String(cString: strerror(status)))

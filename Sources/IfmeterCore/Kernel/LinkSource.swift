@@ -1,5 +1,5 @@
 /// A place to read every link's counters from.
-public protocol LinkSource: AnyObject {
+package protocol LinkSource: AnyObject {
     /// How wide this source's counters are, which decides the wrap rule.
     var counterWidth: CounterWidth { get }
     /// Every link of the caller's network namespace, now.
@@ -7,9 +7,9 @@ public protocol LinkSource: AnyObject {
 }
 
 /// A failure reported by libnl or getifaddrs, with what was being done.
-public struct KernelError: Error, Sendable, CustomStringConvertible {
-    public let operation: String
-    public let message: String
+package struct KernelError: Error, Sendable, CustomStringConvertible {
+    package let operation: String
+    package let message: String
 
-    public var description: String { "\(operation): \(message)" }
+    package var description: String { "\(operation): \(message)" }
 }

@@ -29,14 +29,14 @@ extension KernelError {
 
 /// Link dumps over rtnetlink with 64-bit counters (IFLA_STATS64), through
 /// one socket kept open for the life of the source (`ifm_netlink_dump`).
-public final class NetlinkLinkSource: LinkSource {
+package final class NetlinkLinkSource: LinkSource {
     private let handle: OpaquePointer
     private var buffer = ifm_link_list()
 
-    public let counterWidth = CounterWidth.bits64
+    package let counterWidth = CounterWidth.bits64
 
     /// Opens the dump socket (`ifm_netlink_open`).
-    public init() throws {
+    package init() throws {
         var error: Int32 = 0
         guard let handle = ifm_netlink_open(&error) else {
             throw KernelError.netlink("opening a netlink route socket", error)
@@ -50,7 +50,7 @@ public final class NetlinkLinkSource: LinkSource {
     }
 
     /// Dumps every link (`RTM_GETLINK` with `NLM_F_DUMP`).
-    public func links() throws -> [LinkSample] {
+    package func links() throws -> [LinkSample] {
         let status = ifm_netlink_dump(handle, &buffer)
         guard status == 0 else { throw KernelError.netlink("dumping links", status) }
         return (0..<buffer.count).map { LinkSample(buffer.links[$0]) }
@@ -59,16 +59,16 @@ public final class NetlinkLinkSource: LinkSource {
 
 /// A non-blocking subscription to RTNLGRP_LINK (`ifm_events_open`), read on
 /// the daemon's own loop when its descriptor is readable.
-public final class LinkEventSocket {
+package final class LinkEventSocket {
     private let handle: OpaquePointer
     private var buffer = ifm_event_list()
 
     /// The descriptor to watch for readability.
-    public var fileDescriptor: Int32 { ifm_events_fd(handle) }
+    package var fileDescriptor: Int32 { ifm_events_fd(handle) }
 
     /// Subscribes with a kernel receive buffer of `receiveBufferBytes`
     /// (0 keeps the system default; a small one makes overruns likely).
-    public init(receiveBufferBytes: Int = 4 << 20) throws {
+    package init(receiveBufferBytes: Int = 4 << 20) throws {
         var error: Int32 = 0
         guard let handle = ifm_events_open(Int32(clamping: receiveBufferBytes), &error) else {
             throw KernelError.netlink("subscribing to link events", error)
@@ -83,7 +83,7 @@ public final class LinkEventSocket {
 
     /// Every event pending now, in arrival order, and whether the kernel
     /// dropped some because the receive buffer overran (`ifm_events_read`).
-    public func read() throws -> (events: [LinkEvent], overrun: Bool) {
+    package func read() throws -> (events: [LinkEvent], overrun: Bool) {
         buffer.count = 0
         var overrun: Int32 = 0
         let status = ifm_events_read(handle, &buffer, &overrun)

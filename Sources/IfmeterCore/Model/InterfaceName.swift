@@ -9,9 +9,9 @@
 /// hex). The encoding is injective, so String equality above it is byte
 /// equality, a name never carries a control byte or a combining mark, and
 /// `decode` gives back the kernel's bytes.
-public enum InterfaceName {
+package enum InterfaceName {
     /// The encoded form of a name's bytes.
-    public static func encode(bytes: some Sequence<UInt8>) -> String {
+    package static func encode(bytes: some Sequence<UInt8>) -> String {
         var scalars = String.UnicodeScalarView()
         for byte in bytes {
             if byte > 0x20 && byte < 0x7f && byte != 0x5c {
@@ -27,7 +27,7 @@ public enum InterfaceName {
 
     /// The kernel bytes of an encoded name; nil when `name` is not in the
     /// encoded form (a stray backslash, a character outside printable ASCII).
-    public static func decode(_ name: String) -> [UInt8]? {
+    package static func decode(_ name: String) -> [UInt8]? {
         var bytes: [UInt8] = []
         var utf8 = name.utf8.makeIterator()
         while let byte = utf8.next() {
@@ -49,18 +49,18 @@ public enum InterfaceName {
     }
 
     /// Whether `name` is already in the encoded form.
-    public static func isEncoded(_ name: String) -> Bool { decode(name) != nil }
+    package static func isEncoded(_ name: String) -> Bool { decode(name) != nil }
 
     /// A name a person typed (a command-line argument, a configuration
     /// key): taken as it is when already in the encoded form (as ifmeter
     /// prints names), else its UTF-8 bytes are encoded.
-    public static func fromUser(_ text: String) -> String {
+    package static func fromUser(_ text: String) -> String {
         isEncoded(text) ? text : encode(bytes: text.utf8)
     }
 
     /// The name as a path component in sysfs; nil when its bytes are not
     /// UTF-8, which a Swift path cannot carry.
-    public static func pathComponent(_ name: String) -> String? {
+    package static func pathComponent(_ name: String) -> String? {
         guard let bytes = decode(name) else { return nil }
         var iterator = bytes.makeIterator()
         var decoder = UTF8()

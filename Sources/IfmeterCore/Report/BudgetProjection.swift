@@ -1,6 +1,6 @@
 /// How much a projection to the end of the billing cycle can be trusted,
 /// from how long the counting it rests on has run.
-public enum ProjectionConfidence: String, Sendable, CaseIterable {
+package enum ProjectionConfidence: String, Sendable, CaseIterable {
     /// Less than a day observed: a day's rhythm (nights, working hours) is
     /// not yet seen, so no projection is made and nothing alarms.
     case low
@@ -14,20 +14,20 @@ public enum ProjectionConfidence: String, Sendable, CaseIterable {
 /// the time actually observed: from the cycle start, or from when counting
 /// began if that was later (a mid-cycle install, a new interface), never on
 /// time nobody counted.
-public struct BudgetProjection: Sendable, Hashable {
-    public static let day: Int64 = 86_400
+package struct BudgetProjection: Sendable, Hashable {
+    package static let day: Int64 = 86_400
 
     /// When the counting this projection rests on began.
-    public var observedSince: Int64
-    public var observedSeconds: Int64
-    public var confidence: ProjectionConfidence
+    package var observedSince: Int64
+    package var observedSeconds: Int64
+    package var confidence: ProjectionConfidence
     /// Use at the end of the cycle at the rate observed.
-    public var projected: UInt64
+    package var projected: UInt64
 
     /// Whether the projection may raise an alarm.
-    public var isTrusted: Bool { confidence != .low }
+    package var isTrusted: Bool { confidence != .low }
 
-    public init(used: UInt64, cycleStart: Int64, cycleEnd: Int64, countingSince: Int64, now: Int64) {
+    package init(used: UInt64, cycleStart: Int64, cycleEnd: Int64, countingSince: Int64, now: Int64) {
         // Times come from a store that may hold anything: no subtraction may trap.
         observedSince = min(max(cycleStart, countingSince), now)
         observedSeconds = now.subtractingReportingOverflow(observedSince).overflow ? .max : now - observedSince

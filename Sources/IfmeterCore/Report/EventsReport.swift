@@ -1,8 +1,8 @@
 /// `ifmeter events`: the reset log.
-public enum EventsReport {
-    public static let schema = "ifmeter.events/1"
+package enum EventsReport {
+    package static let schema = "ifmeter.events/1"
 
-    public static func text(_ events: [StoredEvent]) -> String {
+    package static func text(_ events: [StoredEvent]) -> String {
         var table = TextTable([("TIME", .left), ("INTERFACE", .left), ("IFINDEX", .left), ("REASON", .left), ("LOSS", .left), ("DETAIL", .left)])
         for event in events {
             let indexes = [event.oldIfindex, event.newIfindex].map { $0.map(String.init) ?? "-" }.joined(separator: " -> ")
@@ -11,7 +11,7 @@ public enum EventsReport {
         return table.rendered() + (events.isEmpty ? "No reset recorded.\n" : "")
     }
 
-    public static func json(_ events: [StoredEvent]) -> JSON {
+    package static func json(_ events: [StoredEvent]) -> JSON {
         .object([
             ("schema", .string(schema)), ("estimate", .bool(true)), ("basis", .string(Estimate.basis)),
             ("events", .array(events.map(eventJSON))),

@@ -1,5 +1,5 @@
 /// The pictures `ifmeter graph` draws, after vnstati's images.
-public enum GraphKind: String, Sendable, CaseIterable {
+package enum GraphKind: String, Sendable, CaseIterable {
     /// Today, yesterday, this month and last month, and the last 24 hours.
     case summary
     /// The last 24 hours.
@@ -13,5 +13,5 @@ public enum GraphKind: String, Sendable, CaseIterable {
 
     /// `--days` beyond this is refused: ten years of days is already a
     /// picture several thousand pixels wide.
-    public static let maximumDays = 3660
+    package static let maximumDays = 3660
 }

@@ -1,28 +1,28 @@
 /// One row of `hours`, `days`, `months`, `years` or `top`.
-public struct HistoryRow: Sendable {
-    public var name: String
-    public var interfaceClass: String
-    public var start: Int64
-    public var counters: LinkCounters
+package struct HistoryRow: Sendable {
+    package var name: String
+    package var interfaceClass: String
+    package var start: Int64
+    package var counters: LinkCounters
     /// Includes the live kernel delta (the current bucket).
-    public var live: Bool
-    public var incomplete: String?
+    package var live: Bool
+    package var incomplete: String?
     /// For the running bucket: its total at the end at the rate so far
     /// (vnStat's "estimated"); nil for finished buckets.
-    public var estimated: LinkCounters?
+    package var estimated: LinkCounters?
 
-    public var total: UInt64 { .saturating(counters.rxBytes, plus: counters.txBytes) }
+    package var total: UInt64 { .saturating(counters.rxBytes, plus: counters.txBytes) }
 }
 
 /// Time-bucket listings with terminal bars.
-public enum HistoryReport {
-    public static let schema = "ifmeter.history/1"
+package enum HistoryReport {
+    package static let schema = "ifmeter.history/1"
 
-    public enum Kind: String, Sendable, CaseIterable {
+    package enum Kind: String, Sendable, CaseIterable {
         case fiveminutes, hours, days, months, years, top
 
         /// The listing of a granularity's buckets.
-        public init(listing granularity: Granularity) {
+        package init(listing granularity: Granularity) {
             switch granularity {
             case .fiveMinutes: self = .fiveminutes
             case .hour: self = .hours
@@ -32,7 +32,7 @@ public enum HistoryReport {
             }
         }
 
-        public var granularity: Granularity {
+        package var granularity: Granularity {
             switch self {
             case .fiveminutes: .fiveMinutes
             case .hours: .hour
@@ -42,7 +42,7 @@ public enum HistoryReport {
             }
         }
 
-        public var defaultLimit: Int {
+        package var defaultLimit: Int {
             switch self {
             case .fiveminutes: 24
             case .hours: 24
@@ -59,7 +59,7 @@ public enum HistoryReport {
     /// The rows to show: buckets in [from, to), the live delta added to each
     /// interface's current bucket, filtered by name, the latest `limit` per
     /// interface (or the `limit` largest days overall for `top`).
-    public static func rows(
+    package static func rows(
         _ kind: Kind, buckets: [StoredBucket], live: [String: LinkCounters], classes: [String: InterfaceClass],
         now: Int64, names: InterfaceSelection, from: Int64, to: Int64, limit: Int, countingSince: [String: Int64] = [:]
     ) -> [HistoryRow] {
@@ -109,7 +109,7 @@ public enum HistoryReport {
             rxPackets: scaled(counters.rxPackets), txPackets: scaled(counters.txPackets))
     }
 
-    public static func text(_ kind: Kind, _ rows: [HistoryRow], units: Units) -> String {
+    package static func text(_ kind: Kind, _ rows: [HistoryRow], units: Units) -> String {
         let barWidth = 24
         let largest = rows.map(\.total).max() ?? 0
         var columns: [(String, TextTable.Alignment)] = [
@@ -149,7 +149,7 @@ public enum HistoryReport {
         return String(repeating: "r", count: rxLength) + String(repeating: "t", count: length - rxLength)
     }
 
-    public static func json(_ kind: Kind, _ rows: [HistoryRow]) -> JSON {
+    package static func json(_ kind: Kind, _ rows: [HistoryRow]) -> JSON {
         .object([
             ("schema", .string(schema)), ("estimate", .bool(true)), ("basis", .string(Estimate.basis)),
             ("kind", .string(kind.rawValue)), ("granularity", .string(kind.granularity.rawValue)),
@@ -173,12 +173,12 @@ public enum HistoryReport {
 }
 
 /// `ifmeter export`: stored bucket records, each carrying its estimate label.
-public enum ExportWriter {
-    public enum Format: String, Sendable { case csv, jsonl }
+package enum ExportWriter {
+    package enum Format: String, Sendable { case csv, jsonl }
 
     static let columns = ["interface", "class", "granularity", "start_utc", "rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "incomplete", "basis"]
 
-    public static func render(_ buckets: [StoredBucket], format: Format) -> String {
+    package static func render(_ buckets: [StoredBucket], format: Format) -> String {
         switch format {
         case .csv:
             var output = columns.joined(separator: ",") + "\n"

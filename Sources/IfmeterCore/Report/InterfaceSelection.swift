@@ -1,15 +1,15 @@
 /// The interfaces a command shows, as every command takes them: `-i NAME`
 /// repeated, and `-i a+b` for one merged row (vnStat's spelling), which sums
 /// its members and is labelled `a+b`.
-public struct InterfaceSelection: Sendable, Hashable, ExpressibleByArrayLiteral {
+package struct InterfaceSelection: Sendable, Hashable, ExpressibleByArrayLiteral {
     /// One entry per `-i`, each a list of members (one unless merged).
-    public var groups: [[String]]
+    package var groups: [[String]]
 
-    public init(groups: [[String]]) { self.groups = groups }
-    public init(arrayLiteral names: String...) { groups = names.map { [$0] } }
+    package init(groups: [[String]]) { self.groups = groups }
+    package init(arrayLiteral names: String...) { groups = names.map { [$0] } }
 
     /// Parses `-i` values; nil names the first malformed one (`a+`, `+`, empty).
-    public static func parse(_ values: [String]) -> Result<InterfaceSelection, SelectionError> {
+    package static func parse(_ values: [String]) -> Result<InterfaceSelection, SelectionError> {
         var groups: [[String]] = []
         for value in values {
             // Names typed by a person, in the encoded form the store keeps (InterfaceName).
@@ -21,26 +21,26 @@ public struct InterfaceSelection: Sendable, Hashable, ExpressibleByArrayLiteral 
     }
 
     /// Everything when no interface is named.
-    public var isEmpty: Bool { groups.isEmpty }
+    package var isEmpty: Bool { groups.isEmpty }
 
-    public var members: Set<String> { Set(groups.joined()) }
+    package var members: Set<String> { Set(groups.joined()) }
 
-    public func contains(_ name: String) -> Bool { isEmpty || groups.contains { $0.contains(name) } }
+    package func contains(_ name: String) -> Bool { isEmpty || groups.contains { $0.contains(name) } }
 
     /// The first member that is not among the known names.
-    public func unknown(among known: some Collection<String>) -> String? {
+    package func unknown(among known: some Collection<String>) -> String? {
         groups.joined().first { !known.contains($0) }
     }
 
     /// The labels a name is shown under: itself, and every merge it is in.
-    public func labels(of name: String) -> [String] {
+    package func labels(of name: String) -> [String] {
         if isEmpty { return [name] }
         return groups.filter { $0.contains(name) }.map { $0.joined(separator: "+") }
     }
 
     /// Items relabelled by group and summed where a merge makes two share a
     /// key; items outside the selection dropped. Order: first appearance.
-    public func apply<Item, Key: Hashable>(
+    package func apply<Item, Key: Hashable>(
         _ items: [Item], name: KeyPath<Item, String>, relabel: (Item, String) -> Item, key: (Item) -> Key, combine: (Item, Item) -> Item
     ) -> [Item] {
         var result: [Item] = []
@@ -62,8 +62,8 @@ public struct InterfaceSelection: Sendable, Hashable, ExpressibleByArrayLiteral 
 }
 
 /// A malformed `-i` value.
-public struct SelectionError: Error, Sendable, Hashable {
-    public var value: String
+package struct SelectionError: Error, Sendable, Hashable {
+    package var value: String
 }
 
 extension InterfaceSelection {

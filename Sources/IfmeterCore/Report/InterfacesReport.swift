@@ -1,24 +1,24 @@
 /// One link with what ifmeter makes of it.
-public struct ClassifiedLink: Sendable {
-    public var sample: LinkSample
-    public var classification: Classification
+package struct ClassifiedLink: Sendable {
+    package var sample: LinkSample
+    package var classification: Classification
 
-    public init(sample: LinkSample, classification: Classification) {
+    package init(sample: LinkSample, classification: Classification) {
         self.sample = sample
         self.classification = classification
     }
 
-    public func isWatched(by classes: Set<InterfaceClass>) -> Bool {
+    package func isWatched(by classes: Set<InterfaceClass>) -> Bool {
         classification.interfaceClass.map(classes.contains) ?? false
     }
 }
 
 /// `ifmeter interfaces`: the links, their class, the deciding signal and
 /// their raw 64-bit counters.
-public enum InterfacesReport {
-    public static let schema = "ifmeter.interfaces/1"
+package enum InterfacesReport {
+    package static let schema = "ifmeter.interfaces/1"
 
-    public static func table(_ links: [ClassifiedLink]) -> String {
+    package static func table(_ links: [ClassifiedLink]) -> String {
         var table = TextTable([
             ("INTERFACE", .left), ("CLASS", .left), ("SIGNAL", .left), ("IFINDEX", .right),
             ("KIND", .left), ("STATE", .left), ("RX BYTES", .right), ("TX BYTES", .right),
@@ -40,7 +40,7 @@ public enum InterfacesReport {
     /// What to say when nothing is counted: the links present, their class
     /// and why, and the `Watch=` line that would count them. Wired is
     /// offered before other, which also counts bridges, veths and the like.
-    public static func watchHint(unwatched: [ClassifiedLink], watched: Set<InterfaceClass>, configPath: String) -> String {
+    package static func watchHint(unwatched: [ClassifiedLink], watched: Set<InterfaceClass>, configPath: String) -> String {
         let watchedNames = InterfaceClass.allCases.filter(watched.contains).map(\.rawValue).joined(separator: " ")
         var text = "Watch=\(watchedNames) counts none of the interfaces here"
         let countable = unwatched.filter { $0.classification.interfaceClass != nil }.sorted { NaturalOrder.less($0.sample.name, $1.sample.name) }
@@ -61,7 +61,7 @@ public enum InterfacesReport {
             + "  [Interfaces]\n  Watch=\(line)\n"
     }
 
-    public static func json(_ links: [ClassifiedLink]) -> JSON {
+    package static func json(_ links: [ClassifiedLink]) -> JSON {
         .object([
             ("schema", .string(schema)),
             ("estimate", .bool(true)),

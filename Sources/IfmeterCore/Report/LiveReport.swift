@@ -1,36 +1,36 @@
 /// One row of `ifmeter live`: rates over the last refresh, and what passed
 /// since the screen started.
-public struct LiveRow: Sendable, Hashable {
-    public var name: String
-    public var interfaceClass: String
+package struct LiveRow: Sendable, Hashable {
+    package var name: String
+    package var interfaceClass: String
     /// Bytes and packets per second over the last refresh.
-    public var rate: (rxBytes: Double, txBytes: Double, rxPackets: Double, txPackets: Double)
+    package var rate: (rxBytes: Double, txBytes: Double, rxPackets: Double, txPackets: Double)
     /// Counted since the session began (rx, tx bytes and packets).
-    public var session: LinkCounters
+    package var session: LinkCounters
 
-    public static func == (lhs: LiveRow, rhs: LiveRow) -> Bool {
+    package static func == (lhs: LiveRow, rhs: LiveRow) -> Bool {
         lhs.name == rhs.name && lhs.interfaceClass == rhs.interfaceClass && lhs.session == rhs.session
             && lhs.rate.rxBytes == rhs.rate.rxBytes && lhs.rate.txBytes == rhs.rate.txBytes
             && lhs.rate.rxPackets == rhs.rate.rxPackets && lhs.rate.txPackets == rhs.rate.txPackets
     }
 
-    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+    package func hash(into hasher: inout Hasher) { hasher.combine(name) }
 }
 
 /// The arithmetic of `live`, apart from the kernel and the clock: each
 /// refresh is two dumps and the seconds between them. Deltas follow the
 /// accounting's rule (a counter that went down counts from zero) per
 /// ifindex, so a recreated link never yields a negative or huge rate.
-public struct LiveSession: Sendable {
-    public private(set) var totals: [String: LinkCounters] = [:]
-    public private(set) var classes: [String: String] = [:]
-    public private(set) var seconds: Double = 0
+package struct LiveSession: Sendable {
+    package private(set) var totals: [String: LinkCounters] = [:]
+    package private(set) var classes: [String: String] = [:]
+    package private(set) var seconds: Double = 0
 
-    public init() {}
+    package init() {}
 
     /// The rows for one refresh of the links `include` accepts (with their
     /// class), merged as `selection` says.
-    public mutating func refresh(
+    package mutating func refresh(
         from before: [LinkSample], to after: [LinkSample], elapsed: Double, selection: InterfaceSelection,
         include: (LinkSample) -> String?
     ) -> [LiveRow] {
@@ -68,7 +68,7 @@ public struct LiveSession: Sendable {
     }
 
     /// The table `live` redraws.
-    public static func table(_ rows: [LiveRow], units: Units) -> String {
+    package static func table(_ rows: [LiveRow], units: Units) -> String {
         var table = TextTable([
             ("INTERFACE", .left), ("RX", .right), ("TX", .right), ("RX PKT/S", .right), ("TX PKT/S", .right), ("RX SESSION", .right), ("TX SESSION", .right),
         ])
@@ -83,7 +83,7 @@ public struct LiveSession: Sendable {
 
     /// What `live` prints when it stops: per interface, the session's
     /// totals and average rates.
-    public func summary(selection: InterfaceSelection, units: Units) -> String {
+    package func summary(selection: InterfaceSelection, units: Units) -> String {
         let seconds = max(self.seconds, 0.001)
         let rows = selection.apply(totals.map { (name: $0.key, counters: $0.value) }, name: \.name, relabel: { ($1, $0.counters) },
                                    key: \.name, combine: { ($0.name, $0.counters + $1.counters) })
@@ -105,8 +105,8 @@ public struct LiveSession: Sendable {
 }
 
 /// Names in the order people count: vpnx2 before vpnx10.
-public enum NaturalOrder {
-    public static func less(_ a: String, _ b: String) -> Bool {
+package enum NaturalOrder {
+    package static func less(_ a: String, _ b: String) -> Bool {
         var left = Substring(a), right = Substring(b)
         while let x = left.first, let y = right.first {
             if x.isASCII && x.isNumber && y.isASCII && y.isNumber {
@@ -126,5 +126,5 @@ public enum NaturalOrder {
         return left.isEmpty && !right.isEmpty
     }
 
-    public static func sorted(_ names: [String]) -> [String] { names.sorted(by: less) }
+    package static func sorted(_ names: [String]) -> [String] { names.sorted(by: less) }
 }

@@ -1,50 +1,50 @@
 /// One bar pair: received and transmitted bytes in a bucket.
-public struct GraphPoint: Sendable, Hashable {
-    public var label: String
+package struct GraphPoint: Sendable, Hashable {
+    package var label: String
     /// The tooltip's name for the bucket ("2026-11-29").
-    public var detail: String
-    public var rx: UInt64
-    public var tx: UInt64
+    package var detail: String
+    package var rx: UInt64
+    package var tx: UInt64
 }
 
 /// One line of a summary's totals ("today").
-public struct GraphTotal: Sendable, Hashable {
-    public var label: String
-    public var rx: UInt64
-    public var tx: UInt64
+package struct GraphTotal: Sendable, Hashable {
+    package var label: String
+    package var rx: UInt64
+    package var tx: UInt64
 }
 
 /// A class's or an interface's part of the picture.
-public struct GraphPanel: Sendable, Hashable {
-    public var title: String
-    public var totals: [GraphTotal] = []
-    public var points: [GraphPoint]
+package struct GraphPanel: Sendable, Hashable {
+    package var title: String
+    package var totals: [GraphTotal] = []
+    package var points: [GraphPoint]
 }
 
 /// A string of text where the renderer put it, to check that none is
 /// clipped or overlaps another.
-public struct TextBox: Sendable, Hashable {
-    public var text: String
-    public var left: Double
-    public var right: Double
-    public var top: Double
-    public var bottom: Double
+package struct TextBox: Sendable, Hashable {
+    package var text: String
+    package var left: Double
+    package var right: Double
+    package var top: Double
+    package var bottom: Double
 }
 
 /// A rendered picture: the SVG and where its text went.
-public struct GraphDrawing: Sendable {
-    public var width: Int
-    public var height: Int
-    public var svg: String
-    public var texts: [TextBox]
+package struct GraphDrawing: Sendable {
+    package var width: Int
+    package var height: Int
+    package var svg: String
+    package var texts: [TextBox]
     /// The x-axis labels of the first panel, left to right.
-    public var axisLabels: [TextBox]
+    package var axisLabels: [TextBox]
 }
 
 /// `ifmeter graph`: self-contained SVGs a browser shows as they are, laid
 /// out from estimated text widths so that titles, legends and labels fit
 /// at every size.
-public enum SVGGraph {
+package enum SVGGraph {
     static let fontSize = 11.0
     static let titleSize = 14.0
     static let margin = 10.0
@@ -64,7 +64,7 @@ public enum SVGGraph {
     /// The panels of a picture. `rows(granularity, from)` reads history
     /// rows from the moment `from`; `byName` draws a panel per selected
     /// interface (or merge) rather than per class.
-    public static func panels(
+    package static func panels(
         _ kind: GraphKind, rows: (Granularity, Int64) -> [HistoryRow], now: Int64, days: Int, byName: Bool,
         aliases: [String: String] = [:]
     ) -> [GraphPanel] {
@@ -140,7 +140,7 @@ public enum SVGGraph {
     }
 
     /// The picture's title for a kind.
-    public static func title(_ kind: GraphKind, now: Int64, days: Int) -> String {
+    package static func title(_ kind: GraphKind, now: Int64, days: Int) -> String {
         switch kind {
         case .summary: "Traffic summary at \(TimeText.format(now, "%Y-%m-%d %H:%M"))"
         case .hourly: "Hourly traffic, the 24 hours to \(TimeText.format(TimeBuckets.start(of: .hour, 0, before: now), "%Y-%m-%d %H:00"))"
@@ -154,7 +154,7 @@ public enum SVGGraph {
 
     // MARK: Drawing
 
-    public static func render(title: String, notes: [String], panels: [GraphPanel], units: Units = Units()) -> GraphDrawing {
+    package static func render(title: String, notes: [String], panels: [GraphPanel], units: Units = Units()) -> GraphDrawing {
         var texts: [TextBox] = []
         var body = ""
         var axisLabels: [TextBox] = []

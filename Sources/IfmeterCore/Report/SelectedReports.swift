@@ -1,6 +1,6 @@
 /// Selections over what the reports show.
 extension InterfaceSelection {
-    public func apply(_ rows: [HistoryRow]) -> [HistoryRow] {
+    package func apply(_ rows: [HistoryRow]) -> [HistoryRow] {
         apply(rows, name: \.name, relabel: { row, label in
             var row = row
             row.name = label
@@ -15,7 +15,7 @@ extension InterfaceSelection {
         })
     }
 
-    public func apply(_ buckets: [StoredBucket]) -> [StoredBucket] {
+    package func apply(_ buckets: [StoredBucket]) -> [StoredBucket] {
         apply(buckets, name: \.name, relabel: { bucket, label in
             var bucket = bucket
             bucket.name = label
@@ -29,7 +29,7 @@ extension InterfaceSelection {
         })
     }
 
-    public func apply(_ interfaces: [InterfaceSnapshot]) -> [InterfaceSnapshot] {
+    package func apply(_ interfaces: [InterfaceSnapshot]) -> [InterfaceSnapshot] {
         apply(interfaces, name: \.name, relabel: { interface, label in
             var interface = interface
             if label != interface.name {

@@ -1,89 +1,89 @@
 /// Whether an interface exists now, and in what state.
-public enum LinkPresence: String, Sendable {
+package enum LinkPresence: String, Sendable {
     case up, down, gone
 }
 
 /// One interface as `status` shows it: stored totals plus the live kernel
 /// delta of the same life, so "now" is up to the second between commits.
-public struct InterfaceSnapshot: Sendable {
-    public var name: String
+package struct InterfaceSnapshot: Sendable {
+    package var name: String
     /// The class, or "mixed" for a merge of interfaces of several classes.
-    public var interfaceClass: String
-    public var signal: String
-    public var presence: LinkPresence
+    package var interfaceClass: String
+    package var signal: String
+    package var presence: LinkPresence
     /// Kernel counters beyond what the store has counted (same life only).
-    public var liveDelta: LinkCounters
-    public var today: LinkCounters
-    public var cycle: LinkCounters
-    public var sinceBoot: LinkCounters
-    public var allTime: LinkCounters
+    package var liveDelta: LinkCounters
+    package var today: LinkCounters
+    package var cycle: LinkCounters
+    package var sinceBoot: LinkCounters
+    package var allTime: LinkCounters
     /// Bytes per second, measured by the caller over a short window.
-    public var rate: (rx: Double, tx: Double)?
+    package var rate: (rx: Double, tx: Double)?
     /// The seconds that rate averages over, when known.
-    public var rateWindow: Double?
-    public var lastEvent: StoredEvent?
-    public var incomplete: String?
+    package var rateWindow: Double?
+    package var lastEvent: StoredEvent?
+    package var incomplete: String?
     /// When ifmeter first counted this interface.
-    public var firstSeen: Int64
+    package var firstSeen: Int64
 }
 
 /// What the store says about the daemon that writes it.
-public struct DaemonHealth: Sendable {
+package struct DaemonHealth: Sendable {
     /// Whether a daemon holds the store's lock now.
-    public var running: Bool
-    public var lastCommit: Int64?
-    public var commitInterval: Double?
-    public var sampleInterval: Double?
+    package var running: Bool
+    package var lastCommit: Int64?
+    package var commitInterval: Double?
+    package var sampleInterval: Double?
     /// No commit for three commit intervals: the figures may be behind.
-    public var stale: Bool
+    package var stale: Bool
 }
 
 /// A budget's state in the current billing cycle.
-public struct BudgetStatus: Sendable {
-    public enum State: String, Sendable { case ok, projectedOver = "projected-over", exceeded }
+package struct BudgetStatus: Sendable {
+    package enum State: String, Sendable { case ok, projectedOver = "projected-over", exceeded }
 
-    public var budget: Budget
-    public var used: UInt64
+    package var budget: Budget
+    package var used: UInt64
     /// A labelled linear projection of use at the end of the cycle, from the time observed.
-    public var projection: BudgetProjection
-    public var state: State
+    package var projection: BudgetProjection
+    package var state: State
 
-    public var remaining: Int64 { Int64(clamping: budget.bytes) - Int64(clamping: used) }
+    package var remaining: Int64 { Int64(clamping: budget.bytes) - Int64(clamping: used) }
 }
 
 /// Everything `status`, `classes` and `check` show, read at one moment.
-public struct Snapshot: Sendable {
-    public var now: Int64
-    public var bootID: String
-    public var billingDay: Int
-    public var cycleStart: Int64
-    public var cycleEnd: Int64
-    public var interfaces: [InterfaceSnapshot]
-    public var daemon: DaemonHealth
-    public var budgets: [BudgetStatus]
+package struct Snapshot: Sendable {
+    package var now: Int64
+    package var bootID: String
+    package var billingDay: Int
+    package var cycleStart: Int64
+    package var cycleEnd: Int64
+    package var interfaces: [InterfaceSnapshot]
+    package var daemon: DaemonHealth
+    package var budgets: [BudgetStatus]
     /// False when the kernel could not be read: figures are the store's only.
-    public var kernelRead: Bool
+    package var kernelRead: Bool
     /// True when this process counts in another network namespace than the
     /// daemon: its links are not the daemon's, so none is mixed in.
-    public var foreignNamespace = false
+    package var foreignNamespace = false
     /// The links present now that the configuration does not count, for
     /// the hint when nothing is counted.
-    public var unwatched: [ClassifiedLink] = []
-    public var watchedClasses: Set<InterfaceClass> = InterfaceClass.watchedByDefault
+    package var unwatched: [ClassifiedLink] = []
+    package var watchedClasses: Set<InterfaceClass> = InterfaceClass.watchedByDefault
     /// `[Aliases]`: display names beside interface names.
-    public var aliases: [String: String] = [:]
+    package var aliases: [String: String] = [:]
 }
 
 /// Reads a snapshot from the store, given what the caller read from the
 /// kernel (nil when it could not) and the clock.
-public enum SnapshotReader {
+package enum SnapshotReader {
     /// What the kernel counted that the store has not: the deltas the
     /// daemon itself would count if it started now, computed by the same
     /// pure accounting from the store's state and the watched links. So a
     /// life created since the last commit counts from zero, a recreated or
     /// rebooted one by the same rules, and a life the store knows by the
     /// difference from its baseline.
-    public static func liveDeltas(
+    package static func liveDeltas(
         state: StoredState, kernel: [LinkSample], configuration: Configuration, bootID: String, now: Instant
     ) -> [String: LinkCounters] {
         let classifier = configuration.classifier
@@ -109,7 +109,7 @@ public enum SnapshotReader {
         return (foreign ? nil : kernel, foreign)
     }
 
-    public static func read(
+    package static func read(
         store: CounterStore, configuration: Configuration, bootID: String, now instant: Instant,
         kernel allLinks: [LinkSample]?, rates: [Int32: (rx: Double, tx: Double)] = [:], daemonRunning: Bool,
         namespace: NamespaceCookie = 0
@@ -190,17 +190,17 @@ public enum SnapshotReader {
 /// What a history view adds to the stored buckets: each interface's live
 /// delta (the same rules as `status`) and the class of every interface the
 /// store or the kernel knows.
-public struct LiveAdditions: Sendable {
-    public var deltas: [String: LinkCounters]
-    public var classes: [String: InterfaceClass]
+package struct LiveAdditions: Sendable {
+    package var deltas: [String: LinkCounters]
+    package var classes: [String: InterfaceClass]
     /// When each stored interface was first counted.
-    public var firstSeen: [String: Int64]
+    package var firstSeen: [String: Int64]
 }
 
 extension SnapshotReader {
     /// Reads only what a history view needs: the open lives and the stored
     /// classes, not budgets, cycles or daemon health.
-    public static func liveAdditions(
+    package static func liveAdditions(
         store: CounterStore, configuration: Configuration, bootID: String, now: Instant, kernel allLinks: [LinkSample]?,
         namespace: NamespaceCookie = 0
     ) throws(StoreError) -> LiveAdditions {
@@ -221,10 +221,10 @@ extension SnapshotReader {
 /// `check`'s verdict, the monitoring-plugin convention: 0 within every
 /// budget, 1 when one is projected over by the end of the cycle, 2 when one
 /// is exceeded.
-public enum CheckVerdict: Int32, Sendable {
+package enum CheckVerdict: Int32, Sendable {
     case ok = 0, atRisk = 1, exceeded = 2
 
-    public init(_ snapshot: Snapshot) {
+    package init(_ snapshot: Snapshot) {
         if snapshot.budgets.contains(where: { $0.state == .exceeded }) {
             self = .exceeded
         } else if snapshot.budgets.contains(where: { $0.state == .projectedOver }) {
@@ -240,7 +240,7 @@ extension Snapshot {
     /// last commit (the live delta, exact) over the seconds since it. Only
     /// while the daemon commits on time, and over at least `minimum` seconds;
     /// otherwise the window is too stale or too short to mean "now".
-    public mutating func setRatesSinceLastCommit(minimum: Double = 5) {
+    package mutating func setRatesSinceLastCommit(minimum: Double = 5) {
         guard let last = daemon.lastCommit, !daemon.stale, kernelRead else { return }
         let window = Double(now - last)
         guard window >= minimum else { return }

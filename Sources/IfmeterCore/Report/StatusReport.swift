@@ -1,6 +1,6 @@
 /// `ifmeter status`, `ifmeter classes` and `ifmeter check`: pure renderings
 /// of a snapshot.
-public enum StatusReport {
+package enum StatusReport {
     /// Why the figures are the store's alone, when they are.
     static func kernelNote(_ snapshot: Snapshot) -> String {
         if snapshot.foreignNamespace {
@@ -9,11 +9,11 @@ public enum StatusReport {
         return snapshot.kernelRead ? "" : "kernel counters could not be read: figures are the store's as of its last commit\n"
     }
 
-    public static let schema = "ifmeter.status/1"
+    package static let schema = "ifmeter.status/1"
 
     // MARK: Text
 
-    public static func text(_ snapshot: Snapshot, units: Units, configPath: String = Configuration.defaultPath) -> String {
+    package static func text(_ snapshot: Snapshot, units: Units, configPath: String = Configuration.defaultPath) -> String {
         var output = "ifmeter status at \(TimeText.moment(snapshot.now)): \(Estimate.basis)\n"
         output += daemonLine(snapshot) + "\n"
         output += kernelNote(snapshot)
@@ -55,7 +55,7 @@ public enum StatusReport {
     /// The default screen: one line per interface within 80 columns, gone
     /// interfaces left out unless `all`, names in natural order; the daemon's
     /// health and the budgets as in the detailed view (`-i NAME`).
-    public static func summary(_ snapshot: Snapshot, units: Units, all: Bool, configPath: String = Configuration.defaultPath) -> String {
+    package static func summary(_ snapshot: Snapshot, units: Units, all: Bool, configPath: String = Configuration.defaultPath) -> String {
         var output = "ifmeter status at \(TimeText.moment(snapshot.now))\n" + daemonLine(snapshot) + "\n"
         output += kernelNote(snapshot)
         let shown = snapshot.interfaces.filter { all || $0.presence != .gone }.sorted { NaturalOrder.less($0.name, $1.name) }
@@ -86,7 +86,7 @@ public enum StatusReport {
     /// `--oneline`: one line per interface for scripts, fields separated by
     /// `;`, byte counts as integers: name;class;state;today rx;today tx;
     /// cycle rx;cycle tx;all-time rx;all-time tx;rx bytes/s;tx bytes/s.
-    public static func oneline(_ snapshot: Snapshot, all: Bool) -> String {
+    package static func oneline(_ snapshot: Snapshot, all: Bool) -> String {
         snapshot.interfaces.filter { all || $0.presence != .gone }.sorted { NaturalOrder.less($0.name, $1.name) }.map { interface in
             let rate = interface.rate.map { [String(Int64($0.rx.rounded())), String(Int64($0.tx.rounded()))] } ?? ["", ""]
             return ([interface.name, interface.interfaceClass, interface.presence.rawValue]
@@ -143,7 +143,7 @@ public enum StatusReport {
 
     /// `ifmeter classes`: totals per class. Tunnel traffic also crosses the
     /// link it rides on, so the classes are never added up.
-    public static func classesText(_ snapshot: Snapshot, units: Units) -> String {
+    package static func classesText(_ snapshot: Snapshot, units: Units) -> String {
         var table = TextTable([("CLASS", .left), ("TODAY", .right), ("CYCLE", .right), ("SINCE BOOT", .right), ("ALL TIME", .right), ("INTERFACES", .left)])
         for (interfaceClass, members) in byClass(snapshot) {
             func total(_ pick: (InterfaceSnapshot) -> LinkCounters) -> String {
@@ -163,7 +163,7 @@ public enum StatusReport {
 
     // MARK: JSON
 
-    public static func json(_ snapshot: Snapshot) -> JSON {
+    package static func json(_ snapshot: Snapshot) -> JSON {
         .object(header(schema, snapshot) + [
             ("daemon", daemonJSON(snapshot.daemon)),
             ("billing_cycle", cycleJSON(snapshot)),
@@ -176,7 +176,7 @@ public enum StatusReport {
         ])
     }
 
-    public static func classesJSON(_ snapshot: Snapshot) -> JSON {
+    package static func classesJSON(_ snapshot: Snapshot) -> JSON {
         .object(header("ifmeter.classes/1", snapshot) + [
             ("note", .string(Estimate.classCaveat)),
             ("billing_cycle", cycleJSON(snapshot)),
@@ -194,7 +194,7 @@ public enum StatusReport {
         ])
     }
 
-    public static func checkJSON(_ snapshot: Snapshot, exitCode: Int32) -> JSON {
+    package static func checkJSON(_ snapshot: Snapshot, exitCode: Int32) -> JSON {
         .object(header("ifmeter.check/1", snapshot) + [
             ("exit_code", .int(Int64(exitCode))),
             ("billing_cycle", cycleJSON(snapshot)),

@@ -2,7 +2,7 @@ import CSQLite
 import Glibc
 
 /// Why the store could not be used, with the sysexits code to leave with.
-public enum StoreError: Error, Sendable, CustomStringConvertible {
+package enum StoreError: Error, Sendable, CustomStringConvertible {
     case missing(path: String)
     case newerSchema(path: String, found: Int64, supported: Int64)
     case notAStore(path: String)
@@ -13,7 +13,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// The store is readable by its owner and group only (README 'Security').
     case permissionDenied(path: String, group: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .missing(let path): "\(path): no store yet"
         case .newerSchema(let path, let found, let supported):
@@ -29,7 +29,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         }
     }
 
-    public var exitCode: ExitCode {
+    package var exitCode: ExitCode {
         switch self {
         case .missing: .noInput
         case .permissionDenied: .noPermission
@@ -44,18 +44,18 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
 /// each open life, all-time totals, time buckets and the reset log. Every
 /// row carries its estimate label. A commit writes deltas and the baselines
 /// they came from in one transaction, so a crash can never count twice.
-public final class CounterStore {
-    public static let fileName = "ifmeter.db"
+package final class CounterStore {
+    package static let fileName = "ifmeter.db"
     /// Owner and group only. Any process that can open the store can hold
     /// a read transaction, and one held open keeps the WAL from ever being
     /// checkpointed back: it grows for as long as the daemon commits
     /// (README 'Security'). Readers are the owner and the group's members.
-    public static let fileMode: mode_t = 0o640
-    public static let schemaVersion: Int64 = 2
+    package static let fileMode: mode_t = 0o640
+    package static let schemaVersion: Int64 = 2
     /// The label stored on every row.
-    public static let basis = "estimate: kernel interface counters"
+    package static let basis = "estimate: kernel interface counters"
 
-    public let path: String
+    package let path: String
     private(set) var database: SQLiteDatabase
     /// The schema version of the file: a reader may meet a version-1 store
     /// that no daemon has upgraded yet.
@@ -65,7 +65,7 @@ public final class CounterStore {
     /// Opens `directory/ifmeter.db`. The daemon creates it when absent; a
     /// reader (`readOnly`) never creates or changes anything. A file that is
     /// not an ifmeter store, or has a newer schema, is refused untouched.
-    public init(directory: String, readOnly: Bool = false) throws(StoreError) {
+    package init(directory: String, readOnly: Bool = false) throws(StoreError) {
         path = directory + "/" + Self.fileName
         // A store this user may not read is a permission problem, not "no store yet".
         if readOnly && FileSystem.isReadDenied(path) { throw .permissionDenied(path: path, group: FileSystem.groupName(of: path)) }
@@ -280,12 +280,12 @@ public final class CounterStore {
         """
 
     /// Checkpoints and closes; nothing may use the store afterwards.
-    public func close() { database.close() }
+    package func close() { database.close() }
 
     // MARK: Reading back state for the daemon
 
     /// What the daemon needs before its first sample.
-    public func loadState() throws(StoreError) -> StoredState {
+    package func loadState() throws(StoreError) -> StoredState {
         let lastBoot = try meta("boot_id")
         let lastNamespace = try meta("netns").flatMap { UInt64($0) } ?? 0
         let namespaceColumn = foundVersion >= 2 ? "netns" : "0"
@@ -314,7 +314,7 @@ public final class CounterStore {
     /// `presentLinks`, when given, replaces the record of every link present
     /// (watched or not), which tells the next start whether a link appeared
     /// while the daemon was stopped; nil leaves the record as it is.
-    public func commit(
+    package func commit(
         _ pending: PendingWrites, openLives: some Collection<TrackedLife>, bootID: String, namespace: NamespaceCookie = 0,
         presentLinks: [Int32: String]? = nil, at now: Int64, retention: Retention, intervals: (sample: Double, commit: Double)
     ) throws(StoreError) {

@@ -4,26 +4,26 @@ import CSQLite
 
 /// A failed SQLite call: the extended result code, sqlite3_errmsg's text,
 /// the database path and what was being done. Match on `code`, never on text.
-public struct SQLiteError: Error, Sendable, CustomStringConvertible {
-    public let code: Int32
-    public let message: String
-    public let path: String
-    public let operation: String
+package struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    package let code: Int32
+    package let message: String
+    package let path: String
+    package let operation: String
 
     /// The primary result code (the extended code's low byte).
-    public var primaryCode: Int32 { code & 0xff }
-    public var isFull: Bool { primaryCode == SQLITE_FULL }
-    public var isCorrupt: Bool { primaryCode == SQLITE_CORRUPT || primaryCode == SQLITE_NOTADB }
-    public var isReadOnly: Bool { primaryCode == SQLITE_READONLY }
-    public var isCannotOpen: Bool { primaryCode == SQLITE_CANTOPEN }
-    public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
-    public var isIOError: Bool { primaryCode == SQLITE_IOERR }
+    package var primaryCode: Int32 { code & 0xff }
+    package var isFull: Bool { primaryCode == SQLITE_FULL }
+    package var isCorrupt: Bool { primaryCode == SQLITE_CORRUPT || primaryCode == SQLITE_NOTADB }
+    package var isReadOnly: Bool { primaryCode == SQLITE_READONLY }
+    package var isCannotOpen: Bool { primaryCode == SQLITE_CANTOPEN }
+    package var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
+    package var isIOError: Bool { primaryCode == SQLITE_IOERR }
 
-    public var description: String { "\(path): \(operation): \(message) (SQLite code \(code))" }
+    package var description: String { "\(path): \(operation): \(message) (SQLite code \(code))" }
 }
 
 /// A value bound to or read from a statement.
-public enum SQLiteValue: Sendable, Hashable {
+package enum SQLiteValue: Sendable, Hashable {
     case null
     case integer(Int64)
     case real(Double)

@@ -1,25 +1,25 @@
 /// An interface's all-time totals as stored.
-public struct StoredInterface: Sendable, Hashable {
-    public var name: String
-    public var interfaceClass: InterfaceClass
-    public var signal: String
-    public var kind: String
-    public var firstSeen: Int64
-    public var lastSeen: Int64
-    public var totals: LinkCounters
+package struct StoredInterface: Sendable, Hashable {
+    package var name: String
+    package var interfaceClass: InterfaceClass
+    package var signal: String
+    package var kind: String
+    package var firstSeen: Int64
+    package var lastSeen: Int64
+    package var totals: LinkCounters
     /// Why the totals may miss traffic; nil when nothing is known missing.
-    public var incomplete: String?
+    package var incomplete: String?
 }
 
 /// One row of the reset log.
-public struct StoredEvent: Sendable, Hashable {
-    public var time: Int64
-    public var name: String
-    public var reason: ResetEvent.Reason
-    public var oldIfindex: Int32?
-    public var newIfindex: Int32?
-    public var loss: ResetEvent.Loss
-    public var detail: String
+package struct StoredEvent: Sendable, Hashable {
+    package var time: Int64
+    package var name: String
+    package var reason: ResetEvent.Reason
+    package var oldIfindex: Int32?
+    package var newIfindex: Int32?
+    package var loss: ResetEvent.Loss
+    package var detail: String
 }
 
 extension CounterStore {
@@ -76,7 +76,7 @@ extension CounterStore {
     }
 
     /// Every interface with its all-time totals, by name.
-    public func interfaces() throws(StoreError) -> [StoredInterface] {
+    package func interfaces() throws(StoreError) -> [StoredInterface] {
         return try database.query("""
             SELECT name, class, signal, kind, first_seen, last_seen, incomplete, \(Self.counterColumns) FROM interface ORDER BY name
             """) { (row) throws(StoreError) in
@@ -87,12 +87,12 @@ extension CounterStore {
     }
 
     /// The reset log, oldest first.
-    public func events() throws(StoreError) -> [StoredEvent] {
+    package func events() throws(StoreError) -> [StoredEvent] {
         try events(where: "")
     }
 
     /// Each interface's latest reset, without reading the whole log.
-    public func lastEvents() throws(StoreError) -> [String: StoredEvent] {
+    package func lastEvents() throws(StoreError) -> [String: StoredEvent] {
         let latest = try events(where: "WHERE e.id IN (SELECT max(id) FROM event GROUP BY interface_id)")
         return Dictionary(latest.map { ($0.name, $0) }, uniquingKeysWith: { _, newer in newer })
     }
@@ -117,7 +117,7 @@ extension CounterStore {
 
     /// The sum of one granularity's buckets per interface (a consistency check:
     /// every granularity must add up to the same totals while nothing is pruned).
-    public func bucketTotals(_ granularity: Granularity) throws(StoreError) -> [String: LinkCounters] {
+    package func bucketTotals(_ granularity: Granularity) throws(StoreError) -> [String: LinkCounters] {
         try sumsByName("""
             SELECT i.name, sum(b.rx_bytes), sum(b.tx_bytes), sum(b.rx_packets), sum(b.tx_packets)
             FROM bucket b JOIN interface i ON i.id = b.interface_id WHERE b.granularity = ? GROUP BY i.name
@@ -131,28 +131,28 @@ extension CounterStore {
     }
 
     /// SQLite's own structural check ("ok" when sound).
-    public func integrityCheck() throws(StoreError) -> String {
+    package func integrityCheck() throws(StoreError) -> String {
         return try database.query("PRAGMA integrity_check") { $0.text(0) }.joined(separator: "; ")
     }
 }
 
 /// One time bucket of one interface.
-public struct StoredBucket: Sendable, Hashable {
-    public var name: String
+package struct StoredBucket: Sendable, Hashable {
+    package var name: String
     /// A class the store holds (checked when read), or "mixed" once buckets
     /// of interfaces of several classes are merged for display.
-    public var interfaceClass: String
-    public var granularity: Granularity
-    public var start: Int64
-    public var counters: LinkCounters
-    public var incomplete: String?
+    package var interfaceClass: String
+    package var granularity: Granularity
+    package var start: Int64
+    package var counters: LinkCounters
+    package var incomplete: String?
 }
 
 extension CounterStore {
     /// A value from the meta table (boot_id, last_commit, sample_interval, commit_interval).
     /// The daemon's heartbeat keys are checked like every other number:
     /// a value that is not one in range reads as absent (unknown).
-    public func meta(_ key: String) throws(StoreError) -> String? {
+    package func meta(_ key: String) throws(StoreError) -> String? {
         let value: String?
         value = try database.query("SELECT value FROM meta WHERE key = ?", [.text(key)]) { $0.text(0) }.first
         switch key {
@@ -166,7 +166,7 @@ extension CounterStore {
     }
 
     /// Buckets of one granularity with `from <= start < to`, oldest first.
-    public func buckets(_ granularity: Granularity, from: Int64 = .min, to: Int64 = .max) throws(StoreError) -> [StoredBucket] {
+    package func buckets(_ granularity: Granularity, from: Int64 = .min, to: Int64 = .max) throws(StoreError) -> [StoredBucket] {
         return try database.query("""
             SELECT i.name, i.class, b.start, b.rx_bytes, b.tx_bytes, b.rx_packets, b.tx_packets, b.incomplete
             FROM bucket b JOIN interface i ON i.id = b.interface_id
@@ -181,7 +181,7 @@ extension CounterStore {
 
     /// What ifmeter counted per interface during one boot (bytes and packets),
     /// under the names the totals went to.
-    public func counted(bootID: String) throws(StoreError) -> [String: LinkCounters] {
+    package func counted(bootID: String) throws(StoreError) -> [String: LinkCounters] {
         if foundVersion < 2 {
             return try sumsByName("""
                 SELECT i.name, sum(l.counted_rx_bytes), sum(l.counted_tx_bytes), sum(l.counted_rx_packets), sum(l.counted_tx_packets)
@@ -197,7 +197,7 @@ extension CounterStore {
 
 extension CounterStore {
     /// How many reset events each interface has, by reason.
-    public func resetCounts() throws(StoreError) -> [String: [String: UInt64]] {
+    package func resetCounts() throws(StoreError) -> [String: [String: UInt64]] {
         let rows = try database.query("""
             SELECT i.name, e.reason, count(*) FROM event e JOIN interface i ON i.id = e.interface_id GROUP BY i.name, e.reason
             """) { ($0.text(0), $0.text(1), UInt64($0.integer(2))) }

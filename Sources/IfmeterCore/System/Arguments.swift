@@ -1,27 +1,27 @@
 /// A command-line mistake: exit 64 with this line and a hint.
-public struct UsageError: Error, Sendable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+package struct UsageError: Error, Sendable, CustomStringConvertible {
+    package var message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
 }
 
 /// Command-line words consumed option by option; whatever is left after the
 /// known options is positional. Parsing, validating and running are separate
 /// steps in the executables (argument-parser's discipline, without the package).
-public struct Arguments {
+package struct Arguments {
     private var words: [String]
 
-    public init(_ words: some Sequence<String>) { self.words = Array(words) }
+    package init(_ words: some Sequence<String>) { self.words = Array(words) }
 
     /// Removes `name` wherever it stands; true when it was there.
-    public mutating func flag(_ name: String) -> Bool {
+    package mutating func flag(_ name: String) -> Bool {
         guard let index = words.firstIndex(of: name) else { return false }
         words.remove(at: index)
         return true
     }
 
     /// Removes `name VALUE` or `name=VALUE`; nil when absent.
-    public mutating func option(_ name: String) throws(UsageError) -> String? {
+    package mutating func option(_ name: String) throws(UsageError) -> String? {
         for (index, word) in words.enumerated() {
             if word == name {
                 guard index + 1 < words.count else { throw UsageError("\(name) needs a value") }
@@ -38,17 +38,17 @@ public struct Arguments {
     }
 
     /// The first remaining word, when it is not an option.
-    public mutating func popPositional() -> String? {
+    package mutating func popPositional() -> String? {
         guard let first = words.first, !first.hasPrefix("-") || first == "-" else { return nil }
         return words.removeFirst()
     }
 
     /// Fails on anything left over: unknown options or extra operands.
-    public func finish() throws(UsageError) {
+    package func finish() throws(UsageError) {
         if let extra = words.first {
             throw UsageError(extra.hasPrefix("-") ? "unknown option \(extra)" : "unexpected argument \(extra)")
         }
     }
 
-    public var isEmpty: Bool { words.isEmpty }
+    package var isEmpty: Bool { words.isEmpty }
 }

@@ -1,25 +1,25 @@
 import Glibc
 
 /// Reads the two clocks the accounting needs.
-public struct SystemClock: Sendable {
+package struct SystemClock: Sendable {
     /// Seconds added to both clocks. Zero in production; tests set
     /// `IFMETER_TEST_CLOCK_OFFSET` to stand a restart hours after the last
     /// save, or a wall clock a day off, without waiting for either.
-    public var offset: Double
+    package var offset: Double
 
-    public init(environment: [String: String]) {
+    package init(environment: [String: String]) {
         offset = environment["IFMETER_TEST_CLOCK_OFFSET"].flatMap(Double.init) ?? 0
     }
 
-    public func now() -> Instant {
+    package func now() -> Instant {
         Instant(wall: Int64(Self.read(CLOCK_REALTIME) + offset), sinceBoot: Self.read(CLOCK_BOOTTIME) + offset)
     }
 
     /// CLOCK_MONOTONIC seconds, for intervals within one process.
-    public static func monotonic() -> Double { read(CLOCK_MONOTONIC) }
+    package static func monotonic() -> Double { read(CLOCK_MONOTONIC) }
 
     /// CPU seconds this process has used (CLOCK_PROCESS_CPUTIME_ID).
-    public static func processCPU() -> Double { read(CLOCK_PROCESS_CPUTIME_ID) }
+    package static func processCPU() -> Double { read(CLOCK_PROCESS_CPUTIME_ID) }
 
     static func read(_ clock: clockid_t) -> Double {
         var time = timespec()
@@ -30,10 +30,10 @@ public struct SystemClock: Sendable {
 
 /// The kernel's boot id: it changes at every boot, so a stored life from
 /// another boot is never mistaken for the current one.
-public enum BootID {
-    public static let defaultPath = "/proc/sys/kernel/random/boot_id"
+package enum BootID {
+    package static let defaultPath = "/proc/sys/kernel/random/boot_id"
 
-    public static func read(from path: String) throws -> String {
+    package static func read(from path: String) throws -> String {
         guard let text = try FileSystem.readText(path) else { throw SystemError("open", path: path, errno: ENOENT) }
         let id = text.trimmingWhitespace().filter { $0 != "\n" }
         guard !id.isEmpty else { throw SystemError("read boot id (empty)", path: path, errno: EINVAL) }

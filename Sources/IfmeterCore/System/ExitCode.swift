@@ -1,5 +1,5 @@
 /// sysexits(3) codes: every failure maps to one.
-public enum ExitCode: Int32, Sendable {
+package enum ExitCode: Int32, Sendable {
     case success = 0
     case usage = 64
     case dataError = 65

@@ -3,24 +3,24 @@
 import Glibc
 
 /// A failed system call, with errno and what was being done.
-public struct SystemError: Error, Sendable, CustomStringConvertible {
-    public let operation: String
-    public let path: String
-    public let errno: Int32
+package struct SystemError: Error, Sendable, CustomStringConvertible {
+    package let operation: String
+    package let path: String
+    package let errno: Int32
 
-    public init(_ operation: String, path: String, errno: Int32) {
+    package init(_ operation: String, path: String, errno: Int32) {
         self.operation = operation
         self.path = path
         self.errno = errno
     }
 
-    public var description: String {
+    package var description: String {
         "\(path): \(operation): \(String(cString: strerror(errno)))"
     }
 }
 
 /// Minimal file access on libc, kept out of Foundation so the daemon stays small.
-public enum FileSystem {
+package enum FileSystem {
     /// Retries a system call interrupted by a signal (EINTR).
     @inline(__always)
     static func retrying<T: BinaryInteger>(_ call: () -> T) -> T {
@@ -31,7 +31,7 @@ public enum FileSystem {
     }
 
     /// The whole file, or nil when it does not exist.
-    public static func readBytes(_ path: String) throws -> [UInt8]? {
+    package static func readBytes(_ path: String) throws -> [UInt8]? {
         let fd = retrying { open(path, O_RDONLY | O_CLOEXEC) }
         if fd < 0 {
             if errno == ENOENT || errno == ENOTDIR { return nil }
@@ -51,13 +51,13 @@ public enum FileSystem {
     }
 
     /// The file as UTF-8 text, or nil when it does not exist.
-    public static func readText(_ path: String) throws -> String? {
+    package static func readText(_ path: String) throws -> String? {
         try readBytes(path).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The target a symbolic link names (readlink(2)), or nil when path is
     /// not a symbolic link or cannot be read.
-    public static func symbolicLinkTarget(_ path: String) -> String? {
+    package static func symbolicLinkTarget(_ path: String) -> String? {
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = buffer.withUnsafeMutableBufferPointer { $0.withMemoryRebound(to: CChar.self) { readlink(path, $0.baseAddress!, $0.count) } }
         guard count > 0, count < buffer.count else { return nil }
@@ -65,18 +65,18 @@ public enum FileSystem {
     }
 
     /// Whether anything (file, directory, symlink target) exists at path.
-    public static func exists(_ path: String) -> Bool {
+    package static func exists(_ path: String) -> Bool {
         access(path, F_OK) == 0
     }
 
     /// Whether path is a directory (following symlinks).
-    public static func isDirectory(_ path: String) -> Bool {
+    package static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// Creates the directory and its parents, like `mkdir -p`.
-    public static func createDirectory(_ path: String, mode: mode_t = 0o755) throws {
+    package static func createDirectory(_ path: String, mode: mode_t = 0o755) throws {
         if isDirectory(path) { return }
         let parent = directoryName(path)
         if parent != path && !parent.isEmpty { try createDirectory(parent, mode: mode) }
@@ -87,7 +87,7 @@ public enum FileSystem {
     }
 
     /// Writes bytes to a new file or replaces its contents.
-    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws {
+    package static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws {
         let fd = retrying { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode) }
         if fd < 0 { throw SystemError("open", path: path, errno: errno) }
         defer { close(fd) }
@@ -106,7 +106,7 @@ public enum FileSystem {
     }
 
     /// The part of path before its last slash ("." when none).
-    public static func directoryName(_ path: String) -> String {
+    package static func directoryName(_ path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         if slash == path.startIndex { return "/" }
         return String(path[..<slash])
@@ -124,7 +124,7 @@ public enum FileSystem {
     /// as older versions left it at 0644, or not a regular file) is
     /// replaced by a fresh one first: a descriptor held on the old file then
     /// locks nothing.
-    public static func lockExclusively(_ path: String) throws -> Bool {
+    package static func lockExclusively(_ path: String) throws -> Bool {
         var fd: Int32 = -1
         for _ in 0..<3 {
             fd = retrying { open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600) }
@@ -151,7 +151,7 @@ public enum FileSystem {
 
     /// Where the holder of the lock at `path` records itself: `ifmeterd.lock`
     /// -> `ifmeterd.pid`.
-    public static func livenessPath(forLock path: String) -> String {
+    package static func livenessPath(forLock path: String) -> String {
         (path.hasSuffix(".lock") ? String(path.dropLast(5)) : path) + ".pid"
     }
 
@@ -168,7 +168,7 @@ public enum FileSystem {
 
     /// Creates an empty regular file with exactly `mode`, failing if
     /// anything already exists at path (a symlink included).
-    public static func createEmptyFile(_ path: String, mode: mode_t) throws {
+    package static func createEmptyFile(_ path: String, mode: mode_t) throws {
         let fd = retrying { open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
         if fd < 0 { throw SystemError("create", path: path, errno: errno) }
         defer { close(fd) }
@@ -177,19 +177,19 @@ public enum FileSystem {
 
     /// Sets the mode of a regular file this process owns; anything else
     /// (missing, a symlink, another owner's) is left as it is.
-    public static func restrictMode(_ path: String, to mode: mode_t) {
+    package static func restrictMode(_ path: String, to mode: mode_t) {
         var info = stat()
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o7777 != mode else { return }
         chmod(path, mode)
     }
 
     /// Whether this process may not read path because of its permissions.
-    public static func isReadDenied(_ path: String) -> Bool {
+    package static func isReadDenied(_ path: String) -> Bool {
         access(path, R_OK) != 0 && errno == EACCES
     }
 
     /// The name of path's group ("gid N" when it has none).
-    public static func groupName(of path: String) -> String {
+    package static func groupName(of path: String) -> String {
         var info = stat()
         guard stat(path, &info) == 0 else { return "?" }
         var group = group()
@@ -202,14 +202,14 @@ public enum FileSystem {
     }
 
     /// The working directory, or nil when it cannot be named (removed).
-    public static func currentDirectory() -> String? {
+    package static func currentDirectory() -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         guard getcwd(&buffer, buffer.count) != nil else { return nil }
         return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The path of the running executable.
-    public static func executablePath() -> String? {
+    package static func executablePath() -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard count > 0 else { return nil }
@@ -225,7 +225,7 @@ extension FileSystem {
     /// not have written it: owned by the lock file's owner, writable by
     /// that owner alone, naming a process (pid and start time) that runs
     /// now as that owner (or as root).
-    public static func isLockedByAnotherProcess(_ path: String) -> Bool {
+    package static func isLockedByAnotherProcess(_ path: String) -> Bool {
         let record = livenessPath(forLock: path)
         var lock = stat()
         var info = stat()
@@ -243,17 +243,17 @@ extension FileSystem {
     }
 
     /// Whether fd is a terminal.
-    public static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
+    package static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
 
     /// Waits until fd is readable or `seconds` pass; true when readable.
-    public static func waitReadable(_ fd: Int32, seconds: Double) -> Bool {
+    package static func waitReadable(_ fd: Int32, seconds: Double) -> Bool {
         var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         let result = poll(&entry, 1, Int32(seconds * 1000))
         return result > 0 && entry.revents & Int16(POLLIN) != 0
     }
 
     /// Sleeps, resuming after signals that do not end the process.
-    public static func sleep(seconds: Double) {
+    package static func sleep(seconds: Double) {
         var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
         var remaining = timespec()
         while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
@@ -274,7 +274,7 @@ extension FileSystem {
     /// (a symlink, a FIFO, a directory at a guessed name) is written
     /// through, waited on or stands in the way; a name already taken is
     /// skipped, never removed.
-    public static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws {
+    package static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws {
         let directory = directoryName(path)
         let name = path.split(separator: "/").last.map(String.init) ?? path
         var temporary = ""

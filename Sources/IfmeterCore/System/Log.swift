@@ -2,8 +2,8 @@ import Glibc
 
 /// One line per event on stderr. When stderr is the journal's stream each
 /// line starts with a `<N>` priority prefix the journal understands.
-public enum Log {
-    public enum Priority: Int {
+package enum Log {
+    package enum Priority: Int {
         case error = 3, warning = 4, notice = 5, info = 6, debug = 7
     }
 
@@ -29,10 +29,10 @@ public enum Log {
         return (UInt64(info.st_dev), UInt64(info.st_ino))
     }
 
-    public static func error(_ message: String) { write(.error, message) }
-    public static func warning(_ message: String) { write(.warning, message) }
-    public static func notice(_ message: String) { write(.notice, message) }
-    public static func info(_ message: String) { write(.info, message) }
+    package static func error(_ message: String) { write(.error, message) }
+    package static func warning(_ message: String) { write(.warning, message) }
+    package static func notice(_ message: String) { write(.notice, message) }
+    package static func info(_ message: String) { write(.info, message) }
 
     static func write(_ priority: Priority, _ message: String) {
         let line = message.replacingNewlines()

@@ -8,14 +8,14 @@ import Glibc
 /// ESC, CR or an OSC sequence reaches the terminal as visible text. Control
 /// sequences ifmeter itself means (clearing the screen in `live`) go
 /// through `terminalControl`.
-public enum Output {
-    public static func standardOutput(_ text: String) { write(text, to: 1) }
-    public static func standardError(_ text: String) { write(text, to: 2) }
+package enum Output {
+    package static func standardOutput(_ text: String) { write(text, to: 1) }
+    package static func standardError(_ text: String) { write(text, to: 2) }
 
     /// Standard output for a command's result: a failed write (a full disk,
     /// a closed pipe) is thrown, so the command can exit 74 rather than 0.
     /// Terminal-safe like every other write here.
-    public static func standardOutputReportingErrors(_ text: String) throws(SystemError) {
+    package static func standardOutputReportingErrors(_ text: String) throws(SystemError) {
         do {
             try FileSystem.writeAll(1, Array(text.terminalSafe().utf8), path: "stdout")
         } catch let error as SystemError {
@@ -26,11 +26,11 @@ public enum Output {
     }
 
     /// Control sequences of ifmeter's own, written unfiltered.
-    public enum TerminalControl: String {
+    package enum TerminalControl: String {
         case clearScreen = "\u{1B}[H\u{1B}[2J"
     }
 
-    public static func terminalControl(_ control: TerminalControl) {
+    package static func terminalControl(_ control: TerminalControl) {
         try? FileSystem.writeAll(1, Array(control.rawValue.utf8), path: "stdout")
     }
 
@@ -39,7 +39,7 @@ public enum Output {
     }
 
     /// Prints "program: message" to stderr and exits with the sysexits code.
-    public static func fail(_ program: String, _ message: String, _ code: ExitCode) -> Never {
+    package static func fail(_ program: String, _ message: String, _ code: ExitCode) -> Never {
         standardError("\(program): \(message)\n")
         exit(code.rawValue)
     }
@@ -49,7 +49,7 @@ extension CommandLine {
     /// The arguments after the program name, each nil where its bytes are
     /// not UTF-8 (CommandLine.arguments would have repaired them to U+FFFD)
     /// together with the bytes themselves.
-    public static var argumentBytes: [(bytes: [UInt8], text: String?)] {
+    package static var argumentBytes: [(bytes: [UInt8], text: String?)] {
         (1..<Int(argc)).map { index in
             let bytes = unsafeArgv[index].map { pointer in
                 Array(UnsafeBufferPointer(start: pointer, count: strlen(pointer))).map { UInt8(bitPattern: $0) }
@@ -59,7 +59,7 @@ extension CommandLine {
     }
 
     /// The process environment, read without Foundation.
-    public static var environment: [(key: String, value: String)] {
+    package static var environment: [(key: String, value: String)] {
         var result: [(key: String, value: String)] = []
         var entry = Glibc.environ
         while let pointer = entry.pointee {

@@ -3,15 +3,15 @@ import CSystemd
 
 /// The systemd notification protocol. Without `$NOTIFY_SOCKET` (not
 /// started by systemd with Type=notify) every call does nothing.
-public enum ServiceManager {
+package enum ServiceManager {
     /// Sends newline-separated `KEY=value` assignments (`sd_notify`).
-    public static func notify(_ assignments: String) {
+    package static func notify(_ assignments: String) {
         _ = sd_notify(0, assignments)
     }
 
     /// The interval at which systemd expects WATCHDOG=1, when WatchdogSec=
     /// is set for this process (`sd_watchdog_enabled`).
-    public static var watchdogInterval: Double? {
+    package static var watchdogInterval: Double? {
         var microseconds: UInt64 = 0
         guard sd_watchdog_enabled(0, &microseconds) > 0, microseconds > 0 else { return nil }
         return Double(microseconds) / 1_000_000

@@ -8,9 +8,9 @@ nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
 /// event. A signal that arrives before the loop watches the pipe waits in
 /// it, so none is lost; Dispatch's own signal sources were seen to drop a
 /// SIGTERM sent right after start-up.
-public enum SignalPipe {
+package enum SignalPipe {
     /// Installs handlers for `signals`; returns the pipe's read end.
-    public static func install(_ signals: [Int32]) throws -> Int32 {
+    package static func install(_ signals: [Int32]) throws -> Int32 {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else { throw SystemError("pipe", path: "signal pipe", errno: errno) }
         for end in ends {
@@ -42,7 +42,7 @@ public enum SignalPipe {
     }
 
     /// The signals waiting in the pipe, oldest first.
-    public static func drain(_ readEnd: Int32) -> [Int32] {
+    package static func drain(_ readEnd: Int32) -> [Int32] {
         var received: [Int32] = []
         var buffer = [UInt8](repeating: 0, count: 64)
         while true {

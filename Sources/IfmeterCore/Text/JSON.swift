@@ -1,7 +1,7 @@
 /// A JSON value, rendered without Foundation so the binaries stay small.
 /// Object keys keep the order they were given in: output is stable for
 /// golden tests and readable by people.
-public indirect enum JSON: Sendable, Equatable {
+package indirect enum JSON: Sendable, Equatable {
     case null
     case bool(Bool)
     case int(Int64)
@@ -11,10 +11,10 @@ public indirect enum JSON: Sendable, Equatable {
     case array([JSON])
     case object([(String, JSON)])
 
-    public static func == (lhs: JSON, rhs: JSON) -> Bool { lhs.rendered() == rhs.rendered() }
+    package static func == (lhs: JSON, rhs: JSON) -> Bool { lhs.rendered() == rhs.rendered() }
 
     /// Compact when `indent` is nil, else pretty-printed with that many spaces.
-    public func rendered(indent: Int? = 2) -> String {
+    package func rendered(indent: Int? = 2) -> String {
         var output = ""
         write(to: &output, indent: indent, depth: 0)
         return output

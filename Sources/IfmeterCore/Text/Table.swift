@@ -1,20 +1,20 @@
 /// A plain text table: left-aligned text, right-aligned numbers.
-public struct TextTable {
-    public enum Alignment { case left, right }
+package struct TextTable {
+    package enum Alignment { case left, right }
 
-    public var columns: [(title: String, alignment: Alignment)]
-    public var rows: [[String]] = []
+    package var columns: [(title: String, alignment: Alignment)]
+    package var rows: [[String]] = []
 
-    public init(_ columns: [(String, Alignment)]) {
+    package init(_ columns: [(String, Alignment)]) {
         self.columns = columns.map { (title: $0.0, alignment: $0.1) }
     }
 
-    public mutating func append(_ row: [String]) {
+    package mutating func append(_ row: [String]) {
         precondition(row.count == columns.count, "a row has one cell per column")
         rows.append(row)
     }
 
-    public func rendered() -> String {
+    package func rendered() -> String {
         let widths = columns.indices.map { column in
             ([columns[column].title] + rows.map { $0[column] }).map(\.count).max() ?? 0
         }

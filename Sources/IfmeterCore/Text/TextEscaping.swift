@@ -16,7 +16,7 @@ extension String {
     /// bidirectional overrides and isolates `\u{NNNN}`. ESC, CSI, OSC and
     /// carriage return from stored strings can then neither move the cursor,
     /// retitle the window nor write the clipboard.
-    public func terminalSafe() -> String {
+    package func terminalSafe() -> String {
         guard unicodeScalars.contains(where: Self.isTerminalControl) else { return self }
         var result = String.UnicodeScalarView()
         for scalar in unicodeScalars {

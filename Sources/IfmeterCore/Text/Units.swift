@@ -1,18 +1,18 @@
 /// How byte counts and rates are written: IEC (KiB, MiB) by default, SI
 /// (kB, MB) with `--si`, or raw integers with `--bytes`. Rates are bit/s
 /// (SI prefixes, as links are sold) unless byte/s is asked for.
-public struct Units: Sendable, Hashable {
-    public enum Scale: Sendable, Hashable { case iec, si, raw }
+package struct Units: Sendable, Hashable {
+    package enum Scale: Sendable, Hashable { case iec, si, raw }
 
-    public var scale: Scale = .iec
-    public var ratesInBits = true
+    package var scale: Scale = .iec
+    package var ratesInBits = true
 
-    public init(scale: Scale = .iec, ratesInBits: Bool = true) {
+    package init(scale: Scale = .iec, ratesInBits: Bool = true) {
         self.scale = scale
         self.ratesInBits = ratesInBits
     }
 
-    public func bytes(_ value: UInt64) -> String {
+    package func bytes(_ value: UInt64) -> String {
         switch scale {
         case .raw: String(value)
         case .iec: Self.scaled(Double(value), base: 1024, units: ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"])
@@ -21,7 +21,7 @@ public struct Units: Sendable, Hashable {
     }
 
     /// A rate from bytes per second.
-    public func rate(bytesPerSecond: Double) -> String {
+    package func rate(bytesPerSecond: Double) -> String {
         if ratesInBits {
             let bits = bytesPerSecond * 8
             return scale == .raw ? "\(Int64(saturating: bits)) bit/s"

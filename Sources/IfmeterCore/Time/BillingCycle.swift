@@ -1,7 +1,7 @@
 /// The billing cycle containing a moment: from `billingDay` 00:00 local
 /// time to the same day of the next month.
-public enum BillingCycle {
-    public static func bounds(billingDay: Int, containing time: Int64) -> (start: Int64, end: Int64) {
+package enum BillingCycle {
+    package static func bounds(billingDay: Int, containing time: Int64) -> (start: Int64, end: Int64) {
         let monthStart = TimeBuckets.start(of: .month, containing: time)
         var start = monthStart + Int64(billingDay - 1) * 86_400
         start = TimeBuckets.start(of: .day, containing: start + 43_200)  // DST-safe midnight

@@ -3,10 +3,10 @@ import Glibc
 /// The time zone bucket boundaries follow. The daemon records its own in
 /// the store; the CLI adopts it, so a reader with another TZ (or none) sees
 /// the same days, hours and months the daemon wrote, never a day twice.
-public enum LocalZone {
+package enum LocalZone {
     /// This process's zone: $TZ, else what /etc/localtime links to under
     /// zoneinfo, else the link's target path itself, else "UTC".
-    public static func current() -> String {
+    package static func current() -> String {
         if let tz = getenv("TZ").map({ String(cString: $0) }), !tz.isEmpty { return tz }
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/etc/localtime", &buffer, buffer.count - 1)
@@ -17,7 +17,7 @@ public enum LocalZone {
     }
 
     /// Makes `name` this process's local time zone.
-    public static func adopt(_ name: String) {
+    package static func adopt(_ name: String) {
         setenv("TZ", name, 1)
         tzset()
     }

@@ -1,11 +1,11 @@
 import Glibc
 
 /// The sizes of time bucket the store keeps, like vnStat's.
-public enum Granularity: String, Sendable, CaseIterable {
+package enum Granularity: String, Sendable, CaseIterable {
     case fiveMinutes = "5min", hour, day, month, year
 
     /// The bucket's name in a sentence ("the running day").
-    public var noun: String {
+    package var noun: String {
         switch self {
         case .fiveMinutes: "five minutes"
         case .hour: "hour"
@@ -19,9 +19,9 @@ public enum Granularity: String, Sendable, CaseIterable {
 /// Where bucket boundaries fall. Hours, days, months and years follow the
 /// local calendar (the TZ of the process, /etc/localtime under systemd), so
 /// "today" is the user's today; every start is stored as UTC epoch seconds.
-public enum TimeBuckets {
+package enum TimeBuckets {
     /// The start of the bucket of `granularity` that contains `time`.
-    public static func start(of granularity: Granularity, containing time: Int64) -> Int64 {
+    package static func start(of granularity: Granularity, containing time: Int64) -> Int64 {
         switch granularity {
         case .fiveMinutes:
             return floorDivide(time, 300) * 300
@@ -42,7 +42,7 @@ public enum TimeBuckets {
     }
 
     /// The start of the bucket `count` buckets before the one containing `time`.
-    public static func start(of granularity: Granularity, _ count: Int, before time: Int64) -> Int64 {
+    package static func start(of granularity: Granularity, _ count: Int, before time: Int64) -> Int64 {
         switch granularity {
         case .fiveMinutes: return start(of: .fiveMinutes, containing: time) - Int64(count) * 300
         case .hour: return start(of: .hour, containing: time) - Int64(count) * 3600

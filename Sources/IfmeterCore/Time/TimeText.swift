@@ -1,12 +1,12 @@
 import Glibc
 
 /// Local-time text for bucket starts and moments.
-public enum TimeText {
+package enum TimeText {
     /// Set once by the CLI's --utc, before anything is printed: every time
     /// shown is then UTC, marked as such.
-    nonisolated(unsafe) public static var showsUTC = false
+    nonisolated(unsafe) package static var showsUTC = false
 
-    public static func format(_ time: Int64, _ pattern: String) -> String {
+    package static func format(_ time: Int64, _ pattern: String) -> String {
         var seconds = time_t(time)
         var fields = tm()
         if showsUTC { gmtime_r(&seconds, &fields) } else { localtime_r(&seconds, &fields) }
@@ -15,10 +15,10 @@ public enum TimeText {
         return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    public static func moment(_ time: Int64) -> String { format(time, showsUTC ? "%Y-%m-%d %H:%M:%SZ" : "%Y-%m-%d %H:%M:%S") }
+    package static func moment(_ time: Int64) -> String { format(time, showsUTC ? "%Y-%m-%d %H:%M:%SZ" : "%Y-%m-%d %H:%M:%S") }
 
     /// ISO 8601 in UTC, for exports.
-    public static func utc(_ time: Int64) -> String {
+    package static func utc(_ time: Int64) -> String {
         var seconds = time_t(time)
         var fields = tm()
         gmtime_r(&seconds, &fields)
@@ -31,7 +31,7 @@ public enum TimeText {
     /// Hours show their minutes: in a half-hour zone (UTC+5:30) an hour
     /// starts at :30. Under --utc every bucket is labelled by its UTC start,
     /// since the store's days need not begin at UTC midnight.
-    public static func bucket(_ start: Int64, _ granularity: Granularity) -> String {
+    package static func bucket(_ start: Int64, _ granularity: Granularity) -> String {
         if showsUTC { return format(start, "%Y-%m-%d %H:%MZ") }
         return switch granularity {
         case .fiveMinutes: format(start, "%Y-%m-%d %H:%M")
@@ -43,7 +43,7 @@ public enum TimeText {
     }
 
     /// Parses "YYYY-MM-DD" or "YYYY-MM-DD HH:MM" (local time).
-    public static func parse(_ text: String) -> Int64? {
+    package static func parse(_ text: String) -> Int64? {
         let parts = text.split(whereSeparator: { $0 == "-" || $0 == " " || $0 == ":" || $0 == "T" }).map { Int32($0) }
         guard parts.count == 3 || parts.count == 5, parts.allSatisfy({ $0 != nil }) else { return nil }
         let numbers = parts.map { $0! }
