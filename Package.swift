@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Layering: C wrappers (CKernel over libnl/getifaddrs, CSQLite, CSystemd) -> IfmeterCore
+// Layering: C wrappers (CKernel over libnl/getifaddrs/sd_notify, CSQLite) -> IfmeterCore
 // (model, classifier, accounting, store, config, export) -> thin executables.
 let package = Package(
     name: "ifmeter",
@@ -21,13 +21,8 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        .systemLibrary(
-            name: "CSystemd",
-            pkgConfig: "libsystemd",
-            providers: [.apt(["libsystemd-dev"])]
-        ),
         .target(name: "CKernel", dependencies: ["CNetlink"]),
-        .target(name: "IfmeterCore", dependencies: ["CKernel", "CSQLite", "CSystemd"]),
+        .target(name: "IfmeterCore", dependencies: ["CKernel", "CSQLite"]),
         .executableTarget(name: "ifmeterd", dependencies: ["IfmeterCore"]),
         .executableTarget(name: "ifmeter", dependencies: ["IfmeterCore"]),
         // make bench's measuring tool (the floor: a bare dump through CKernel).

@@ -108,6 +108,12 @@ int ifm_netns_cookie(int fd, uint64_t *cookie);
  * included), so its wakeups coalesce with others'. Returns 0 or errno. */
 int ifm_set_timer_slack(uint64_t nanoseconds);
 
+/* ---- Service manager notification (sd_notify(3)) ---- */
+
+/* Sends message as one datagram to address, $NOTIFY_SOCKET's value: a path,
+ * or "@name" for an abstract socket. Returns 0 or an errno value. */
+int ifm_notify(const char *address, const char *message, size_t length);
+
 /* ---- getifaddrs (32-bit IFLA_STATS copies; every counter wraps at 2^32) ---- */
 
 /* Replaces list's contents with one entry per link getifaddrs reports,
