@@ -188,6 +188,9 @@ public final class CounterStore {
         // After a reader held the WAL from being reset (it grows meanwhile),
         // the next reset truncates it back to the auto-checkpoint size.
         try database.execute("PRAGMA journal_size_limit = 4194304")
+        // A commit touches a few pages; SQLite's default 2 MiB page cache
+        // filled up under link churn and stayed resident in the daemon.
+        try database.execute("PRAGMA cache_size = -256")
         try database.execute("PRAGMA foreign_keys = ON")
     }
 
