@@ -27,8 +27,10 @@ DEB_PACKAGES := pkg-config libnl-3-dev libnl-route-3-dev libsqlite3-dev
 # real-systemd test), promtool and node_exporter (the metrics file checked by
 # the real consumers), mandoc (man page lint), zsh and fish (completion
 # syntax), lintian (the package), procps (pgrep) and curl (node_exporter's
-# /metrics) for the real-systemd test.
-TEST_PACKAGES := iproute2 sqlite3 util-linux procps systemd prometheus prometheus-node-exporter mandoc zsh fish lintian curl
+# /metrics) for the real-systemd test; librsvg2-bin (rsvg-convert) and netpbm
+# (pngtopnm) render the graphs to pixels the tests inspect.
+TEST_PACKAGES := iproute2 sqlite3 util-linux procps systemd prometheus prometheus-node-exporter mandoc zsh fish lintian curl \
+	librsvg2-bin netpbm
 
 # The one version source; the Debian revision counts packagings of it.
 VERSION := $(shell sed -n 's/^ *public static let number = "\([^"]*\)"$$/\1/p' Sources/IfmeterCore/Version.swift)
@@ -94,21 +96,22 @@ soak: test-deps
 # added to the corpus that `make test` replays.
 FUZZ_SECONDS ?= 60
 FUZZ_SOURCES := $(wildcard Sources/IfmeterCore/Config/*.swift) $(wildcard Sources/IfmeterCore/Classify/*.swift) \
-	Sources/IfmeterCore/System/FileSystem.swift Sources/IfmeterCore/System/Arguments.swift Sources/IfmeterCore/Model/LinkSample.swift \
+	Sources/IfmeterCore/System/FileSystem.swift Sources/IfmeterCore/System/Arguments.swift Sources/IfmeterAccounting/LinkSample.swift \
 	Sources/IfmeterCore/Model/InterfaceName.swift \
 	$(wildcard Sources/IfmeterCore/Time/*.swift) Sources/IfmeterCore/Text/Units.swift \
-	Sources/IfmeterCore/Report/InterfaceSelection.swift Sources/ifmeter/Command.swift Sources/ifmeter/CommandTable.swift
+	Sources/IfmeterCore/Report/InterfaceSelection.swift Sources/IfmeterCore/Report/GraphKind.swift \
+	Sources/ifmeter/Command.swift Sources/ifmeter/CommandTable.swift
 
 # The store fuzzer: hostile values in every column of a store, then every
 # reader and the daemon's start-up over it (Fuzz/StoreFuzzer.swift).
 STORE_FUZZ_SOURCES := $(filter-out Sources/IfmeterCore/Kernel/Netlink.swift Sources/IfmeterCore/Kernel/InterfaceAddresses.swift \
-	Sources/IfmeterCore/Daemon/Daemon.swift Sources/IfmeterCore/System/ServiceManager.swift, \
-	$(wildcard Sources/IfmeterCore/*/*.swift))
+	Sources/IfmeterCore/Daemon/Daemon.swift Sources/IfmeterCore/System/ServiceManager.swift Sources/IfmeterCore/Kernel/ProcessContext.swift, \
+	$(wildcard Sources/IfmeterCore/*/*.swift)) $(wildcard Sources/IfmeterAccounting/*.swift) Sources/IfmeterCore/Version.swift
 fuzz: deps
 	mkdir -p .build/fuzz
-	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name IfmeterFuzz $(FUZZ_SOURCES) Fuzz/ParserFuzzer.swift -o .build/fuzz/parsers
+	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name IfmeterFuzz -package-name ifmeter $(FUZZ_SOURCES) Fuzz/ParserFuzzer.swift -o .build/fuzz/parsers
 	.build/fuzz/parsers -max_total_time=$(FUZZ_SECONDS) -max_len=8192 Tests/IfmeterCoreTests/Corpus/config
-	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name IfmeterFuzz -D IFMETER_FUZZ -I Sources/CSQLite \
+	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name IfmeterFuzz -package-name ifmeter -D IFMETER_FUZZ -I Sources/CSQLite \
 	  $(STORE_FUZZ_SOURCES) Tests/IfmeterCoreTests/Support/StoreFuzzHarness.swift Fuzz/StoreFuzzer.swift -o .build/fuzz/store
 	.build/fuzz/store -max_total_time=$(FUZZ_SECONDS) -max_len=600 Tests/IfmeterCoreTests/Corpus/store
 

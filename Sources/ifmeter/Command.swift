@@ -57,14 +57,16 @@ enum StatusLayout: Sendable, Equatable { case summary, detail, oneline }
 /// read: the run step never sees a word of the command line.
 enum Command: Sendable, Equatable {
     case help(CommandName?)
+    case version
+    case completions(Shell)
     case status(InterfaceSelection, StatusLayout, DisplayOptions, all: Bool)
     case history(CommandName, InterfaceSelection, limit: Int?, TimeRange, DisplayOptions)
     case classes(DisplayOptions)
     case check(DisplayOptions)
     case events(InterfaceSelection, limit: Int, json: Bool)
-    case live(InterfaceSelection, interval: Double, count: Int?, DisplayOptions)
+    case live(InterfaceSelection, interval: Double, count: Int?, DisplayOptions, all: Bool)
     case export(InterfaceSelection, ExportFormat, Granularity, TimeRange)
-    case graph(InterfaceSelection, path: String, days: Int)
+    case graph(InterfaceSelection, GraphKind, path: String, days: Int)
     case interfaces(all: Bool, json: Bool)
 }
 
@@ -81,7 +83,7 @@ enum CommandParser {
         var command: CommandName?
         var operands: [String] = []
         var given: [(spec: OptionSpec, spelled: String, value: String?)] = []
-        let known = OptionSpec.global + CommandName.allCases.flatMap(\.options)
+        let known = OptionSpec.global + OptionSpec.leading + CommandName.allCases.flatMap(\.options)
         var index = 0
         while index < words.count {
             let word = words[index]
@@ -116,6 +118,10 @@ enum CommandParser {
             given.append((spec, spelled, inline))
         }
         if given.contains(where: { $0.spec == .help }) { return Invocation(globals: GlobalOptions(), command: .help(command)) }
+        if given.contains(where: { $0.spec == .version }) {
+            if let command { throw CommandLineError("\(command.rawValue) does not take --version", command: command) }
+            return Invocation(globals: GlobalOptions(), command: .version)
+        }
         let name = command ?? .fallback
         // The same spelling may mean a different option per command (--all).
         let accepted = OptionSpec.global + name.options
@@ -133,6 +139,12 @@ enum CommandParser {
     }
 
     private static func build(_ name: CommandName, operands: [String], _ options: inout GivenOptions) throws(CommandLineError) -> Command {
+        var operands = operands[...]
+        var operand = ""
+        if let spec = name.operand {
+            guard let word = operands.popFirst() else { throw CommandLineError("\(name.rawValue) needs \(spec.value): \(spec.help)", command: name) }
+            operand = word
+        }
         if let operand = operands.first {
             let hint = name.options.contains(.interface) && !operand.hasPrefix("-") ? " (interfaces are chosen with -i \(operand))" : ""
             throw CommandLineError("unexpected argument \(operand)\(hint)", command: name)
@@ -142,7 +154,7 @@ enum CommandParser {
             if options.flag(.oneline) && options.flag(.json) { throw CommandLineError("--oneline and --json exclude each other", command: name) }
             let layout: StatusLayout = options.flag(.oneline) ? .oneline : options.flag(.interface) ? .detail : .summary
             return .status(try options.selection(), layout, options.display(), all: options.flag(.allInterfaces))
-        case .hours, .days, .months, .years, .top:
+        case .fiveminutes, .hours, .days, .months, .years, .top:
             return .history(name, try options.selection(), limit: try options.number(.limit), try options.range(), options.display())
         case .classes:
             return .classes(options.display())
@@ -151,16 +163,31 @@ enum CommandParser {
         case .events:
             return .events(try options.selection(), limit: try options.number(.limit) ?? 50, json: options.flag(.json))
         case .live:
-            return .live(try options.selection(), interval: try options.seconds(.interval) ?? 1, count: try options.number(.count), options.display())
+            return .live(
+                try options.selection(), interval: try options.seconds(.interval) ?? 1, count: try options.number(.count), options.display(),
+                all: options.flag(.allLinks))
         case .export:
             let format = try options.choice(.format, ExportFormat.self, expected: "csv or jsonl") ?? .csv
             let granularity = try options.choice(.granularity, Granularity.self, expected: "5min, hour, day, month or year") ?? .day
             return .export(try options.selection(), format, granularity, try options.range())
         case .graph:
             guard let path = try options.single(.svg) else { throw CommandLineError("graph needs --svg FILE", command: name) }
-            return .graph(try options.selection(), path: path, days: try options.number(.days) ?? 30)
+            let kind = try options.choice(.kind, GraphKind.self, expected: "summary, hourly, daily, monthly or top") ?? .daily
+            var days = 30
+            if let text = try options.single(.days) {
+                guard kind == .daily else { throw CommandLineError("--days applies to --kind daily only", command: name) }
+                // Bounded: a million days once made a 703 MB SVG.
+                guard let value = Int(text), (1...GraphKind.maximumDays).contains(value) else {
+                    throw CommandLineError("--days \(text): expected a whole number from 1 to \(GraphKind.maximumDays)", command: name)
+                }
+                days = value
+            }
+            return .graph(try options.selection(), kind, path: path, days: days)
         case .interfaces:
             return .interfaces(all: options.flag(.all), json: options.flag(.json))
+        case .completions:
+            guard let shell = Shell(rawValue: operand) else { throw CommandLineError("completions \(operand): expected bash, zsh or fish", command: name) }
+            return .completions(shell)
         }
     }
 }

@@ -27,6 +27,9 @@ struct OptionSpec: Sendable, Hashable {
     var takesValue: Bool { value != nil }
     var name: String { names[0] }
 
+    /// `-i, --interface IFACE` and the help, a row of the help's option list.
+    var heading: (String, String) { (names.joined(separator: ", ") + (value.map { " " + $0 } ?? ""), help) }
+
     /// `[-i IFACE]...`
     var usage: String {
         let body = value.map { "\(name) \($0)" } ?? name
@@ -43,47 +46,84 @@ struct OptionSpec: Sendable, Hashable {
     static let byteRates = OptionSpec(["--byte-rates"], "rates in bytes per second instead of bits per second")
     static let interface = OptionSpec(
         ["-i", "--interface"], value: "IFACE", repeatable: true, "only this interface (repeatable); a+b shows a and b merged into one")
-    static let limit = OptionSpec(["--limit"], value: "N", "keep the latest N rows")
+    static let limit = OptionSpec(["--limit"], value: "N", "keep the latest N rows per interface (top: the N largest days in all)")
     static let begin = OptionSpec(["--begin"], value: "DATE", "from DATE: YYYY-MM-DD or \"YYYY-MM-DD HH:MM\", local time")
     static let end = OptionSpec(["--end"], value: "DATE", "to DATE, the day named included")
-    static let all = OptionSpec(["--all"], "also list other and ignored interfaces")
+    static let all = OptionSpec(["--all"], "every link: also the unwatched and ignored ones")
     static let interval = OptionSpec(["--interval"], value: "SECONDS", "seconds between refreshes (default 1)")
     static let count = OptionSpec(["--count"], value: "N", "stop after N refreshes")
     static let format = OptionSpec(["--format"], value: "FORMAT", choices: ["csv", "jsonl"], "csv (default) or jsonl")
     static let granularity = OptionSpec(
         ["--granularity"], value: "G", choices: Granularity.allCases.map(\.rawValue), "5min, hour, day (default), month or year")
-    static let svg = OptionSpec(["--svg"], value: "FILE", "write the SVG there")
-    static let days = OptionSpec(["--days"], value: "N", "the last N days (default 30)")
+    static let svg = OptionSpec(["--svg"], value: "FILE", "write the SVG there; - writes it to standard output")
+    static let kind = OptionSpec(
+        ["--kind"], value: "KIND", choices: GraphKind.allCases.map(\.rawValue),
+        "summary, hourly (the last 24 hours), daily (default), monthly (the last 12 months) or top (the 10 largest days)")
+    static let days = OptionSpec(["--days"], value: "N", "with --kind daily: the last N days (default 30, at most 3660)")
     static let allInterfaces = OptionSpec(["--all"], "also interfaces that are gone")
+    static let allLinks = OptionSpec(["--all"], "every link, also the unwatched ones (wired, other); never loopback")
     static let oneline = OptionSpec(["--oneline"], "one line per interface for scripts: fields separated by ;")
     static let utc = OptionSpec(["--utc"], "show times in UTC (buckets keep the zone the daemon counts in)")
 
+    static let version = OptionSpec(["--version"], "print the version and exit")
+
     /// Accepted before or after any command.
     static let global: [OptionSpec] = [stateDirectory, config, help]
+    /// Accepted only when no command is named.
+    static let leading: [OptionSpec] = [version]
     static let units: [OptionSpec] = [si, bytes, byteRates]
     static let range: [OptionSpec] = [begin, end]
 }
 
+/// The word a command takes after it, besides options (`completions SHELL`).
+struct OperandSpec: Sendable, Hashable {
+    let value: String
+    let choices: [String]
+    let help: String
+}
+
+/// The shells `ifmeter completions` writes a script for.
+enum Shell: String, CaseIterable, Sendable { case bash, zsh, fish }
+
 /// The commands of `ifmeter`. Each case's help, summary and options are
 /// switches over the case, so a command without them does not compile.
 enum CommandName: String, CaseIterable, Sendable {
-    case status, hours, days, months, years, top, classes, events, live, export, graph, check, interfaces
+    case status, fiveminutes, hours, days, months, years, top, classes, events, live, export, graph, check, interfaces, completions
 
     /// The command run when none is named.
     static let fallback = CommandName.status
+
+    /// Left out of the overview and of the completions: packagers run it,
+    /// users need not see it (`ifmeter completions --help` and ifmeter(1)
+    /// still describe it).
+    var hidden: Bool {
+        switch self {
+        case .completions: true
+        case .status, .fiveminutes, .hours, .days, .months, .years, .top, .classes, .events, .live, .export, .graph, .check, .interfaces: false
+        }
+    }
+
+    /// The word the command requires after it, if any.
+    var operand: OperandSpec? {
+        switch self {
+        case .completions: OperandSpec(value: "SHELL", choices: Shell.allCases.map(\.rawValue), help: "bash, zsh or fish")
+        case .status, .fiveminutes, .hours, .days, .months, .years, .top, .classes, .events, .live, .export, .graph, .check, .interfaces: nil
+        }
+    }
 
     /// The options this command takes besides the global ones.
     var options: [OptionSpec] {
         switch self {
         case .status: [.interface, .allInterfaces, .oneline, .json, .utc] + OptionSpec.units
-        case .hours, .days, .months, .years, .top: [.interface, .limit] + OptionSpec.range + [.json, .utc] + OptionSpec.units
+        case .fiveminutes, .hours, .days, .months, .years, .top: [.interface, .limit] + OptionSpec.range + [.json, .utc] + OptionSpec.units
         case .classes: [.json] + OptionSpec.units
         case .check: [.json, .utc] + OptionSpec.units
         case .events: [.interface, .limit, .json, .utc]
-        case .live: [.interface, .interval, .count, .json] + OptionSpec.units
+        case .live: [.interface, .allLinks, .interval, .count, .json] + OptionSpec.units
         case .export: [.interface, .format, .granularity] + OptionSpec.range + [.utc]
-        case .graph: [.svg, .interface, .days, .utc]
+        case .graph: [.svg, .kind, .interface, .days, .utc]
         case .interfaces: [.all, .json]
+        case .completions: []
         }
     }
 
@@ -91,6 +131,7 @@ enum CommandName: String, CaseIterable, Sendable {
     var summary: String {
         switch self {
         case .status: "today, billing cycle, since boot, all time, rate, last reset, daemon health, budgets (the default)"
+        case .fiveminutes: "traffic per five minutes"
         case .hours: "traffic per hour"
         case .days: "traffic per day, with bars"
         case .months: "traffic per month, with bars"
@@ -100,9 +141,10 @@ enum CommandName: String, CaseIterable, Sendable {
         case .events: "the reset log"
         case .live: "rates per interface, refreshed until Ctrl-C"
         case .export: "stored records as CSV or JSON lines"
-        case .graph: "an SVG of daily traffic per class"
+        case .graph: "an SVG picture: summary, hourly, daily, monthly or top"
         case .check: "exit 1 or 2 when a data budget is at risk or exceeded"
         case .interfaces: "the links, their class and why, raw counters"
+        case .completions: "the completion script for bash, zsh or fish (for packagers)"
         }
     }
 
@@ -120,13 +162,24 @@ enum CommandName: String, CaseIterable, Sendable {
             never waits), and the last reset with its reason. The daemon is stale
             after three commit intervals without a commit. Totals are the store's
             plus what the kernel counted since the daemon's last commit in the
-            same interface life.
+            same interface life. With nothing counted, it names the interfaces
+            present and the Watch= line that would count them. Aliases from
+            [Aliases] are shown beside the names.
             """
+        case .fiveminutes: Self.history("five-minute buckets (kept FiveMinuteHours=)", 24)
         case .hours: Self.history("hour buckets (kept HourlyDays=)", 24)
         case .days: Self.history("day buckets with bars (kept DailyDays=)", 30)
         case .months: Self.history("month buckets with bars", 12)
         case .years: Self.history("year buckets", 100)
-        case .top: Self.history("the largest days with bars", 10)
+        case .top:
+            """
+            The largest days, largest first, with bars: the --limit N largest
+            (default 10) among all the interfaces shown, not per interface.
+            -i limits it to interfaces (a+b ranks their merged days); DATE:
+            YYYY-MM-DD or "YYYY-MM-DD HH:MM" local time, --end includes the day
+            named. Today includes what the kernel counted since the daemon's last
+            commit (*); it is ranked by what it holds now, not by an estimate.
+            """
         case .classes:
             """
             Totals per class: today, billing cycle, since boot, all time (rx + tx).
@@ -140,8 +193,9 @@ enum CommandName: String, CaseIterable, Sendable {
             """
         case .live:
             """
-            Rates per watched interface read from the kernel directly, refreshed
-            every --interval (default 1 s) in place until Ctrl-C, or N times.
+            Rates per watched interface (--all: every link but loopback) read from
+            the kernel directly, refreshed every --interval (default 1 s) in place
+            until Ctrl-C, or N times.
             """
         case .export:
             """
@@ -152,8 +206,13 @@ enum CommandName: String, CaseIterable, Sendable {
             """
         case .graph:
             """
-            Writes a self-contained SVG of daily received and transmitted bytes per
-            class over the last N days (default 30).
+            Writes a self-contained SVG of received and transmitted bytes, a panel
+            per class (per interface, or merge, with -i): --kind summary (today,
+            yesterday, this and last month, and the last 24 hours), hourly (the
+            last 24 hours), daily (the last --days, default 30), monthly (the last
+            12 months) or top (the 10 largest days), as vnstati draws them. For a
+            PNG, pipe it through rsvg-convert: ifmeter graph --svg - | rsvg-convert
+            > traffic.png
             """
         case .check:
             """
@@ -166,10 +225,19 @@ enum CommandName: String, CaseIterable, Sendable {
             """
         case .interfaces:
             """
-            Lists Wi-Fi, cellular and tunnel interfaces with their class, the signal
-            that decided it (override, link kind, DEVTYPE, sysfs marker, ARP type or
+            Lists the watched interfaces (--all: every link) with their class, the
+            signal that decided it (override, link kind, DEVTYPE, sysfs marker, the
+            driver of a phone tethered over USB, ARP type, a real Ethernet device, or
             name), ifindex, link kind, operational state and 64-bit counters since
-            the interface was created.
+            the interface was created. With none watched, it names the links there
+            and the Watch= line that would count them. Loopback is never counted.
+            """
+        case .completions:
+            """
+            Prints the completion script for SHELL (bash, zsh or fish), generated
+            from the table the command line is parsed with, so it offers exactly
+            the commands and options ifmeter accepts. The Debian package and
+            make install put it where each shell looks for it.
             """
         }
     }
@@ -189,19 +257,19 @@ enum CommandName: String, CaseIterable, Sendable {
     /// from the table.
     var help: String {
         let usage = "Usage: ifmeter \(rawValue)"
-        let words = options.map(\.usage)
-        return Self.wrap(words, first: usage, indent: usage.count + 1) + "\n\n" + description + "\n\nOptions:\n"
-            + Self.columns(options.map { ($0.names.joined(separator: ", ") + ($0.value.map { " " + $0 } ?? ""), $0.help) })
-            + "\nOptions for every command:\n" + Self.optionLines(OptionSpec.global)
+        let words = options.map(\.usage) + (operand.map { [$0.value] } ?? [])
+        let own = options.isEmpty ? "" : "Options:\n" + Self.optionLines(options) + "\n"
+        return Self.wrap(words, first: usage, indent: usage.count + 1) + "\n\n" + description + "\n\n"
+            + own + "Options for every command:\n" + Self.optionLines(OptionSpec.global)
     }
 
-    static func optionLines(_ options: [OptionSpec]) -> String {
-        columns(options.map { ($0.names.joined(separator: ", ") + ($0.value.map { " " + $0 } ?? ""), $0.help) })
+    static func optionLines(_ options: [OptionSpec], width: Int? = nil) -> String {
+        columns(options.map(\.heading), width: width)
     }
 
     /// Two columns within 80 characters, the second wrapped under itself.
-    static func columns(_ rows: [(String, String)]) -> String {
-        let width = rows.map(\.0.count).max() ?? 0
+    static func columns(_ rows: [(String, String)], width: Int? = nil) -> String {
+        let width = width ?? rows.map(\.0.count).max() ?? 0
         return rows.map { head, text in
             wrap(text.split(separator: " ").map(String.init), first: "  " + head + String(repeating: " ", count: width - head.count + 1), indent: width + 4) + "\n"
         }.joined()
@@ -220,9 +288,12 @@ enum CommandName: String, CaseIterable, Sendable {
     }
 
     static let overview: String = {
-        let commands = columns(allCases.map { ($0.rawValue, $0.summary) })
+        let commands = columns(allCases.filter { !$0.hidden }.map { ($0.rawValue, $0.summary) })
+        // One column for both lists of options.
+        let width = (OptionSpec.global + OptionSpec.leading).map(\.heading.0.count).max()
         return """
             Usage: ifmeter [--state-dir DIR] [--config FILE] [COMMAND] [OPTIONS]
+                   ifmeter --version
 
             Traffic on Wi-Fi, cellular and tunnel interfaces, from the store ifmeterd
             keeps plus the kernel's counters now. All figures are estimates from kernel
@@ -231,7 +302,9 @@ enum CommandName: String, CaseIterable, Sendable {
             Commands:
             \(commands)
             Options for every command (COMMAND --help shows a command's own):
-            \(optionLines(OptionSpec.global))
+            \(optionLines(OptionSpec.global, width: width))
+            Without a command:
+            \(optionLines(OptionSpec.leading, width: width))
             Exit codes: 0 ok, 64 usage, 65 unreadable store, 66 no store yet or missing
             file, 69 kernel unavailable, 73 cannot write, 74 I/O error, 78 configuration;
             check: 1, 2.

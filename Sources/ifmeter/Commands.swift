@@ -6,7 +6,6 @@ import IfmeterCore
 enum CommandFailure: Error {
     case usage(CommandLineError)
     case configuration(ConfigurationError)
-    case configurationUnreadable(String)
     case noBudgets(configPath: String)
     case store(StoreError)
     case kernel(String)
@@ -31,10 +30,8 @@ struct Context {
         let path = globals.configPath ?? Configuration.defaultPath
         do {
             return Context(globals, environment: environment, configuration: try ConfigurationFile.load(path: path, required: globals.configPath != nil))
-        } catch let error as ConfigurationError {
-            throw .configuration(error)
         } catch {
-            throw .configurationUnreadable("\(path): \(error)")
+            throw .configuration(error)
         }
     }
 
@@ -67,6 +64,9 @@ struct Context {
             throw .kernel("\(error)")
         }
     }
+
+    /// The configuration file in force, or the one a user would create.
+    var configPath: String { globals.configPath ?? Configuration.defaultPath }
 
     var bootID: String { (try? BootID.read(from: configuration.bootIDPath)) ?? "" }
     var now: Instant { SystemClock(environment: environment).now() }
@@ -108,15 +108,22 @@ enum Commands {
         case .help(let name):
             try context.print(name?.help ?? CommandName.overview)
             return 0
+        case .version:
+            try context.print("ifmeter \(Version.number)\n")
+            return 0
+        case .completions(let shell):
+            try context.print(Completions.script(for: shell))
+            return 0
         case .status(let selection, let layout, let display, let all): return try status(selection, layout, display, all: all, context)
         case .history(let name, let selection, let limit, let range, let display):
             return try history(name, selection, limit: limit, range, display, context)
         case .classes(let display): return try classes(display, context)
         case .check(let display): return try check(display, context)
         case .events(let selection, let limit, let json): return try events(selection, limit: limit, json: json, context)
-        case .live(let selection, let interval, let count, let display): return try live(selection, interval: interval, count: count, display, context)
+        case .live(let selection, let interval, let count, let display, let all):
+            return try live(selection, interval: interval, count: count, display, all: all, context)
         case .export(let selection, let format, let granularity, let range): return try export(selection, format, granularity, range, context)
-        case .graph(let selection, let path, let days): return try graph(selection, path: path, days: days, context)
+        case .graph(let selection, let kind, let path, let days): return try graph(selection, kind, path: path, days: days, context)
         case .interfaces(let all, let json): return try interfaces(all: all, json: json, context)
         }
     }
@@ -140,8 +147,8 @@ enum Commands {
             return 0
         }
         switch layout {
-        case .summary: try context.print(StatusReport.summary(snapshot, units: display.units, all: all))
-        case .detail: try context.print(StatusReport.text(snapshot, units: display.units))
+        case .summary: try context.print(StatusReport.summary(snapshot, units: display.units, all: all, configPath: context.configPath))
+        case .detail: try context.print(StatusReport.text(snapshot, units: display.units, configPath: context.configPath))
         case .oneline: try context.print(StatusReport.oneline(snapshot, all: all || !selection.isEmpty))
         }
         return 0
@@ -209,25 +216,34 @@ enum Commands {
         return 0
     }
 
-    static func graph(_ selection: InterfaceSelection, path: String, days: Int, _ context: Context) throws(CommandFailure) -> Int32 {
+    static func graph(_ selection: InterfaceSelection, _ kind: GraphKind, path: String, days: Int, _ context: Context) throws(CommandFailure) -> Int32 {
         let store = try context.openStore()
         let now = context.now
         let additions = try liveAdditions(store, context, now: now)
         try checkSelection(selection, known: additions.classes.keys, .graph)
-        // The graph is per class: a merge only selects its members.
-        let members = InterfaceSelection(groups: selection.members.map { [$0] })
-        let from = TimeBuckets.start(of: .day, days - 1, before: now.wall)
-        let rows: [HistoryRow]
-        do {
-            rows = HistoryReport.rows(
-                .days, buckets: try store.buckets(.day, from: from), live: additions.deltas, classes: additions.classes,
-                now: now.wall, names: members, from: from, to: .max, limit: .max)
-        } catch {
-            throw .store(error)
+        var failure: StoreError?
+        // A panel per class; with -i, a panel per interface or merge.
+        let panels = SVGGraph.panels(kind, rows: { granularity, from in
+            do throws(StoreError) {
+                return HistoryReport.rows(
+                    HistoryReport.Kind(listing: granularity), buckets: try store.buckets(granularity, from: from), live: additions.deltas, classes: additions.classes,
+                    now: now.wall, names: selection, from: from, to: .max, limit: .max)
+            } catch {
+                failure = error
+                return []
+            }
+        }, now: now.wall, days: days, byName: !selection.isEmpty, aliases: context.configuration.aliases)
+        if let failure { throw .store(failure) }
+        var notes = [Estimate.basis + "."]
+        if selection.isEmpty { notes.append(Estimate.classCaveat + ".") }
+        let svg = SVGGraph.render(title: SVGGraph.title(kind, now: now.wall, days: days), notes: notes, panels: panels).svg
+        if path == "-" {
+            try context.print(svg)
+            return 0
         }
         do {
             // Temporary file and rename: a symlink planted at PATH is replaced, never written through.
-            try FileSystem.writeAtomically(Array(SVGGraph.render(days: rows, from: from, dayCount: days, now: now.wall).utf8), to: path)
+            try FileSystem.writeAtomically(Array(svg.utf8), to: path)
         } catch let error as SystemError {
             throw .cannotWrite(error)
         } catch {
@@ -240,24 +256,34 @@ enum Commands {
     static func interfaces(all: Bool, json: Bool, _ context: Context) throws(CommandFailure) -> Int32 {
         let configuration = context.configuration
         let classifier = configuration.classifier
-        let shown = try context.kernelLinks().map { ClassifiedLink(sample: $0, classification: classifier.classify($0)) }
-            .filter { all || $0.isWatched(by: configuration.watchedClasses) }
-        try context.print(json ? InterfacesReport.json(shown).rendered() + "\n" : InterfacesReport.table(shown))
+        let links = try context.kernelLinks().map { ClassifiedLink(sample: $0, classification: classifier.classify($0)) }
+        let shown = links.filter { all || $0.isWatched(by: configuration.watchedClasses) }
+        if json {
+            try context.print(InterfacesReport.json(shown))
+        } else {
+            // An empty table says nothing: say what is there and how to count it.
+            try context.print(shown.isEmpty && !links.isEmpty
+                ? "No watched interface. " + InterfacesReport.watchHint(
+                    unwatched: links, watched: configuration.watchedClasses, configPath: context.configPath) + "--all lists every link.\n"
+                : InterfacesReport.table(shown))
+        }
         return 0
     }
 
     static func live(
-        _ selection: InterfaceSelection, interval: Double, count: Int?, _ display: DisplayOptions, _ context: Context
+        _ selection: InterfaceSelection, interval: Double, count: Int?, _ display: DisplayOptions, all: Bool, _ context: Context
     ) throws(CommandFailure) -> Int32 {
         let configuration = context.configuration
+        // --all: every class; loopback and ignored links have none.
+        let shownClasses = all ? Set(InterfaceClass.allCases) : configuration.watchedClasses
         let source: NetlinkLinkSource
         do { source = try NetlinkLinkSource() } catch { throw .kernel("\(error)") }
         let classifier = configuration.classifier
         var previous = try kernelSample(source)
-        let watched = previous.links.filter { classifier.classify($0).interfaceClass.map(configuration.watchedClasses.contains) ?? false }
+        let watched = previous.links.filter { classifier.classify($0).interfaceClass.map(shownClasses.contains) ?? false }
         try checkSelection(selection, known: watched.map(\.name), .live)
         func include(_ link: LinkSample) -> String? {
-            guard let interfaceClass = classifier.classify(link).interfaceClass, configuration.watchedClasses.contains(interfaceClass),
+            guard let interfaceClass = classifier.classify(link).interfaceClass, shownClasses.contains(interfaceClass),
                 selection.isEmpty || selection.members.contains(link.name)
             else { return nil }
             return interfaceClass.rawValue
@@ -310,7 +336,7 @@ enum Commands {
         do {
             snapshot = try SnapshotReader.read(
                 store: store, configuration: context.configuration, bootID: context.bootID, now: context.now,
-                kernel: try? context.kernelLinks(), daemonRunning: context.daemonRunning)
+                kernel: try? context.kernelLinks(), daemonRunning: context.daemonRunning, namespace: NamespaceIdentity.current())
         } catch {
             throw .store(error)
         }
@@ -325,7 +351,8 @@ enum Commands {
     static func liveAdditions(_ store: CounterStore, _ context: Context, now: Instant) throws(CommandFailure) -> LiveAdditions {
         do {
             return try SnapshotReader.liveAdditions(
-                store: store, configuration: context.configuration, bootID: context.bootID, now: now, kernel: try? context.kernelLinks())
+                store: store, configuration: context.configuration, bootID: context.bootID, now: now, kernel: try? context.kernelLinks(),
+                namespace: NamespaceIdentity.current())
         } catch {
             throw .store(error)
         }

@@ -7,12 +7,15 @@ func exitStatus(_ words: [String], environment: [String: String]) -> Int32 {
     do throws(CommandFailure) {
         let invocation: Invocation
         do { invocation = try CommandParser.parse(words) } catch { throw .usage(error) }
-        // Help reads nothing, so it works whatever the configuration holds.
-        let context = if case .help = invocation.command {
-            Context(invocation.globals, environment: environment, configuration: Configuration())
-        } else {
-            try Context.loading(invocation.globals, environment: environment)
+        // Help, the version and the completions read nothing, so they work
+        // whatever the configuration holds.
+        let readsNothing = switch invocation.command {
+        case .help, .version, .completions: true
+        default: false
         }
+        let context = readsNothing
+            ? Context(invocation.globals, environment: environment, configuration: Configuration())
+            : try Context.loading(invocation.globals, environment: environment)
         return try Commands.run(invocation.command, context)
     } catch {
         let (message, code) = report(error)
@@ -29,8 +32,6 @@ func report(_ failure: CommandFailure) -> (String, ExitCode) {
         return ("\(error.message) (see '\(hint)')", .usage)
     case .configuration(let error):
         return (error.description, error.isMissingFile ? .noInput : .config)
-    case .configurationUnreadable(let message):
-        return (message, .config)
     case .noBudgets(let path):
         return ("no budgets configured: add a [Budgets] section to \(path)", .config)
     case .store(.missing(let path)):
@@ -50,13 +51,4 @@ let environment = Dictionary(CommandLine.environment.map { ($0.key, $0.value) },
 // An argument that is not UTF-8 can only be meant as an interface name:
 // it is taken in InterfaceName's encoded form, never repaired to U+FFFD.
 let words = CommandLine.argumentBytes.map { $0.text ?? InterfaceName.encode(bytes: $0.bytes) }
-// Answered before the command parser: neither reads a configuration or store.
-switch words.first {
-case "--version":
-    Output.standardOutput("ifmeter \(Version.number)\n")
-    exit(0)
-case "completions":
-    exit(Completions.main(Array(words.dropFirst())))
-default:
-    exit(exitStatus(words, environment: environment))
-}
+exit(exitStatus(words, environment: environment))

@@ -75,10 +75,8 @@ func main() -> Never {
     var configuration: Configuration
     do {
         configuration = try ConfigurationFile.load(path: configPath ?? Configuration.defaultPath, required: configPath != nil)
-    } catch let error as ConfigurationError {
-        Output.fail(program, error.description, error.isMissingFile ? .noInput : .config)
     } catch {
-        Output.fail(program, "\(error)", .config)
+        Output.fail(program, error.description, error.isMissingFile ? .noInput : .config)
     }
     func seconds(_ text: String?, option: String, range: ClosedRange<Double>) -> Double? {
         guard let text else { return nil }
@@ -87,16 +85,18 @@ func main() -> Never {
         }
         return value
     }
-    if let value = seconds(interval, option: "--interval", range: 0.1...86_400) { configuration.sampleInterval = value }
-    if let value = seconds(commitInterval, option: "--commit-interval", range: 0...86_400) { configuration.commitInterval = value }
+    var overrides = CommandLineOverrides()
+    overrides.sampleInterval = seconds(interval, option: "--interval", range: 0.1...86_400)
+    overrides.commitInterval = seconds(commitInterval, option: "--commit-interval", range: 0...86_400)
     if let metricsFile {
         guard metricsFile.hasPrefix("/") else { usageFailure("--metrics-file \(metricsFile): expected an absolute path") }
-        configuration.metricsFile = metricsFile
+        overrides.metricsFile = metricsFile
     }
     if let stateDirectory {
         guard stateDirectory.hasPrefix("/") || !stateDirectory.isEmpty else { usageFailure("--state-dir needs a directory") }
-        configuration.stateDirectory = stateDirectory
+        overrides.stateDirectory = stateDirectory
     }
+    configuration = overrides.applied(to: configuration)
     let environment = Dictionary(
         CommandLine.environment.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
 
@@ -104,7 +104,7 @@ func main() -> Never {
     do {
         let daemon = try Daemon(Daemon.Options(
             configuration: configuration, configurationPath: configPath ?? (FileSystem.exists(Configuration.defaultPath) ? Configuration.defaultPath : nil),
-            stateDirectory: configuration.resolvedStateDirectory(environment: environment), environment: environment))
+            stateDirectory: configuration.resolvedStateDirectory(environment: environment), environment: environment, overrides: overrides))
         try daemon.start()
         if let benchmarkSamples {
             guard let count = Int(benchmarkSamples), count > 0 else { usageFailure("--benchmark-samples \(benchmarkSamples): expected a positive count") }

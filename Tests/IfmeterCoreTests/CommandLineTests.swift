@@ -47,7 +47,7 @@ import Testing
         try "[Classes]\nwwan*=satellite\n".write(toFile: path, atomically: true, encoding: .utf8)
         let bad = try runProcess(ifmeter, ["--config", path, "interfaces"])
         #expect(bad.status == ExitCode.config.rawValue)
-        #expect(bad.standardError == "ifmeter: \(path):2: wwan*=\"satellite\": expected wifi, cellular, tunnel, other or ignore\n")
+        #expect(bad.standardError == "ifmeter: \(path):2: wwan*=\"satellite\": expected wifi, cellular, tunnel, wired, other or ignore\n")
 
         let missing = try runProcess(ifmeter, ["--config", directory.appendingPathComponent("absent.conf").path, "interfaces"])
         #expect(missing.status == ExitCode.noInput.rawValue)

@@ -15,13 +15,21 @@ import Testing
          .history(.days, ["a", "b"], limit: 3, TimeRange(), DisplayOptions(units: Units(scale: .raw)))),
         (["events", "--limit=5", "--json", "-i", "x"], .events(["x"], limit: 5, json: true)),
         (["live", "--interval", "0.5", "--count", "2", "--byte-rates", "-i", "a+b"],
-         .live(InterfaceSelection(groups: [["a", "b"]]), interval: 0.5, count: 2, DisplayOptions(units: Units(ratesInBits: false)))),
+         .live(InterfaceSelection(groups: [["a", "b"]]), interval: 0.5, count: 2, DisplayOptions(units: Units(ratesInBits: false)), all: false)),
+        (["live", "--all", "--count", "1"], .live([], interval: 1, count: 1, DisplayOptions(), all: true)),
         (["export", "--format", "jsonl", "--granularity", "5min", "-i", "tun0"], .export(["tun0"], .jsonl, .fiveMinutes, TimeRange())),
-        (["graph", "--svg", "-", "--days", "7"], .graph([], path: "-", days: 7)),
+        (["graph", "--svg", "-", "--days", "7"], .graph([], .daily, path: "-", days: 7)),
+        (["graph", "--svg", "g.svg", "--kind", "top", "-i", "wwan0"], .graph(["wwan0"], .top, path: "g.svg", days: 30)),
+        (["graph", "--svg", "-", "--days", "3660"], .graph([], .daily, path: "-", days: 3660)),
+        (["fiveminutes", "-i", "wwan0", "--limit", "12"], .history(.fiveminutes, ["wwan0"], limit: 12, TimeRange(), DisplayOptions())),
         (["interfaces", "--all"], .interfaces(all: true, json: false)),
         (["check", "--help"], .help(.check)),
         (["--help"], .help(nil)),
         (["-h", "days", "--limit", "2"], .help(.days)),
+        (["--version"], .version),
+        (["--config", "/c", "--version"], .version),
+        (["completions", "zsh"], .completions(.zsh)),
+        (["completions", "--help"], .help(.completions)),
     ]
 
     @Test(arguments: parsed)
@@ -46,6 +54,11 @@ import Testing
         (["interfaces", "--all=yes"], CommandLineError("--all takes no value", command: .interfaces)),
         (["days", "--limit", "zero"], CommandLineError("--limit zero: expected a whole number from 1 to 1000000", command: .days)),
         (["graph"], CommandLineError("graph needs --svg FILE", command: .graph)),
+        (["graph", "--svg", "-", "--days", "3661"], CommandLineError("--days 3661: expected a whole number from 1 to 3660", command: .graph)),
+        (["graph", "--svg", "-", "--days", "1000000"], CommandLineError("--days 1000000: expected a whole number from 1 to 3660", command: .graph)),
+        (["graph", "--svg", "-", "--days", "0"], CommandLineError("--days 0: expected a whole number from 1 to 3660", command: .graph)),
+        (["graph", "--svg", "-", "--kind", "hourly", "--days", "2"], CommandLineError("--days applies to --kind daily only", command: .graph)),
+        (["graph", "--svg", "-", "--kind", "weekly"], CommandLineError("--kind weekly: expected summary, hourly, daily, monthly or top", command: .graph)),
         (["status", "wwan0"], CommandLineError("unexpected argument wwan0 (interfaces are chosen with -i wwan0)", command: .status)),
         (["days", "-i", "a+"], CommandLineError("-i a+: expected NAME, or NAME+NAME to merge", command: .days)),
         (["days", "--begin", "2026-02-30"], CommandLineError("--begin 2026-02-30: expected YYYY-MM-DD or \"YYYY-MM-DD HH:MM\"", command: .days)),
@@ -53,6 +66,12 @@ import Testing
         (["status", "--oneline", "--json"], CommandLineError("--oneline and --json exclude each other", command: .status)),
         (["interfaces", "--utc"], CommandLineError("interfaces does not take --utc", command: .interfaces)),
         (["live", "-i", "+"], CommandLineError("-i +: expected NAME, or NAME+NAME to merge", command: .live)),
+        (["days", "--version"], CommandLineError("days does not take --version", command: .days)),
+        (["--version=1"], CommandLineError("--version takes no value")),
+        (["completions"], CommandLineError("completions needs SHELL: bash, zsh or fish", command: .completions)),
+        (["completions", "tcsh"], CommandLineError("completions tcsh: expected bash, zsh or fish", command: .completions)),
+        (["completions", "bash", "zsh"], CommandLineError("unexpected argument zsh", command: .completions)),
+        (["completions", "bash", "--json"], CommandLineError("completions does not take --json", command: .completions)),
     ]
 
     @Test(arguments: refused)
@@ -72,7 +91,7 @@ import Testing
             for option in command.options + OptionSpec.global {
                 #expect(command.help.contains(option.name), "\(command) \(option.name)")
             }
-            #expect(CommandName.overview.contains("  \(command.rawValue) "))
+            #expect(CommandName.overview.contains("  \(command.rawValue) ") == !command.hidden)
         }
     }
 

@@ -40,23 +40,32 @@ import Testing
         #expect(configuration.retention.dailyDays == 400)
         #expect(configuration.billingDay == 15)
         #expect(configuration.budgets == [
-            Budget(target: .interfaceClass(.cellular), bytes: 20_000_000_000),
+            Budget(target: .interfaceClass(.cellular), bytes: 20_000_000_000, decimal: true),
             Budget(target: .interface("wwan0"), bytes: 1_610_612_736),
         ])
+    }
+
+    /// A budget keeps the unit system it was written in.
+    @Test(arguments: [("5MB", true), ("5M", true), ("1.5GB", true), ("5MiB", false), ("2GiB", false), ("5000000B", false), ("5000000", false)])
+    func budgetsRememberTheirUnits(_ testCase: (String, Bool)) throws {
+        let configuration = try ConfigurationFile.parse("[Budgets]\ncellular=\(testCase.0)\n", path: "units.conf")
+        #expect(configuration.budgets.first?.decimal == testCase.1)
     }
 
     static let badFiles: [(text: String, error: String)] = [
         ("[Daemon]\nSampleIntervalSec=fast", "bad.conf:2: SampleIntervalSec=\"fast\": expected seconds from 0.1 to 86400.0"),
         ("[Daemon]\nSampleIntervalSec=0", "bad.conf:2: SampleIntervalSec=\"0\": expected seconds from 0.1 to 86400.0"),
         ("[Daemon]\nSampelIntervalSec=5", "bad.conf:2: unknown key SampelIntervalSec= in [Daemon]"),
-        ("[Deamon]", "bad.conf:1: unknown section [Deamon] (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets])"),
+        ("[Deamon]", "bad.conf:1: unknown section [Deamon] (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets], [Aliases])"),
+        ("[Aliases]\nwwan*=phone", "bad.conf:2: \"wwan*\": an alias names one interface, like wwan0=phone"),
+        ("[Aliases]\nwwan0=", "bad.conf:2: wwan0=\"\": an alias is 1 to 32 printable characters"),
         ("SampleIntervalSec=5", "bad.conf:1: SampleIntervalSec= outside any section"),
         ("[Daemon]\n\nMaxRate=99999999999999999999T", "bad.conf:3: MaxRate=\"99999999999999999999T\": expected bits per second like 100M or 10G"),
         ("[Daemon]\nStateDirectory=relative", "bad.conf:2: StateDirectory=\"relative\": expected an absolute path"),
         ("[Daemon]\nSampleIntervalSec=5\nSampleIntervalSec=6", "bad.conf:3: SampleIntervalSec= set twice in [Daemon]"),
-        ("[Interfaces]\nWatch=wifi satellite", "bad.conf:2: Watch=: unknown class \"satellite\" (known: wifi cellular tunnel other)"),
+        ("[Interfaces]\nWatch=wifi satellite", "bad.conf:2: Watch=: unknown class \"satellite\" (known: wifi cellular tunnel wired other)"),
         ("[Classes]\nppp[0-9=cellular", "bad.conf:2: \"ppp[0-9\": invalid name pattern (unclosed [ or longer than 15 characters of name)"),
-        ("[Classes]\nppp*=modem", "bad.conf:2: ppp*=\"modem\": expected wifi, cellular, tunnel, other or ignore"),
+        ("[Classes]\nppp*=modem", "bad.conf:2: ppp*=\"modem\": expected wifi, cellular, tunnel, wired, other or ignore"),
         ("[Daemon]\nMaxRate=1\u{0}0", "bad.conf:2: NUL byte in line"),
         ("[Daemon]\nnonsense", "bad.conf:2: expected Key=Value, got \"nonsense\""),
         ("[Daemon", "bad.conf:1: malformed section header \"[Daemon\""),
@@ -65,7 +74,7 @@ import Testing
         ("[Retention]\nDailyDays=7", "bad.conf:2: DailyDays=7: keep at least 32 days (or 0, forever) to cover a billing cycle"),
         ("[Budgets]\nBillingDay=31", "bad.conf:2: BillingDay=\"31\": expected a whole number from 1 to 28"),
         ("[Budgets]\ncellular=lots", "bad.conf:2: cellular=\"lots\": expected an amount like 20GB (1000-based) or 5GiB (1024-based)"),
-        ("[Budgets]\nwwan*=5G", "bad.conf:2: \"wwan*\": a budget names a class (wifi, cellular, tunnel, other) or an interface"),
+        ("[Budgets]\nwwan*=5G", "bad.conf:2: \"wwan*\": a budget names a class (wifi, cellular, tunnel, wired, other) or an interface"),
     ]
 
     @Test(arguments: badFiles)

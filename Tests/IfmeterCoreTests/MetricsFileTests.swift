@@ -55,6 +55,43 @@ struct MetricsFileTests {
         #expect(value("ifmeter_resets_total{class=\"tunnel\",device=\"wg0\",reason=\"removed\"}") == 3)
     }
 
+    /// Issue 13's hygiene: a new device is shown at zero first, an idle
+    /// watched one is shown, the ifindex is a gauge (a recreation starts no
+    /// new series), the build is described.
+    @Test func seriesAreStableAndANewDeviceStartsAtZero() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        let metrics = daemon.directory.appendingPathComponent("ifmeter.prom").path
+        try daemon.start(interval: 3600, extra: ["--metrics-file", metrics])
+        func series(_ prefix: String) throws -> [String] {
+            try String(contentsOfFile: metrics, encoding: .utf8).split(separator: "\n").map(String.init).filter { $0.hasPrefix(prefix) }
+        }
+        #expect(try series("ifmeter_build_info") == ["ifmeter_build_info{version=\"\(Version.number)\"} 1"])
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 3, size: 1000, persist: true)
+        try daemon.namespace.tunTraffic(name: "tun1", subnet: 1, persist: true)  // idle
+        daemon.signal(SIGHUP)  // a sample and a write
+        try daemon.waitForLog("reloaded")
+        #expect(try series("ifmeter_receive_bytes_total{device=\"tun0\"") == ["ifmeter_receive_bytes_total{device=\"tun0\",class=\"tunnel\"} 0"])
+        #expect(try series("ifmeter_receive_bytes_total{device=\"tun1\"") == ["ifmeter_receive_bytes_total{device=\"tun1\",class=\"tunnel\"} 0"])
+        daemon.signal(SIGHUP)
+        try daemon.waitForLog("reloaded", occurrences: 2)
+        #expect(try series("ifmeter_receive_bytes_total{device=\"tun0\"") == ["ifmeter_receive_bytes_total{device=\"tun0\",class=\"tunnel\"} 3000"])
+        let before = try series("ifmeter_interface_info{device=\"tun0\"")
+        #expect(before.count == 1 && !before[0].contains("ifindex"))
+        // Recreated: the same series, a new ifindex value.
+        let oldIndex = try series("ifmeter_interface_ifindex{device=\"tun0\"")
+        try daemon.namespace.exec(["ip", "link", "del", "tun0"])
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, size: 1000, persist: true)
+        daemon.signal(SIGHUP)
+        try daemon.waitForLog("reloaded", occurrences: 3)
+        #expect(try series("ifmeter_interface_info{device=\"tun0\"") == before)
+        #expect(try series("ifmeter_receive_bytes_total{device=\"tun0\"") == ["ifmeter_receive_bytes_total{device=\"tun0\",class=\"tunnel\"} 4000"])
+        let newIndex = try series("ifmeter_interface_ifindex{device=\"tun0\"")
+        #expect(oldIndex.count == 1 && newIndex.count == 1 && oldIndex != newIndex)
+        #expect(daemon.stop() == 0)
+        let check = try runProcess("/bin/sh", ["-c", "promtool check metrics < \(metrics)"])
+        #expect(check.status == 0, "\(check.standardOutput)\(check.standardError)")
+    }
+
     @Test func aReaderRacingTheWriterNeverSeesAPartialFile() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         let metrics = daemon.directory.appendingPathComponent("ifmeter.prom").path

@@ -70,7 +70,8 @@ struct PackageTests {
         #expect(try String(contentsOf: control.appendingPathComponent("conffiles"), encoding: .utf8) == "/etc/ifmeter/ifmeter.conf\n")
     }
 
-    /// Install, reload, stop, watchdog, kill -9, the CLI as nobody,
+    /// Install, reload (MetricsFile= too), stop, watchdog, kill -9, the CLI
+    /// as a member of group ifmeter and as nobody (exit 77),
     /// node_exporter's scrape, upgrade, remove and purge, each checked by the
     /// script, which prints one "ok" line per step and cleans up after itself.
     @Test(.enabled(if: PackageUnderTest.cannotBootSystemd == nil, Comment(rawValue: PackageUnderTest.cannotBootSystemd ?? "")))

@@ -98,10 +98,10 @@ import Testing
         let document = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         #expect(document["schema"] as? String == "ifmeter.status/1")
         #expect(document["estimate"] as? Bool == true)
-        #expect(Set(document.keys) == ["schema", "estimate", "basis", "generated", "boot_id", "kernel_read", "daemon", "billing_cycle", "interfaces", "budgets"])
+        #expect(Set(document.keys) == ["schema", "estimate", "basis", "generated", "boot_id", "kernel_read", "foreign_namespace", "daemon", "billing_cycle", "interfaces", "budgets"])
         let interfaces = try #require(document["interfaces"] as? [[String: Any]])
         #expect(interfaces.map { Set($0.keys) }.allSatisfy {
-            $0 == ["name", "class", "signal", "state", "today", "cycle", "since_boot", "all_time", "live_delta", "rate", "last_reset", "incomplete"]
+            $0 == ["name", "alias", "class", "signal", "state", "today", "cycle", "since_boot", "all_time", "live_delta", "rate", "last_reset", "incomplete"]
         })
         let wwan = try #require(interfaces.first { $0["name"] as? String == "wwan0" })
         // Stored 8,000,000 received plus the live 4096 from the kernel.
@@ -142,16 +142,23 @@ import Testing
         try expectGolden("check.txt", StatusReport.budgetLines(snapshot, units: Units(scale: .si)))
     }
 
-    @Test func svgIsWellFormedXML() throws {
+    /// Every kind of picture over the golden store, as the CLI draws it.
+    @Test(arguments: GraphKind.allCases)
+    func graphsAreGoldenAndWellFormed(_ kind: GraphKind) throws {
         let (snapshot, directory, store) = try Self.snapshot()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let from = TimeBuckets.start(of: .day, 6, before: snapshot.now)
-        let rows = HistoryReport.rows(.days, buckets: try store.buckets(.day, from: from), live: [:], classes: [:],
-                                      now: snapshot.now, names: [], from: from, to: .max, limit: .max)
-        let svg = SVGGraph.render(days: rows, from: from, dayCount: 7, now: snapshot.now)
-        try expectGolden("graph.svg", svg)
+        let svg = Self.graph(kind, store: store, now: snapshot.now, days: 7)
+        try expectGolden(kind == .daily ? "graph.svg" : "graph-\(kind.rawValue).svg", svg)
         let parser = XMLParser(data: Data(svg.utf8))
         #expect(parser.parse(), "\(parser.parserError.map { "\($0)" } ?? "")")
-        #expect(svg.contains("Cellular") || svg.contains("cellular"))
+        #expect(svg.contains(">cellular</text>"))
+    }
+
+    static func graph(_ kind: GraphKind, store: CounterStore, now: Int64, days: Int, selection: InterfaceSelection = []) -> String {
+        let panels = SVGGraph.panels(kind, rows: { granularity, from in
+            HistoryReport.rows(HistoryReport.Kind(listing: granularity), buckets: (try? store.buckets(granularity, from: from)) ?? [], live: [:],
+                               classes: [:], now: now, names: selection, from: from, to: .max, limit: .max)
+        }, now: now, days: days, byName: !selection.isEmpty)
+        return SVGGraph.render(title: SVGGraph.title(kind, now: now, days: days), notes: [Estimate.basis + ".", Estimate.classCaveat + "."], panels: panels).svg
     }
 }

@@ -45,14 +45,22 @@ import Testing
         #expect(text.contains("Type=notify"))
     }
 
+    /// Under systemd stderr is the journal stream JOURNAL_STREAM names
+    /// (device:inode): every line carries a priority prefix. (A terminal that
+    /// merely inherited the variable gets none: LogTests.)
     @Test func journalLinesCarryPriorityPrefixes() throws {
         let directory = try TestEnvironment.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
+        let log = directory.appendingPathComponent("stderr").path
+        FileManager.default.createFile(atPath: log, contents: nil)
+        var info = stat()
+        #expect(stat(log, &info) == 0)
         var environment = ProcessInfo.processInfo.environment
-        environment["JOURNAL_STREAM"] = "8:12345"
-        let result = try runProcess(TestEnvironment.binary("ifmeterd"), ["--state-dir", directory.appendingPathComponent("s").path, "--once"], environment: environment)
-        #expect(result.status == 0, "\(result.standardError)")
-        let lines = result.standardError.split(separator: "\n")
+        environment["JOURNAL_STREAM"] = "\(info.st_dev):\(info.st_ino)"
+        let result = try runProcess("/bin/sh", ["-c", "exec \"$0\" --state-dir \"$1\" --once 2>>\"$2\"", TestEnvironment.binary("ifmeterd"),
+                                                directory.appendingPathComponent("s").path, log], environment: environment)
+        #expect(result.status == 0)
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
         #expect(!lines.isEmpty)
         #expect(lines.allSatisfy { $0.hasPrefix("<") && $0.dropFirst(2).hasPrefix(">") })
     }

@@ -22,7 +22,7 @@ struct StatusCommandTests {
         let interfaces = try #require(document["interfaces"] as? [[String: Any]])
         let interface = try #require(interfaces.first { $0["name"] as? String == name })
         let counters = try #require(interface["all_time"] as? [String: Any])
-        return (number(counters["rx_bytes"]) ?? 0, number(counters["tx_bytes"]) ?? 0)
+        return (number(counters["rx_bytes"]), number(counters["tx_bytes"]))
     }
 
     /// The store lags by a commit interval; status adds the kernel's delta of

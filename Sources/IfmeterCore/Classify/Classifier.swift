@@ -1,7 +1,9 @@
-/// Decides Wi-Fi, cellular, tunnel or other for a link. The first signal
-/// that decides wins, in this order: configured override, link kind, uevent
-/// DEVTYPE, sysfs markers, ARP type, name. sysfs is read below `sysfsRoot`
-/// so tests can hand it a fake tree.
+/// Decides Wi-Fi, cellular, tunnel, wired or other for a link. Loopback is
+/// never counted, whatever the configuration says. Otherwise the first
+/// signal that decides wins, in this order: configured override, link kind,
+/// uevent DEVTYPE, sysfs markers, the device's driver (USB tethering), ARP
+/// type, a real Ethernet device, name. sysfs is read below `sysfsRoot` so
+/// tests can hand it a fake tree.
 public struct Classifier: Sendable {
     public var sysfsRoot: String
     public var overrides: [InterfaceOverride]
@@ -37,8 +39,22 @@ public struct Classifier: Sendable {
         519: .cellular,  // ARPHRD_RAWIP: rmnet, ipa, mhi
         512: pppDefault,  // ARPHRD_PPP
         768: .tunnel, 769: .tunnel, 776: .tunnel, 778: .tunnel, 823: .tunnel,  // IPIP, IP6, SIT, GRE, IP6GRE
-        772: .other,  // loopback
     ]
+
+    static let arpLoopback: UInt16 = 772
+    static let arpEthernet: UInt16 = 1
+    /// IFF_LOOPBACK.
+    static let loopbackFlag: UInt32 = 0x8
+
+    /// Drivers a phone's USB tethering binds (RNDIS: Android and most
+    /// cellular dongles; ipheth: iPhone). They carry the phone's cellular
+    /// link, whatever the interface is named.
+    static let tetheringDrivers: Set<String> = ["rndis_host", "ipheth"]
+    /// CDC Ethernet and NCM serve phones (Android 11+ tethers over NCM) and
+    /// USB Ethernet adapters alike: only a locally administered MAC, which
+    /// phones make up and adapters do not, says phone. The kernel's usbnet
+    /// uses the same bit to name such a device usb0 rather than eth0.
+    static let ethernetClassUSBDrivers: Set<String> = ["cdc_ncm", "cdc_ether"]
 
     /// ARPHRD_NONE: tun and WireGuard, but also qmi_wwan raw-IP.
     static let arpNone: UInt16 = 65534
@@ -50,6 +66,10 @@ public struct Classifier: Sendable {
     ]
 
     public func classify(_ link: LinkSample) -> Classification {
+        // Loopback traffic never crosses a link: no override or Watch= counts it.
+        if link.arpType == Self.arpLoopback || link.flags & Self.loopbackFlag != 0 {
+            return Classification(nil, by: .loopback)
+        }
         if let rule = overrides.first(where: { $0.matches(link.name) }) {
             switch rule.action {
             case .assign(let interfaceClass): return Classification(interfaceClass, by: .override(pattern: rule.pattern))
@@ -71,8 +91,21 @@ public struct Classifier: Sendable {
         where FileSystem.exists("\(directory)/\(marker)") {
             return Classification(decided, by: .sysfsMarker(marker))
         }
+        let driver = Self.driverName(FileSystem.symbolicLinkTarget("\(directory)/device/driver"))
+        if let driver, Self.tetheringDrivers.contains(driver) {
+            return Classification(.cellular, by: .tetheringDriver(driver))
+        }
+        if let driver, Self.ethernetClassUSBDrivers.contains(driver),
+            Self.isLocallyAdministered((try? FileSystem.readText("\(directory)/address")) ?? nil)
+        {
+            return Classification(.cellular, by: .tetheringDriverLocalAddress(driver))
+        }
         if let decided = Self.arpTypeClasses[link.arpType] {
             return Classification(decided, by: .arpType(link.arpType))
+        }
+        // A virtual link (veth, bridge...) has no `device`; its kind decided above.
+        if link.arpType == Self.arpEthernet, link.kind.isEmpty, FileSystem.exists("\(directory)/device") {
+            return Classification(.wired, by: .ethernetDevice(driver: driver ?? "none"))
         }
         if let hint = Self.namePatterns.first(where: { globMatches($0.pattern, link.name) }) {
             let signal: ClassificationSignal =
@@ -80,6 +113,19 @@ public struct Classifier: Sendable {
             return Classification(hint.class, by: signal)
         }
         return Classification(.other, by: .noSignal)
+    }
+
+    /// The driver's name: the last component of the `device/driver` link.
+    static func driverName(_ target: String?) -> String? {
+        guard let last = target?.split(separator: "/").last, !last.isEmpty else { return nil }
+        return String(last)
+    }
+
+    /// Whether a sysfs `address` ("02:1a:...") has the locally
+    /// administered bit (0x02 of the first octet) set.
+    static func isLocallyAdministered(_ address: String?) -> Bool {
+        guard let first = address?.split(separator: ":").first, let octet = UInt8(first, radix: 16) else { return false }
+        return octet & 0x02 != 0
     }
 
     /// The DEVTYPE= value of a uevent file's text.

@@ -2,10 +2,15 @@ import Glibc
 
 /// The kinds of link ifmeter exists to count, and the rest.
 public enum InterfaceClass: String, Sendable, CaseIterable, Hashable {
-    case wifi, cellular, tunnel, other
+    case wifi, cellular, tunnel, wired, other
 
-    /// The classes counted unless the configuration says otherwise.
+    /// The classes counted unless the configuration says otherwise. Wired
+    /// Ethernet is not among them: ifmeter exists for links that are
+    /// metered, and a LAN port rarely is (`Watch=` adds it).
     public static let watchedByDefault: Set<InterfaceClass> = [.wifi, .cellular, .tunnel]
+
+    /// The names `Watch=` and `[Classes]` accept, in order.
+    public static let spelledOut = allCases.map(\.rawValue).joined(separator: " ")
 
     /// How people write it ("Wi-Fi" in tables, the raw value in JSON and config).
     public var displayName: String {
@@ -13,6 +18,7 @@ public enum InterfaceClass: String, Sendable, CaseIterable, Hashable {
         case .wifi: "Wi-Fi"
         case .cellular: "cellular"
         case .tunnel: "tunnel"
+        case .wired: "wired"
         case .other: "other"
         }
     }
@@ -56,6 +62,16 @@ public enum ClassificationSignal: Sendable, Hashable, CustomStringConvertible {
     case name(pattern: String)
     /// The name hint together with ARP type NONE, which alone is ambiguous.
     case nameWithArpNone(pattern: String)
+    /// ARPHRD_LOOPBACK: traffic that never leaves the machine, never counted.
+    case loopback
+    /// A USB driver that only phones (and cellular dongles) use for tethering.
+    case tetheringDriver(String)
+    /// A USB Ethernet-class driver on a device whose MAC address is locally
+    /// administered: what a phone's USB tethering hands out, where a USB
+    /// Ethernet adapter carries its maker's address.
+    case tetheringDriverLocalAddress(String)
+    /// A real device (sysfs `device` link) of ARP type Ethernet, not a virtual kind.
+    case ethernetDevice(driver: String)
     case noSignal
 
     public var description: String {
@@ -67,6 +83,10 @@ public enum ClassificationSignal: Sendable, Hashable, CustomStringConvertible {
         case .arpType(let type): "ARP type \(type)"
         case .name(let pattern): "name \(pattern)"
         case .nameWithArpNone(let pattern): "name \(pattern) + ARP type NONE"
+        case .loopback: "loopback, never counted"
+        case .tetheringDriver(let driver): "driver \(driver): USB tethering"
+        case .tetheringDriverLocalAddress(let driver): "driver \(driver) + local MAC: USB tethering"
+        case .ethernetDevice(let driver): "Ethernet device (driver \(driver))"
         case .noSignal: "no signal"
         }
     }

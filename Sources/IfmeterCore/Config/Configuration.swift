@@ -20,10 +20,14 @@ public struct Budget: Sendable, Hashable {
 
     public var target: Target
     public var bytes: UInt64
+    /// Written in 1000-based units (`20GB`), as carriers sell plans: shown
+    /// in them too, unless the command line asks for other units.
+    public var decimal: Bool
 
-    public init(target: Target, bytes: UInt64) {
+    public init(target: Target, bytes: UInt64, decimal: Bool = false) {
         self.target = target
         self.bytes = bytes
+        self.decimal = decimal
     }
 
     /// The name as configured: a class (`cellular`) or an interface (`wwan0`).
@@ -54,6 +58,10 @@ public struct Configuration: Sendable {
     public var eventBufferBytes = 4 << 20
     /// The Prometheus text file written after every sample; nil: none.
     public var metricsFile: String?
+    /// Seconds a gone interface's series stay in the metrics file, so a
+    /// tunnel that comes back keeps its series and one gone for good stops
+    /// being scraped (0: dropped as soon as it is gone).
+    public var metricsKeepGone: Double = 7 * 86_400
     public var bootIDPath = "/proc/sys/kernel/random/boot_id"
     public var sysfsRoot = "/sys"
     public var watchedClasses = InterfaceClass.watchedByDefault
@@ -62,6 +70,9 @@ public struct Configuration: Sendable {
     /// Day of the month a billing cycle starts (1...28), like vnStat's MonthRotate.
     public var billingDay = 1
     public var budgets: [Budget] = []
+    /// Names shown beside interface names (`[Aliases]`, vnStat's --setalias):
+    /// display only, the store and -i keep the kernel's name.
+    public var aliases: [String: String] = [:]
 
     public init() {}
 
@@ -76,4 +87,25 @@ public struct Configuration: Sendable {
     }
 
     public var classifier: Classifier { Classifier(sysfsRoot: sysfsRoot, overrides: overrides) }
+}
+
+/// Settings given on ifmeterd's command line. They win over the file, at
+/// start and at every reload alike: a reload re-reads the file, not the
+/// command line.
+public struct CommandLineOverrides: Sendable {
+    public var sampleInterval: Double?
+    public var commitInterval: Double?
+    public var metricsFile: String?
+    public var stateDirectory: String?
+
+    public init() {}
+
+    public func applied(to configuration: Configuration) -> Configuration {
+        var result = configuration
+        if let sampleInterval { result.sampleInterval = sampleInterval }
+        if let commitInterval { result.commitInterval = commitInterval }
+        if let metricsFile { result.metricsFile = metricsFile }
+        if let stateDirectory { result.stateDirectory = stateDirectory }
+        return result
+    }
 }

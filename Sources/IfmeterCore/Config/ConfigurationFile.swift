@@ -1,12 +1,26 @@
 /// A configuration problem, located to the file and line.
 public struct ConfigurationError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// What went wrong, for the exit code: never matched on message text.
+    public enum Kind: Sendable, Equatable {
+        /// The file named explicitly does not exist (EX_NOINPUT).
+        case missingFile
+        /// It could not be read, or a line says something invalid (EX_CONFIG).
+        case invalid
+    }
+
+    public var kind: Kind = .invalid
     public var path: String
     public var line: Int?
     public var message: String
 
-    /// The file named explicitly does not exist (EX_NOINPUT rather than EX_CONFIG).
-    public var isMissingFile: Bool { line == nil && message == ConfigurationError.noSuchFile }
-    static let noSuchFile = "no such file"
+    public init(_ kind: Kind = .invalid, path: String, line: Int?, message: String) {
+        self.kind = kind
+        self.path = path
+        self.line = line
+        self.message = message
+    }
+
+    public var isMissingFile: Bool { kind == .missingFile }
 
     /// One printable line whatever the file held: control characters become "?".
     public var description: String {
@@ -32,11 +46,13 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible, Equa
 ///     BillingDay=15
 ///     cellular=20GB
 ///     wwan0=5GiB
+///     [Aliases]
+///     wwan0=phone
 public enum ConfigurationFile {
     /// Longest accepted line; anything longer is not a hand-written config.
     static let maximumLineLength = 4096
 
-    public static func parse(_ text: String, path: String, into base: Configuration = Configuration()) throws -> Configuration {
+    public static func parse(_ text: String, path: String, into base: Configuration = Configuration()) throws(ConfigurationError) -> Configuration {
         var configuration = base
         var section: String?
         var seen: Set<String> = []
@@ -52,8 +68,8 @@ public enum ConfigurationFile {
             if line.hasPrefix("[") {
                 guard line.hasSuffix("]"), line.count > 2 else { throw fail("malformed section header \(quoted(line))") }
                 let name = String(line.dropFirst().dropLast())
-                guard ["Daemon", "Interfaces", "Classes", "Retention", "Budgets"].contains(name) else {
-                    throw fail("unknown section [\(name)] (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets])")
+                guard ["Daemon", "Interfaces", "Classes", "Retention", "Budgets", "Aliases"].contains(name) else {
+                    throw fail("unknown section [\(name)] (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets], [Aliases])")
                 }
                 section = name
                 continue
@@ -68,10 +84,8 @@ public enum ConfigurationFile {
             }
             do {
                 try apply(section: section, key: key, value: value, to: &configuration)
-            } catch let message as Message {
-                throw fail(message.text)
             } catch {
-                preconditionFailure("apply throws only Message")
+                throw fail(error.text)
             }
         }
         return configuration
@@ -85,7 +99,7 @@ public enum ConfigurationFile {
         text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
     }
 
-    private static func apply(section: String, key: String, value: String, to c: inout Configuration) throws {
+    private static func apply(section: String, key: String, value: String, to c: inout Configuration) throws(Message) {
         switch (section, key) {
         case ("Daemon", "SampleIntervalSec"): c.sampleInterval = try seconds(value, key: key, range: 0.1...86_400)
         case ("Daemon", "CommitIntervalSec"): c.commitInterval = try seconds(value, key: key, range: 1...86_400)
@@ -94,6 +108,7 @@ public enum ConfigurationFile {
         case ("Daemon", "EventBufferBytes"): c.eventBufferBytes = Int(try count(value, key: key, range: 4096...(1 << 30)))
         case ("Daemon", "BootIDPath"): c.bootIDPath = try absolutePath(value, key: key)
         case ("Daemon", "MetricsFile"): c.metricsFile = try absolutePath(value, key: key)
+        case ("Daemon", "MetricsKeepGoneSec"): c.metricsKeepGone = try seconds(value, key: key, range: 0...315_360_000)
         case ("Daemon", "SysfsRoot"): c.sysfsRoot = try absolutePath(value, key: key)
         case ("Interfaces", "Watch"): c.watchedClasses = try classes(value)
         case ("Classes", _): c.overrides.append(try override(pattern: key, value: value))
@@ -106,20 +121,23 @@ public enum ConfigurationFile {
             c.retention.dailyDays = days
         case ("Budgets", "BillingDay"): c.billingDay = Int(try count(value, key: key, range: 1...28))
         case ("Budgets", _): c.budgets.append(try budget(target: key, value: value))
+        case ("Aliases", _):
+            let (name, alias) = try aliasEntry(name: key, value: value)
+            c.aliases[name] = alias
         case ("Retention", "MonthlyMonths"): c.retention.monthlyMonths = Int(try count(value, key: key, range: 0...100_000))
         case ("Retention", "YearlyYears"): c.retention.yearlyYears = Int(try count(value, key: key, range: 0...10_000))
         default: throw Message(text: "unknown key \(key)= in [\(section)]")
         }
     }
 
-    static func seconds(_ value: String, key: String, range: ClosedRange<Double>) throws -> Double {
+    static func seconds(_ value: String, key: String, range: ClosedRange<Double>) throws(Message) -> Double {
         guard let number = Double(value), number.isFinite, range.contains(number) else {
             throw Message(text: "\(key)=\(quoted(value)): expected seconds from \(range.lowerBound) to \(range.upperBound)")
         }
         return number
     }
 
-    static func count(_ value: String, key: String, range: ClosedRange<UInt64>) throws -> UInt64 {
+    static func count(_ value: String, key: String, range: ClosedRange<UInt64>) throws(Message) -> UInt64 {
         guard let number = parseScaled(value, base: 1024), range.contains(number) else {
             throw Message(text: "\(key)=\(quoted(value)): expected a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
@@ -127,7 +145,7 @@ public enum ConfigurationFile {
     }
 
     /// Bits per second with an optional SI suffix (K, M, G, T), like `100M`.
-    static func rate(_ value: String, key: String) throws -> UInt64 {
+    static func rate(_ value: String, key: String) throws(Message) -> UInt64 {
         guard let number = parseScaled(value, base: 1000), number > 0 else {
             throw Message(text: "\(key)=\(quoted(value)): expected bits per second like 100M or 10G")
         }
@@ -148,16 +166,36 @@ public enum ConfigurationFile {
     }
 
     /// A budget for a class (`cellular=20GB`) or an interface (`wwan0=5GiB`).
-    static func budget(target typed: String, value: String) throws -> Budget {
+    static func budget(target typed: String, value: String) throws(Message) -> Budget {
         let target = InterfaceClass(rawValue: typed) != nil ? typed : InterfaceName.fromUser(typed)
-        guard let bytes = byteAmount(value), bytes > 0 else {
+        guard let bytes = byteAmount(value), bytes > 0, let decimal = isDecimalAmount(value) else {
             throw Message(text: "\(target)=\(quoted(value)): expected an amount like 20GB (1000-based) or 5GiB (1024-based)")
         }
-        if let interfaceClass = InterfaceClass(rawValue: target) { return Budget(target: .interfaceClass(interfaceClass), bytes: bytes) }
+        if let interfaceClass = InterfaceClass(rawValue: target) { return Budget(target: .interfaceClass(interfaceClass), bytes: bytes, decimal: decimal) }
         guard (InterfaceName.decode(target)?.count ?? .max) <= 15, isValidGlob(target), !target.contains(where: { "*?[".contains($0) }) else {
-            throw Message(text: "\(quoted(target)): a budget names a class (wifi, cellular, tunnel, other) or an interface")
+            throw Message(text: "\(quoted(target)): a budget names a class (\(InterfaceClass.allCases.map(\.rawValue).joined(separator: ", "))) or an interface")
         }
-        return Budget(target: .interface(target), bytes: bytes)
+        return Budget(target: .interface(target), bytes: bytes, decimal: decimal)
+    }
+
+    /// Whether an amount byteAmount accepted is written in powers of 1000
+    /// (`5MB`, `5M`); nil for anything byteAmount would refuse.
+    static func isDecimalAmount(_ value: String) -> Bool? {
+        guard byteAmount(value) != nil else { return nil }
+        return ["KB", "MB", "GB", "TB", "K", "M", "G", "T"].contains { value.hasSuffix($0) } && !value.hasSuffix("iB")
+    }
+
+    /// An alias for an interface: `wwan0=phone`. Shown on screens, so short
+    /// and printable; the name is a kernel name, not a pattern.
+    static func aliasEntry(name typed: String, value: String) throws(Message) -> (String, String) {
+        let name = InterfaceName.fromUser(typed)
+        guard (InterfaceName.decode(name)?.count ?? .max) <= 15, isValidGlob(name), !name.contains(where: { "*?[".contains($0) }) else {
+            throw Message(text: "\(quoted(name)): an alias names one interface, like wwan0=phone")
+        }
+        guard !value.isEmpty, value.count <= 32, value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7f }) else {
+            throw Message(text: "\(name)=\(quoted(value)): an alias is 1 to 32 printable characters")
+        }
+        return (name, value)
     }
 
     /// Bytes with an optional unit: B, K/KB/M/MB/G/GB/T/TB (powers of 1000)
@@ -180,16 +218,16 @@ public enum ConfigurationFile {
         return UInt64(bytes.rounded())
     }
 
-    static func absolutePath(_ value: String, key: String) throws -> String {
+    static func absolutePath(_ value: String, key: String) throws(Message) -> String {
         guard value.hasPrefix("/") else { throw Message(text: "\(key)=\(quoted(value)): expected an absolute path") }
         return value
     }
 
-    static func classes(_ value: String) throws -> Set<InterfaceClass> {
+    static func classes(_ value: String) throws(Message) -> Set<InterfaceClass> {
         var result: Set<InterfaceClass> = []
         for word in value.split(whereSeparator: { $0 == " " || $0 == "," }) {
             guard let parsed = InterfaceClass(rawValue: String(word)) else {
-                throw Message(text: "Watch=: unknown class \(quoted(String(word))) (known: wifi cellular tunnel other)")
+                throw Message(text: "Watch=: unknown class \(quoted(String(word))) (known: \(InterfaceClass.spelledOut))")
             }
             result.insert(parsed)
         }
@@ -197,13 +235,13 @@ public enum ConfigurationFile {
         return result
     }
 
-    static func override(pattern typed: String, value: String) throws -> InterfaceOverride {
+    static func override(pattern typed: String, value: String) throws(Message) -> InterfaceOverride {
         // Patterns match encoded names: a UTF-8 pattern is encoded like a kernel name.
         let pattern = InterfaceName.fromUser(typed)
         guard isValidGlob(pattern) else { throw Message(text: "\(quoted(pattern)): invalid name pattern (unclosed [ or longer than 15 characters of name)") }
         if value == "ignore" { return InterfaceOverride(pattern: pattern, action: .ignore) }
         guard let assigned = InterfaceClass(rawValue: value) else {
-            throw Message(text: "\(pattern)=\(quoted(value)): expected wifi, cellular, tunnel, other or ignore")
+            throw Message(text: "\(pattern)=\(quoted(value)): expected \(InterfaceClass.allCases.map(\.rawValue).joined(separator: ", ")) or ignore")
         }
         return InterfaceOverride(pattern: pattern, action: .assign(assigned))
     }
@@ -241,7 +279,7 @@ public enum ConfigurationFile {
 
     /// Reads and parses a file; a missing explicit file is an error, the
     /// default path may be absent.
-    public static func load(path: String, required: Bool) throws -> Configuration {
+    public static func load(path: String, required: Bool) throws(ConfigurationError) -> Configuration {
         let bytes: [UInt8]?
         do {
             bytes = try FileSystem.readBytes(path)
@@ -249,7 +287,7 @@ public enum ConfigurationFile {
             throw ConfigurationError(path: path, line: nil, message: "cannot read: \(error)")
         }
         guard let bytes else {
-            if required { throw ConfigurationError(path: path, line: nil, message: ConfigurationError.noSuchFile) }
+            if required { throw ConfigurationError(.missingFile, path: path, line: nil, message: "no such file") }
             return Configuration()
         }
         // Decoding would turn invalid bytes into U+FFFD and so silently

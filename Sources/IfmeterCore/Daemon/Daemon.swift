@@ -18,17 +18,24 @@ public final class Daemon {
         public var configurationPath: String?
         public var stateDirectory: String
         public var environment: [String: String]
+        /// The command line's settings, applied again over every reload.
+        public var overrides: CommandLineOverrides
 
-        public init(configuration: Configuration, configurationPath: String?, stateDirectory: String, environment: [String: String]) {
+        public init(
+            configuration: Configuration, configurationPath: String?, stateDirectory: String, environment: [String: String],
+            overrides: CommandLineOverrides = CommandLineOverrides()
+        ) {
             self.configuration = configuration
             self.configurationPath = configurationPath
             self.stateDirectory = stateDirectory
             self.environment = environment
+            self.overrides = overrides
         }
     }
 
     private var configuration: Configuration
     private let configurationPath: String?
+    private let overrides: CommandLineOverrides
     private let clock: SystemClock
     private let bootID: String
     private let namespace: NamespaceCookie
@@ -53,6 +60,7 @@ public final class Daemon {
     public init(_ options: Options) throws(DaemonStartError) {
         configuration = options.configuration
         configurationPath = options.configurationPath
+        overrides = options.overrides
         clock = SystemClock(environment: options.environment)
         let stateDirectory = options.stateDirectory
         do {
@@ -213,8 +221,11 @@ public final class Daemon {
 
     // MARK: The loop's work
 
-    private func log(_ events: [ResetEvent]) {
-        for event in events {
+    private func log(_ step: Meter.Step) {
+        for life in step.begun {
+            Log.info("\(life.name): counting (ifindex \(life.ifindex), \(meter.interfaceInfo[life.name]?.interfaceClass.rawValue ?? "other"))")
+        }
+        for event in step.events {
             let indexes = [event.oldIfindex, event.newIfindex].map { $0.map(String.init) ?? "-" }.joined(separator: " -> ")
             Log.info("\(event.name): \(event.reason.rawValue) (ifindex \(indexes), loss \(event.loss.name)): \(event.detail)")
         }
@@ -275,7 +286,7 @@ public final class Daemon {
         guard let metrics else { return }
         do {
             try metrics.write(MetricsSnapshot(
-                interfaces: meter.metricsInterfaces, lastSample: lastSampleWall, sampleDuration: lastSampleDuration,
+                interfaces: meter.publication(at: Int64(lastSampleWall), keepGone: configuration.metricsKeepGone), lastSample: lastSampleWall, sampleDuration: lastSampleDuration,
                 storeWriteErrors: storeWriteErrors, lastCommit: lastCommitWall))
             if metricsFailing {
                 metricsFailing = false
@@ -339,7 +350,7 @@ public final class Daemon {
         }
         let reloaded: Configuration
         do {
-            reloaded = try ConfigurationFile.load(path: path, required: true)
+            reloaded = overrides.applied(to: try ConfigurationFile.load(path: path, required: true))
         } catch {
             Log.error("reload failed, keeping the running configuration: \(error)")
             return
@@ -347,7 +358,8 @@ public final class Daemon {
         if reloaded.resolvedStateDirectory(environment: [:]) != configuration.resolvedStateDirectory(environment: [:]) {
             Log.warning("reload: a StateDirectory= change takes effect at restart")
         }
-        if reloaded.metricsFile != configuration.metricsFile {
+        let metricsMoved = reloaded.metricsFile != configuration.metricsFile
+        if metricsMoved {
             do {
                 metrics = try Self.metricsFile(reloaded.metricsFile)
                 configuration.metricsFile = reloaded.metricsFile
@@ -362,6 +374,7 @@ public final class Daemon {
         configuration.watchedClasses = reloaded.watchedClasses
         configuration.overrides = reloaded.overrides
         configuration.retention = reloaded.retention
+        configuration.metricsKeepGone = reloaded.metricsKeepGone
         do {
             let links = try linkSource.links()
             log(meter.reconfigure(Self.policy(configuration), links: links, at: clock.now()))
@@ -370,7 +383,8 @@ public final class Daemon {
             Log.error("reload: netlink dump failed: \(error); the new Watch= applies from the next sample")
         }
         TimerSlack.set(seconds: min(configuration.sampleInterval / 100, 1))
-        publishMetrics()
+        // The sample above wrote the file; a new path gets it at once too.
+        if metricsMoved { publishMetrics() }
         Log.notice("reloaded \(path)")
     }
 

@@ -22,6 +22,19 @@ public struct Meter {
         }
     }
 
+    /// What an operation tells the loop to log.
+    public struct Step {
+        /// Reset events, in order.
+        public var events: [ResetEvent] = []
+        /// Lives that started being counted.
+        public var begun: [TrackedLife] = []
+
+        mutating func append(_ other: Step) {
+            events += other.events
+            begun += other.begun
+        }
+    }
+
     /// What one commit writes.
     public struct Commit {
         public var pending: PendingWrites
@@ -47,6 +60,12 @@ public struct Meter {
     public private(set) var interfaceInfo: [String: InterfaceInfo] = [:]
     /// Names whose class was recorded in this run.
     private var recordedNames: Set<String> = []
+    /// When each name last had an open life (wall clock), for dropping the
+    /// series of interfaces gone for good.
+    private var lastSeen: [String: Int64] = [:]
+    /// Names the metrics file has shown: a new one is shown at zero first,
+    /// so PromQL's increase() sees its first interval's traffic.
+    private var publishedNames: Set<String> = []
 
     public init(
         bootID: String, namespace: NamespaceCookie, width: CounterWidth, policy: Policy,
@@ -57,6 +76,8 @@ public struct Meter {
         self.policy = policy
         for interface in storedInterfaces {
             totals[interface.name] = interface.totals
+            lastSeen[interface.name] = interface.lastSeen
+            publishedNames.insert(interface.name)
             interfaceInfo[interface.name] = InterfaceInfo(
                 interfaceClass: InterfaceClass(rawValue: interface.interfaceClass) ?? .other, signal: interface.signal, kind: interface.kind)
         }
@@ -69,25 +90,26 @@ public struct Meter {
     // MARK: Operations
 
     /// Reconciles the store's state with every link present at start.
-    public mutating func start(stored: StoredState, links: [LinkSample], at now: Instant) -> [ResetEvent] {
+    public mutating func start(stored: StoredState, links: [LinkSample], at now: Instant) -> Step {
+        for entry in stored.openLives { lastSeen[entry.life.name] = max(lastSeen[entry.life.name] ?? .min, entry.life.lastSeen) }
         committedPresence = stored.lastBootID == tracker.bootID && stored.lastNamespace == tracker.namespace ? stored.presentLinks : nil
         let watched = watchedIndexes(links)
         return record(tracker.start(stored: stored, links: links, at: now, isWatched: { watched.contains($0.ifindex) }), links: links, at: now)
     }
 
     /// Link events, in arrival order.
-    public mutating func apply(events: [LinkEvent], at now: Instant) -> [ResetEvent] {
-        var logged: [ResetEvent] = []
+    public mutating func apply(events: [LinkEvent], at now: Instant) -> Step {
+        var logged = Step()
         for event in events {
             if case .deleted = event.kind { classifications[event.link.ifindex] = nil }
             let watched = isWatched(event.link)
-            logged += record(tracker.observe(event: event, at: now, isWatched: { _ in watched }), links: [event.link], at: now)
+            logged.append(record(tracker.observe(event: event, at: now, isWatched: { _ in watched }), links: [event.link], at: now))
         }
         return logged
     }
 
     /// A dump of every link; `eventsWereLost` after an event overrun.
-    public mutating func apply(dump links: [LinkSample], eventsWereLost: Bool, at now: Instant) -> [ResetEvent] {
+    public mutating func apply(dump links: [LinkSample], eventsWereLost: Bool, at now: Instant) -> Step {
         if eventsWereLost {
             let present = Set(links.map(\.ifindex))
             classifications = classifications.filter { present.contains($0.key) }
@@ -100,7 +122,7 @@ public struct Meter {
 
     /// A new policy (a reload) applied to a fresh dump: lives no longer
     /// watched end, links newly watched start from their current counters.
-    public mutating func reconfigure(_ newPolicy: Policy, links: [LinkSample], at now: Instant) -> [ResetEvent] {
+    public mutating func reconfigure(_ newPolicy: Policy, links: [LinkSample], at now: Instant) -> Step {
         policy = newPolicy
         tracker.settings.maxRateBitsPerSecond = newPolicy.maxRateBitsPerSecond
         classifications.removeAll()
@@ -137,6 +159,21 @@ public struct Meter {
         }
     }
 
+    /// What the metrics file shows now: interfaces counted now or within
+    /// `keepGone` seconds, each new one at zero the first time.
+    public mutating func publication(at now: Int64, keepGone: Double) -> [MetricsInterface] {
+        for life in tracker.lives.values { lastSeen[life.name] = now }
+        let oldest = now - Int64(min(keepGone, 1e12))
+        return metricsInterfaces.filter { (lastSeen[$0.device] ?? .min) >= oldest || $0.ifindex != nil }.map { interface in
+            guard !publishedNames.contains(interface.device) else { return interface }
+            publishedNames.insert(interface.device)
+            var first = interface
+            first.totals = .zero
+            first.resets = [:]
+            return first
+        }
+    }
+
     // MARK: Rules
 
     /// The links among `links` that are counted. Decided before the tracker
@@ -160,13 +197,19 @@ public struct Meter {
         return classification
     }
 
-    /// Adds an outcome to the pending writes and the ledger; returns its events.
-    private mutating func record(_ outcome: AccountingOutcome, links: [LinkSample], at now: Instant) -> [ResetEvent] {
+    /// Adds an outcome to the pending writes and the ledger; returns what to log.
+    private mutating func record(_ outcome: AccountingOutcome, links: [LinkSample], at now: Instant) -> Step {
         lifeChangesSinceCommit += outcome.begunLives.count + outcome.endedLives.count
         let byIndex = Dictionary(links.map { ($0.ifindex, $0) }, uniquingKeysWith: { first, _ in first })
-        // A name's class is recorded when a life starts under it, and once per
-        // run for a name that deltas reach by a rename.
+        // A name's class is recorded when a life starts under it.
         for life in outcome.begunLives { noteInterface(named: life.name, link: byIndex[life.ifindex], force: true) }
+        for life in outcome.begunLives { lastSeen[life.name] = now.wall }
+        for ended in outcome.endedLives { lastSeen[ended.life.name] = max(lastSeen[ended.life.name] ?? .min, ended.life.lastSeen) }
+        // A counted link under a name not recorded yet (a rename): its class
+        // is recorded under the new name, traffic or not.
+        for link in links where !recordedNames.contains(link.name) && tracker.lives[link.ifindex]?.name == link.name {
+            noteInterface(named: link.name, link: link, force: false)
+        }
         for delta in outcome.deltas where !recordedNames.contains(delta.name) {
             noteInterface(named: delta.name, link: byIndex[delta.ifindex], force: false)
         }
@@ -175,7 +218,7 @@ public struct Meter {
         }
         for delta in outcome.deltas { totals[delta.name, default: .zero] += delta.counters }
         pending.record(outcome, at: now)
-        return outcome.events
+        return Step(events: outcome.events, begun: outcome.begunLives)
     }
 
     private mutating func noteInterface(named name: String, link: LinkSample?, force: Bool) {

@@ -2,7 +2,9 @@
 public struct MetricsInterface: Sendable {
     public var device: String
     public var info: InterfaceInfo
-    /// The current life's ifindex; nil when the interface is gone.
+    /// The current life's ifindex; nil when the interface is gone. Its own
+    /// gauge, not a label: a label would start a new series at every
+    /// recreation of a tunnel.
     public var ifindex: Int32?
     /// The daemon's accumulated totals (never the raw kernel counters).
     public var totals: LinkCounters
@@ -65,7 +67,10 @@ public final class MetricsFile {
         try FileSystem.writeAtomically(Array(render(snapshot).utf8), to: path, mode: 0o644)
     }
 
-    static let estimateNote = "Estimate from kernel interface counters, not per-application, not billing-grade."
+    /// Said on every family; the whole caveat once, on ifmeter_build_info.
+    static let estimateNote = "Estimate from kernel interface counters."
+    static let disclaimer =
+        "Estimate from kernel interface counters: every ifmeter_ figure is one, not per-application, not billing-grade; tunnel traffic also crosses the link beneath it."
 
     public func render(_ snapshot: MetricsSnapshot) -> String {
         var output = ""
@@ -89,10 +94,15 @@ public final class MetricsFile {
                 counter(&output, "ifmeter_\(name){\(labels[index])}", interface.totals[keyPath: field])
             }
         }
-        family(&output, "interface_info", "Interface metadata: link kind, current ifindex and the signal that decided its class (value always 1).", "gauge")
+        family(&output, "build_info", "ifmeter's version (value always 1). \(Self.disclaimer)", "gauge", note: false)
+        output += "ifmeter_build_info{version=\"\(Self.escapeLabel(Version.number))\"} 1\n"
+        family(&output, "interface_info", "Interface metadata: link kind and the signal that decided its class (value always 1).", "gauge")
         for interface in interfaces {
-            let ifindex = interface.ifindex.map(String.init) ?? ""
-            output += "ifmeter_interface_info{device=\"\(Self.escapeLabel(interface.device))\",class=\"\(interface.info.interfaceClass.rawValue)\",kind=\"\(Self.escapeLabel(interface.info.kind))\",ifindex=\"\(ifindex)\",signal=\"\(Self.escapeLabel(interface.info.signal))\"} 1\n"
+            output += "ifmeter_interface_info{device=\"\(Self.escapeLabel(interface.device))\",class=\"\(interface.info.interfaceClass.rawValue)\",kind=\"\(Self.escapeLabel(interface.info.kind))\",signal=\"\(Self.escapeLabel(interface.info.signal))\"} 1\n"
+        }
+        family(&output, "interface_ifindex", "The kernel ifindex of the interface's current life; absent while it is gone.", "gauge")
+        for (index, interface) in interfaces.enumerated() {
+            if let ifindex = interface.ifindex { output += "ifmeter_interface_ifindex{\(labels[index])} \(ifindex)\n" }
         }
         family(&output, "resets_total", "Counter resets seen (recreation, reboot, driver reset, lost events...), by reason.", "counter")
         for (index, interface) in interfaces.enumerated() {
@@ -113,8 +123,8 @@ public final class MetricsFile {
         return output
     }
 
-    private func family(_ output: inout String, _ name: String, _ help: String, _ type: String) {
-        output += "# HELP ifmeter_\(name) \(Self.escapeHelp(help + " " + Self.estimateNote))\n# TYPE ifmeter_\(name) \(type)\n"
+    private func family(_ output: inout String, _ name: String, _ help: String, _ type: String, note: Bool = true) {
+        output += "# HELP ifmeter_\(name) \(Self.escapeHelp(note ? help + " " + Self.estimateNote : help))\n# TYPE ifmeter_\(name) \(type)\n"
     }
 
     private func counter(_ output: inout String, _ series: String, _ value: UInt64) {

@@ -19,10 +19,22 @@ public enum HistoryReport {
     public static let schema = "ifmeter.history/1"
 
     public enum Kind: String, Sendable, CaseIterable {
-        case hours, days, months, years, top
+        case fiveminutes, hours, days, months, years, top
+
+        /// The listing of a granularity's buckets.
+        public init(listing granularity: Granularity) {
+            switch granularity {
+            case .fiveMinutes: self = .fiveminutes
+            case .hour: self = .hours
+            case .day: self = .days
+            case .month: self = .months
+            case .year: self = .years
+            }
+        }
 
         public var granularity: Granularity {
             switch self {
+            case .fiveminutes: .fiveMinutes
             case .hours: .hour
             case .days, .top: .day
             case .months: .month
@@ -32,6 +44,7 @@ public enum HistoryReport {
 
         public var defaultLimit: Int {
             switch self {
+            case .fiveminutes: 24
             case .hours: 24
             case .days: 30
             case .months: 12
@@ -100,7 +113,7 @@ public enum HistoryReport {
         let barWidth = 24
         let largest = rows.map(\.total).max() ?? 0
         var columns: [(String, TextTable.Alignment)] = [
-            (kind == .top ? "DAY" : kind.granularity.rawValue.uppercased(), .left), ("INTERFACE", .left),
+            (kind == .top ? "DAY" : kind == .fiveminutes ? "5 MINUTES" : kind.granularity.rawValue.uppercased(), .left), ("INTERFACE", .left),
             ("RX", .right), ("TX", .right), ("TOTAL", .right),
         ]
         if kind.showsBars { columns.append(("", .left)) }

@@ -34,8 +34,31 @@ public enum InterfacesReport {
                 String(c.rxErrors + c.txErrors), String(c.rxDropped + c.txDropped),
             ])
         }
-        let footer = links.isEmpty ? "No watched interfaces (Wi-Fi, cellular, tunnel); --all lists the rest.\n" : ""
-        return table.rendered() + footer + "Counters since each interface was created: \(Estimate.basis).\n"
+        return table.rendered() + "Counters since each interface was created: \(Estimate.basis).\n"
+    }
+
+    /// What to say when nothing is counted: the links present, their class
+    /// and why, and the `Watch=` line that would count them. Wired is
+    /// offered before other, which also counts bridges, veths and the like.
+    public static func watchHint(unwatched: [ClassifiedLink], watched: Set<InterfaceClass>, configPath: String) -> String {
+        let watchedNames = InterfaceClass.allCases.filter(watched.contains).map(\.rawValue).joined(separator: " ")
+        var text = "Watch=\(watchedNames) counts none of the interfaces here"
+        let countable = unwatched.filter { $0.classification.interfaceClass != nil }.sorted { NaturalOrder.less($0.sample.name, $1.sample.name) }
+        if countable.isEmpty {
+            let ignored = unwatched.map(\.sample.name)
+            return text + (ignored.isEmpty ? ".\n" : " (\(NaturalOrder.sorted(ignored).joined(separator: " ")): loopback or ignored, never counted).\n")
+        }
+        text += ":\n"
+        var table = TextTable([("", .left), ("", .left), ("", .left)])
+        for link in countable {
+            table.append([link.sample.name, link.classification.interfaceClass?.displayName ?? "ignored", link.classification.signal.description])
+        }
+        text += table.rendered().split(separator: "\n", omittingEmptySubsequences: false).dropFirst().dropLast().map { "  " + $0 }.joined(separator: "\n") + "\n"
+        let offered: InterfaceClass = countable.contains { $0.classification.interfaceClass == .wired } ? .wired : .other
+        let counted = countable.filter { $0.classification.interfaceClass == offered }.map(\.sample.name)
+        let line = InterfaceClass.allCases.filter { watched.contains($0) || $0 == offered }.map(\.rawValue).joined(separator: " ")
+        return text + "To count \(counted.joined(separator: " ")), set in \(configPath) and reload the daemon:\n"
+            + "  [Interfaces]\n  Watch=\(line)\n"
     }
 
     public static func json(_ links: [ClassifiedLink]) -> JSON {

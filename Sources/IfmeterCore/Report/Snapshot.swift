@@ -62,6 +62,15 @@ public struct Snapshot: Sendable {
     public var budgets: [BudgetStatus]
     /// False when the kernel could not be read: figures are the store's only.
     public var kernelRead: Bool
+    /// True when this process counts in another network namespace than the
+    /// daemon: its links are not the daemon's, so none is mixed in.
+    public var foreignNamespace = false
+    /// The links present now that the configuration does not count, for
+    /// the hint when nothing is counted.
+    public var unwatched: [ClassifiedLink] = []
+    public var watchedClasses: Set<InterfaceClass> = InterfaceClass.watchedByDefault
+    /// `[Aliases]`: display names beside interface names.
+    public var aliases: [String: String] = [:]
 }
 
 /// Reads a snapshot from the store, given what the caller read from the
@@ -77,18 +86,34 @@ public enum SnapshotReader {
         state: StoredState, kernel: [LinkSample], configuration: Configuration, bootID: String, now: Instant
     ) -> [String: LinkCounters] {
         let classifier = configuration.classifier
-        let watched = kernel.filter { link in
+        let watched = Set(kernel.filter { link in
             classifier.classify(link).interfaceClass.map(configuration.watchedClasses.contains) ?? false
-        }
-        var tracker = CounterTracker(bootID: bootID, settings: .init(width: .bits64, maxRateBitsPerSecond: configuration.maxRateBitsPerSecond))
-        let outcome = tracker.start(stored: state, links: watched, at: now)
+        }.map(\.ifindex))
+        var tracker = CounterTracker(
+            bootID: bootID, namespace: state.lastNamespace,
+            settings: .init(width: .bits64, maxRateBitsPerSecond: configuration.maxRateBitsPerSecond))
+        let outcome = tracker.start(stored: state, links: kernel, at: now, isWatched: { watched.contains($0.ifindex) })
         return outcome.deltas.reduce(into: [:]) { sums, delta in sums[delta.name, default: .zero] += delta.counters }
+    }
+
+    /// The links of `kernel` when they are the daemon's: read in the
+    /// namespace the daemon last committed from (`namespace` is the
+    /// caller's, `NamespaceIdentity.current()`; 0 when unknown). Another namespace's links
+    /// (a CLI in a container, say) are never mixed into the daemon's figures.
+    static func inDaemonNamespace(
+        _ kernel: [LinkSample]?, store: CounterStore, namespace: NamespaceCookie
+    ) throws(StoreError) -> (links: [LinkSample]?, foreign: Bool) {
+        let daemonNamespace = try store.meta("netns").flatMap { UInt64($0) } ?? 0
+        let foreign = kernel != nil && namespace != 0 && daemonNamespace != 0 && namespace != daemonNamespace
+        return (foreign ? nil : kernel, foreign)
     }
 
     public static func read(
         store: CounterStore, configuration: Configuration, bootID: String, now instant: Instant,
-        kernel: [LinkSample]?, rates: [Int32: (rx: Double, tx: Double)] = [:], daemonRunning: Bool
+        kernel allLinks: [LinkSample]?, rates: [Int32: (rx: Double, tx: Double)] = [:], daemonRunning: Bool,
+        namespace: NamespaceCookie = 0
     ) throws(StoreError) -> Snapshot {
+        let (kernel, foreign) = try inDaemonNamespace(allLinks, store: store, namespace: namespace)
         let now = instant.wall
         let (cycleStart, cycleEnd) = BillingCycle.bounds(billingDay: configuration.billingDay, containing: now)
         let todayStart = TimeBuckets.start(of: .day, containing: now)
@@ -154,7 +179,10 @@ public enum SnapshotReader {
         }
         return Snapshot(
             now: now, bootID: bootID, billingDay: configuration.billingDay, cycleStart: cycleStart, cycleEnd: cycleEnd,
-            interfaces: interfaces, daemon: daemon, budgets: budgets, kernelRead: kernel != nil)
+            interfaces: interfaces, daemon: daemon, budgets: budgets, kernelRead: kernel != nil, foreignNamespace: foreign,
+            unwatched: (kernel ?? []).map { ClassifiedLink(sample: $0, classification: classifier.classify($0)) }
+                .filter { !$0.isWatched(by: configuration.watchedClasses) },
+            watchedClasses: configuration.watchedClasses, aliases: configuration.aliases)
     }
 }
 
@@ -172,8 +200,10 @@ extension SnapshotReader {
     /// Reads only what a history view needs: the open lives and the stored
     /// classes, not budgets, cycles or daemon health.
     public static func liveAdditions(
-        store: CounterStore, configuration: Configuration, bootID: String, now: Instant, kernel: [LinkSample]?
+        store: CounterStore, configuration: Configuration, bootID: String, now: Instant, kernel allLinks: [LinkSample]?,
+        namespace: NamespaceCookie = 0
     ) throws(StoreError) -> LiveAdditions {
+        let kernel = try inDaemonNamespace(allLinks, store: store, namespace: namespace).links
         let stored = try store.interfaces()
         var classes = Dictionary(stored.map { ($0.name, $0.interfaceClass) }, uniquingKeysWith: { first, _ in first })
         let firstSeen = Dictionary(stored.map { ($0.name, $0.firstSeen) }, uniquingKeysWith: { first, _ in first })

@@ -1,17 +1,26 @@
 /// `ifmeter status`, `ifmeter classes` and `ifmeter check`: pure renderings
 /// of a snapshot.
 public enum StatusReport {
+    /// Why the figures are the store's alone, when they are.
+    static func kernelNote(_ snapshot: Snapshot) -> String {
+        if snapshot.foreignNamespace {
+            return "this ifmeter runs in another network namespace than the daemon: figures are the store's as of its last commit, none of this namespace's links mixed in\n"
+        }
+        return snapshot.kernelRead ? "" : "kernel counters could not be read: figures are the store's as of its last commit\n"
+    }
+
     public static let schema = "ifmeter.status/1"
 
     // MARK: Text
 
-    public static func text(_ snapshot: Snapshot, units: Units) -> String {
+    public static func text(_ snapshot: Snapshot, units: Units, configPath: String = Configuration.defaultPath) -> String {
         var output = "ifmeter status at \(TimeText.moment(snapshot.now)): \(Estimate.basis)\n"
         output += daemonLine(snapshot) + "\n"
-        if !snapshot.kernelRead { output += "kernel counters could not be read: figures are the store's as of its last commit\n" }
-        if snapshot.interfaces.isEmpty { output += "\nNo interface counted yet.\n" }
+        output += kernelNote(snapshot)
+        if snapshot.interfaces.isEmpty { output += "\n" + nothingCounted(snapshot, configPath: configPath) }
         for interface in snapshot.interfaces {
-            output += "\n\(interface.name)  \(displayClass(interface.interfaceClass)) (\(interface.signal)), \(interface.presence.rawValue)\n"
+            let alias = snapshot.aliases[interface.name].map { " (\($0))" } ?? ""
+            output += "\n\(interface.name)\(alias)  \(displayClass(interface.interfaceClass)) (\(interface.signal)), \(interface.presence.rawValue)\n"
             var table = TextTable([("", .left), ("rx", .right), ("tx", .right), ("total", .right), ("", .left)])
             func row(_ label: String, _ counters: LinkCounters, _ note: String = "") {
                 table.append([label, units.bytes(counters.rxBytes), units.bytes(counters.txBytes), units.bytes(counters.totalBytes), note])
@@ -46,9 +55,9 @@ public enum StatusReport {
     /// The default screen: one line per interface within 80 columns, gone
     /// interfaces left out unless `all`, names in natural order; the daemon's
     /// health and the budgets as in the detailed view (`-i NAME`).
-    public static func summary(_ snapshot: Snapshot, units: Units, all: Bool) -> String {
+    public static func summary(_ snapshot: Snapshot, units: Units, all: Bool, configPath: String = Configuration.defaultPath) -> String {
         var output = "ifmeter status at \(TimeText.moment(snapshot.now))\n" + daemonLine(snapshot) + "\n"
-        if !snapshot.kernelRead { output += "kernel counters could not be read: figures are the store's as of its last commit\n" }
+        output += kernelNote(snapshot)
         let shown = snapshot.interfaces.filter { all || $0.presence != .gone }.sorted { NaturalOrder.less($0.name, $1.name) }
         let hidden = snapshot.interfaces.count - shown.count
         var table = TextTable([
@@ -57,12 +66,12 @@ public enum StatusReport {
         for interface in shown {
             func total(_ counters: LinkCounters) -> String { units.bytes(counters.totalBytes) }
             let rate = interface.rate.map { units.rate(bytesPerSecond: $0.rx + $0.tx) } ?? "-"
-            table.append([interface.name, displayClass(interface.interfaceClass), interface.presence.rawValue,
+            table.append([interface.name + (snapshot.aliases[interface.name].map { " (\($0))" } ?? ""), displayClass(interface.interfaceClass), interface.presence.rawValue,
                           total(interface.today), total(interface.cycle), total(interface.allTime), rate])
         }
         output += "\n"
         if snapshot.interfaces.isEmpty {
-            output += "No interface counted yet.\n"
+            output += nothingCounted(snapshot, configPath: configPath)
         } else if shown.isEmpty {
             output += "No interface present.\n"
         } else {
@@ -86,6 +95,14 @@ public enum StatusReport {
         }.joined()
     }
 
+    /// "No interface counted yet", and when the kernel was read, which
+    /// interfaces exist and the `Watch=` line that would count them.
+    static func nothingCounted(_ snapshot: Snapshot, configPath: String) -> String {
+        let text = "No interface counted yet.\n"
+        guard snapshot.kernelRead else { return text }
+        return text + InterfacesReport.watchHint(unwatched: snapshot.unwatched, watched: snapshot.watchedClasses, configPath: configPath)
+    }
+
     static func displayClass(_ raw: String) -> String { InterfaceClass(rawValue: raw)?.displayName ?? raw }
 
     /// Within 80 columns: the commit interval is in the JSON.
@@ -104,6 +121,8 @@ public enum StatusReport {
             ("", .left), ("used", .right), ("budget", .right), ("left", .right), ("projected", .right), ("observed", .right), ("", .left),
         ])
         for status in snapshot.budgets {
+            // A budget written "20GB" reads back in GB unless --si or --bytes chose.
+            let units = status.budget.decimal && units.scale == .iec ? Units(scale: .si, ratesInBits: units.ratesInBits) : units
             let left = status.remaining >= 0 ? units.bytes(UInt64(status.remaining)) : "-" + units.bytes(UInt64(-status.remaining))
             let projection = status.projection
             let verdict: String
@@ -148,7 +167,11 @@ public enum StatusReport {
         .object(header(schema, snapshot) + [
             ("daemon", daemonJSON(snapshot.daemon)),
             ("billing_cycle", cycleJSON(snapshot)),
-            ("interfaces", .array(snapshot.interfaces.map(interfaceJSON))),
+            ("interfaces", .array(snapshot.interfaces.map { interface in
+                guard case .object(var fields) = interfaceJSON(interface) else { preconditionFailure("an interface is an object") }
+                fields.insert(("alias", snapshot.aliases[interface.name].map { .string($0) } ?? .null), at: 1)
+                return .object(fields)
+            })),
             ("budgets", .array(snapshot.budgets.map(budgetJSON))),
         ])
     }
@@ -182,7 +205,7 @@ public enum StatusReport {
     static func header(_ schema: String, _ snapshot: Snapshot) -> [(String, JSON)] {
         [("schema", .string(schema)), ("estimate", .bool(true)), ("basis", .string(Estimate.basis)),
          ("generated", .string(TimeText.utc(snapshot.now))), ("boot_id", .string(snapshot.bootID)),
-         ("kernel_read", .bool(snapshot.kernelRead))]
+         ("kernel_read", .bool(snapshot.kernelRead)), ("foreign_namespace", .bool(snapshot.foreignNamespace))]
     }
 
     static func daemonJSON(_ health: DaemonHealth) -> JSON {

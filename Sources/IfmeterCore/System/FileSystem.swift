@@ -55,6 +55,15 @@ public enum FileSystem {
         try readBytes(path).map { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// The target a symbolic link names (readlink(2)), or nil when path is
+    /// not a symbolic link or cannot be read.
+    public static func symbolicLinkTarget(_ path: String) -> String? {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBufferPointer { $0.withMemoryRebound(to: CChar.self) { readlink(path, $0.baseAddress!, $0.count) } }
+        guard count > 0, count < buffer.count else { return nil }
+        return String(decoding: buffer[0..<count], as: UTF8.self)
+    }
+
     /// Whether anything (file, directory, symlink target) exists at path.
     public static func exists(_ path: String) -> Bool {
         access(path, F_OK) == 0

@@ -1,13 +1,33 @@
 import Glibc
 
-/// One line per event on stderr. Under systemd (`$JOURNAL_STREAM` set) each
+/// One line per event on stderr. When stderr is the journal's stream each
 /// line starts with a `<N>` priority prefix the journal understands.
 public enum Log {
     public enum Priority: Int {
         case error = 3, warning = 4, notice = 5, info = 6, debug = 7
     }
 
-    nonisolated(unsafe) static var toJournal = getenv("JOURNAL_STREAM") != nil
+    nonisolated(unsafe) static var toJournal = isJournalStream(
+        getenv("JOURNAL_STREAM").map { String(cString: $0) }, standardError: fileIdentity(2))
+
+    /// Whether stderr is the stream systemd connected to the journal.
+    /// `$JOURNAL_STREAM` ("DEVICE:INODE") is inherited by every child, and a
+    /// shell started from a service unit passes it to commands whose stderr
+    /// is a terminal: only the same device and inode mean the journal
+    /// (what sd_journal_stream_fd(3) and systemd.exec(5) prescribe).
+    static func isJournalStream(_ variable: String?, standardError: (device: UInt64, inode: UInt64)?) -> Bool {
+        guard let variable, let standardError else { return false }
+        let parts = variable.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
+        return device == standardError.device && inode == standardError.inode
+    }
+
+    /// fstat(2)'s device and inode of a descriptor.
+    static func fileIdentity(_ fd: Int32) -> (device: UInt64, inode: UInt64)? {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        return (UInt64(info.st_dev), UInt64(info.st_ino))
+    }
 
     public static func error(_ message: String) { write(.error, message) }
     public static func warning(_ message: String) { write(.warning, message) }

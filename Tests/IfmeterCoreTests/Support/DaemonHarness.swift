@@ -6,7 +6,8 @@ import Testing
 /// Runs the real ifmeterd inside a test's network namespace, on a state
 /// directory and boot-id file of its own, and reads the store it leaves.
 final class DaemonHarness {
-    let namespace: NetworkNamespace
+    /// Where the daemon runs; a test may move it to another namespace between runs.
+    var namespace: NetworkNamespace
     let directory: URL
     var stateDirectory: String { directory.appendingPathComponent("state").path }
     var bootIDPath: String { directory.appendingPathComponent("boot_id").path }

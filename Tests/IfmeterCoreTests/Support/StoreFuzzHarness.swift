@@ -85,7 +85,13 @@ enum StoreFuzzHarness {
                     from: .min, to: .max, limit: 100)
                 _ = HistoryReport.text(kind, rows, units: Units())
                 _ = HistoryReport.json(kind, rows).rendered()
-                if kind == .days { _ = SVGGraph.render(days: rows, from: now - 30 * 86_400, dayCount: 30, now: now) }
+            }
+            for kind in GraphKind.allCases {
+                let panels = SVGGraph.panels(kind, rows: { granularity, from in
+                    HistoryReport.rows(HistoryReport.Kind(listing: granularity), buckets: (try? reader.buckets(granularity)) ?? [], live: live,
+                                       classes: classes, now: now, names: [], from: from, to: .max, limit: .max)
+                }, now: now, days: 30, byName: false)
+                _ = SVGGraph.render(title: SVGGraph.title(kind, now: now, days: 30), notes: [Estimate.basis], panels: panels)
             }
             for granularity in Granularity.allCases {
                 let buckets = try reader.buckets(granularity)

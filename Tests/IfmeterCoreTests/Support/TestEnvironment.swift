@@ -48,9 +48,16 @@ func runProcess(_ executable: String, _ arguments: [String], environment: [Strin
     try process.run()
     if let input { inputPipe.fileHandleForWriting.write(Data(input.utf8)) }
     try inputPipe.fileHandleForWriting.close()
-    // Read before waiting so a full pipe cannot block the child.
+    // Both pipes are read at once, before waiting: a child that fills one
+    // while we block on the other would never finish.
+    nonisolated(unsafe) var errorData = Data()
+    let errorRead = DispatchSemaphore(value: 0)
+    DispatchQueue.global().async {
+        errorData = error.fileHandleForReading.readDataToEndOfFile()
+        errorRead.signal()
+    }
     let outputData = output.fileHandleForReading.readDataToEndOfFile()
-    let errorData = error.fileHandleForReading.readDataToEndOfFile()
+    errorRead.wait()
     process.waitUntilExit()
     return ProcessResult(
         status: process.terminationStatus,

@@ -71,6 +71,12 @@ public struct Delta: Sendable, Hashable {
     public var name: String
     public var ifindex: Int32
     public var counters: LinkCounters
+
+    public init(name: String, ifindex: Int32, counters: LinkCounters) {
+        self.name = name
+        self.ifindex = ifindex
+        self.counters = counters
+    }
 }
 
 /// Why a life stopped being counted.

@@ -1,0 +1,47 @@
+import Foundation
+import Glibc
+import Testing
+@testable import IfmeterCore
+
+/// The journal prefix only when stderr really is the journal's stream.
+@Suite struct LogTests {
+    static let cases: [(variable: String?, stderr: (device: UInt64, inode: UInt64)?, journal: Bool)] = [
+        ("8:12345", (8, 12345), true),
+        ("8:12345", (8, 99), false),  // a terminal that inherited the variable
+        ("9:12345", (8, 12345), false),
+        (nil, (8, 12345), false),
+        ("", (8, 12345), false),
+        ("8:12345:1", (8, 12345), false),
+        ("x:y", (8, 12345), false),
+        ("8:12345", nil, false),  // stderr closed
+    ]
+
+    @Test(arguments: cases)
+    func prefixOnlyOnTheJournalStream(_ testCase: (variable: String?, stderr: (device: UInt64, inode: UInt64)?, journal: Bool)) {
+        #expect(Log.isJournalStream(testCase.variable, standardError: testCase.stderr) == testCase.journal)
+    }
+
+    /// The real daemon with JOURNAL_STREAM naming another file than its
+    /// stderr (a terminal's case) writes no `<N>` prefix; naming its
+    /// stderr's own device and inode, it does.
+    @Test func theDaemonChecksItsStandardError() throws {
+        let directory = try TestEnvironment.temporaryDirectory("journal")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let log = directory.appendingPathComponent("stderr").path
+        FileManager.default.createFile(atPath: log, contents: nil)
+        var info = stat()
+        #expect(stat(log, &info) == 0)
+        let ifmeterd = TestEnvironment.binary("ifmeterd")
+        // One pass on a store of its own logs its start-up notice.
+        for (variable, prefixed) in [("1:1", false), ("\(info.st_dev):\(info.st_ino)", true)] {
+            let state = directory.appendingPathComponent("state-\(prefixed)").path
+            let result = try runProcess("/bin/sh", ["-c", "exec \"$0\" --once --config /dev/null --state-dir \"$2\" 2>>\"$1\"", ifmeterd, log, state],
+                                        environment: ProcessInfo.processInfo.environment.merging(["JOURNAL_STREAM": variable]) { $1 })
+            #expect(result.status == 0)
+            let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+            let notice = lines.last { $0.contains("watched interfaces") }
+            #expect(notice?.hasPrefix("<5>ifmeterd: store") == prefixed, "\(variable): \(notice ?? "")")
+            #expect(notice?.hasPrefix("ifmeterd: store") == !prefixed)
+        }
+    }
+}

@@ -1,0 +1,204 @@
+import Testing
+@testable import IfmeterCore
+
+/// The daemon's rules without the daemon: what is watched, when a commit
+/// is due, what a reload changes, what the metrics file publishes. No root,
+/// no kernel, no store: the loop's inputs as values.
+@Suite struct MeterTests {
+    /// Classes by kind, like the real classifier's second signal; "ignored"
+    /// stands for an override that ignores the link.
+    final class CountingClassifier: @unchecked Sendable {
+        var calls = 0
+        func classify(_ link: LinkSample) -> Classification {
+            calls += 1
+            switch link.kind {
+            case "tun": return Classification(.tunnel, by: .linkKind("tun"))
+            case "veth": return Classification(.other, by: .linkKind("veth"))
+            case "ignored": return Classification(nil, by: .override(pattern: link.name))
+            default: return Classification(.wifi, by: .name(pattern: "wl*"))
+            }
+        }
+    }
+
+    private func link(_ name: String, _ ifindex: Int32, kind: String = "tun", rx: UInt64 = 0) -> LinkSample {
+        LinkSample(ifindex: ifindex, name: name, kind: kind, counters: LinkCounters(rxBytes: rx, rxPackets: rx / 100))
+    }
+
+    private func at(_ seconds: Double) -> Instant { Instant(wall: 1_800_000_000 + Int64(seconds), sinceBoot: 100 + seconds) }
+
+    private func meter(
+        watching classes: Set<InterfaceClass> = InterfaceClass.watchedByDefault, classifier: CountingClassifier = CountingClassifier(),
+        stored: [StoredInterface] = []
+    ) -> Meter {
+        Meter(
+            bootID: "B", namespace: 7, width: .bits64,
+            policy: Meter.Policy(watchedClasses: classes, maxRateBitsPerSecond: 1_000_000, classify: classifier.classify),
+            storedInterfaces: stored)
+    }
+
+    /// One row: the links at start, then a dump; which are counted.
+    struct WatchCase: Sendable, CustomTestStringConvertible {
+        var rule: String
+        var watched: Set<InterfaceClass>
+        var kind: String
+        var counted: Bool
+        var testDescription: String { rule }
+    }
+
+    @Test(arguments: [
+        WatchCase(rule: "a tunnel is watched by default", watched: InterfaceClass.watchedByDefault, kind: "tun", counted: true),
+        WatchCase(rule: "a veth is other, not watched by default", watched: InterfaceClass.watchedByDefault, kind: "veth", counted: false),
+        WatchCase(rule: "Watch=other counts a veth", watched: [.other], kind: "veth", counted: true),
+        WatchCase(rule: "an ignored link is never counted, whatever Watch= says", watched: Set(InterfaceClass.allCases), kind: "ignored", counted: false),
+    ])
+    func watchPolicy(_ row: WatchCase) {
+        var meter = meter(watching: row.watched)
+        _ = meter.start(stored: StoredState(lastBootID: "B", lastNamespace: 7, presentLinks: [:]), links: [link("x0", 4, kind: row.kind)], at: at(0))
+        _ = meter.apply(dump: [link("x0", 4, kind: row.kind, rx: 5000)], eventsWereLost: false, at: at(15))
+        #expect((meter.totals["x0"]?.rxBytes ?? 0) == (row.counted ? 5000 : 0))
+        // Present either way: the next start knows it was there.
+        #expect(meter.tracker.presentLinks == [4: "x0"])
+    }
+
+    @Test func aLinkIsClassifiedOncePerNameNotPerSample() {
+        let classifier = CountingClassifier()
+        var meter = meter(classifier: classifier)
+        _ = meter.start(stored: StoredState(), links: [link("tun0", 4), link("veth0", 5, kind: "veth")], at: at(0))
+        let afterStart = classifier.calls
+        for second in 1...20 {
+            _ = meter.apply(dump: [link("tun0", 4, rx: UInt64(second)), link("veth0", 5, kind: "veth")], eventsWereLost: false, at: at(Double(second)))
+        }
+        #expect(classifier.calls == afterStart)
+        // A rename is a new name: classified again.
+        _ = meter.apply(events: [LinkEvent(kind: .new, link: link("vpn0", 4, rx: 20))], at: at(21))
+        #expect(classifier.calls == afterStart + 1)
+        #expect(meter.interfaceInfo["vpn0"]?.interfaceClass == .tunnel)
+    }
+
+    @Test func aLifeThatBeginsOrEndsIsDueForACommitAtOnce() {
+        var meter = meter()
+        _ = meter.start(stored: StoredState(), links: [], at: at(0))
+        meter.committed(meter.nextCommit)
+        #expect(!meter.hasUncommittedLifeChanges)
+        let began = meter.apply(events: [LinkEvent(kind: .new, link: link("tun0", 4))], at: at(1))
+        #expect(began.begun.map(\.name) == ["tun0"])
+        #expect(meter.hasUncommittedLifeChanges)
+        #expect(meter.nextCommit.openLives.map(\.name) == ["tun0"])
+        meter.committed(meter.nextCommit)
+        #expect(!meter.hasUncommittedLifeChanges)
+        // Samples of a living life wait for the commit interval.
+        _ = meter.apply(dump: [link("tun0", 4, rx: 300)], eventsWereLost: false, at: at(15))
+        #expect(!meter.hasUncommittedLifeChanges)
+        _ = meter.apply(events: [LinkEvent(kind: .deleted(movedToOtherNamespace: false), link: link("tun0", 4, rx: 900))], at: at(16))
+        #expect(meter.hasUncommittedLifeChanges)
+        #expect(meter.nextCommit.pending.endedLives.map(\.ended.end) == [.removed])
+        #expect(meter.totals["tun0"]?.rxBytes == 900)
+        // An unwatched link coming and going is nothing to commit.
+        meter.committed(meter.nextCommit)
+        _ = meter.apply(events: [LinkEvent(kind: .new, link: link("veth0", 5, kind: "veth"))], at: at(17))
+        #expect(!meter.hasUncommittedLifeChanges)
+    }
+
+    @Test func theLinksPresentAreCommittedOnlyWhenTheyChange() {
+        var meter = meter()
+        _ = meter.start(stored: StoredState(lastBootID: "B", lastNamespace: 7, presentLinks: [4: "tun0"]), links: [link("tun0", 4)], at: at(0))
+        #expect(meter.nextCommit.presentLinks == nil)
+        _ = meter.apply(events: [LinkEvent(kind: .new, link: link("veth0", 5, kind: "veth"))], at: at(1))
+        #expect(meter.nextCommit.presentLinks == [4: "tun0", 5: "veth0"])
+        meter.committed(meter.nextCommit)
+        #expect(meter.nextCommit.presentLinks == nil)
+    }
+
+    @Test func aReloadThatWidensCountsNoPastAndOneThatNarrowsClosesTheLife() {
+        var meter = meter()
+        _ = meter.start(stored: StoredState(), links: [link("veth0", 5, kind: "veth", rx: 100)], at: at(0))
+        _ = meter.apply(dump: [link("veth0", 5, kind: "veth", rx: 52_000_000)], eventsWereLost: false, at: at(15))
+        let widened = meter.reconfigure(
+            Meter.Policy(watchedClasses: [.other], maxRateBitsPerSecond: 1, classify: CountingClassifier().classify),
+            links: [link("veth0", 5, kind: "veth", rx: 52_000_000)], at: at(16))
+        #expect(widened.events.map(\.reason) == [.historyUnknown])
+        #expect(meter.hasUncommittedLifeChanges)
+        _ = meter.apply(dump: [link("veth0", 5, kind: "veth", rx: 52_000_700)], eventsWereLost: false, at: at(30))
+        #expect(meter.totals["veth0"]?.rxBytes == 700)
+        let narrowed = meter.reconfigure(
+            Meter.Policy(watchedClasses: [.tunnel], maxRateBitsPerSecond: 1, classify: CountingClassifier().classify),
+            links: [link("veth0", 5, kind: "veth", rx: 52_000_900)], at: at(31))
+        #expect(narrowed.events.map(\.reason) == [.unwatched])
+        #expect(meter.totals["veth0"]?.rxBytes == 900)
+        #expect(meter.lives.isEmpty)
+        // MaxRate= from the new policy reaches the tracker.
+        #expect(meter.tracker.settings.maxRateBitsPerSecond == 1)
+    }
+
+    @Test func lostEventsReconcileAndAreCounted() {
+        var meter = meter()
+        _ = meter.start(stored: StoredState(), links: [link("tun0", 4), link("tun1", 5)], at: at(0))
+        let step = meter.apply(dump: [link("tun0", 4, rx: 10), link("tun2", 6, rx: 30)], eventsWereLost: true, at: at(15))
+        #expect(step.events.map(\.reason) == [.eventsLost, .eventsLost])
+        #expect(meter.resetCounts["tun1"]?["events-lost"] == 1)
+        #expect(meter.nextCommit.pending.endedLives.map(\.ended.life.name) == ["tun1"])
+    }
+
+    @Test func theMetricsLedgerStartsFromTheStoreAndNeverGoesDown() {
+        let stored = StoredInterface(
+            name: "tun0", interfaceClass: "tunnel", signal: "kind tun", kind: "tun", firstSeen: 0, lastSeen: 0,
+            totals: LinkCounters(rxBytes: 1_000_000), incomplete: nil)
+        var meter = meter(stored: [stored])
+        _ = meter.start(stored: StoredState(lastBootID: "B", lastNamespace: 7, openLives: [
+            StoredLife(bootID: "B", namespace: 7, life: TrackedLife(ifindex: 4, name: "tun0", counters: .zero, sinceBoot: 50, firstSeen: 0, lastSeen: 0)),
+        ], knownNames: ["tun0"], presentLinks: [4: "tun0"]), links: [link("tun0", 4, rx: 500)], at: at(0))
+        #expect(meter.totals["tun0"]?.rxBytes == 1_000_500)
+        var published: UInt64 = 0
+        for (second, rx) in [(15, 700), (30, 650), (45, 800)] {  // 650: a driver reset, counted from zero
+            _ = meter.apply(dump: [link("tun0", 4, rx: UInt64(rx))], eventsWereLost: false, at: at(Double(second)))
+            let now = meter.metricsInterfaces.first { $0.device == "tun0" }?.totals.rxBytes ?? 0
+            #expect(now >= published)
+            published = now
+        }
+        #expect(published == 1_000_000 + 700 + 650 + 150)
+        #expect(meter.resetCounts["tun0"]?["counter-reset"] == 1)
+    }
+}
+
+@Suite struct MeterPublicationTests {
+    private func meter(stored: [StoredInterface] = []) -> Meter {
+        Meter(
+            bootID: "B", namespace: 7, width: .bits64,
+            policy: Meter.Policy(watchedClasses: [.tunnel], maxRateBitsPerSecond: 1, classify: { _ in Classification(.tunnel, by: .linkKind("tun")) }),
+            storedInterfaces: stored)
+    }
+
+    private func tun(_ name: String, _ ifindex: Int32, rx: UInt64) -> LinkSample {
+        LinkSample(ifindex: ifindex, name: name, kind: "tun", counters: LinkCounters(rxBytes: rx))
+    }
+
+    @Test func aNewInterfaceIsPublishedAtZeroFirstThenItsTotals() {
+        var meter = meter()
+        _ = meter.start(stored: StoredState(), links: [], at: Instant(wall: 1000, sinceBoot: 1))
+        _ = meter.apply(events: [LinkEvent(kind: .new, link: tun("tun0", 4, rx: 0))], at: Instant(wall: 1001, sinceBoot: 2))
+        _ = meter.apply(dump: [tun("tun0", 4, rx: 800)], eventsWereLost: false, at: Instant(wall: 1015, sinceBoot: 16))
+        #expect(meter.publication(at: 1015, keepGone: 60).map(\.totals.rxBytes) == [0])
+        #expect(meter.publication(at: 1030, keepGone: 60).map(\.totals.rxBytes) == [800])
+    }
+
+    @Test func anIdleWatchedInterfaceIsPublished() {
+        var meter = meter()
+        _ = meter.start(stored: StoredState(), links: [tun("tun0", 4, rx: 5)], at: Instant(wall: 1000, sinceBoot: 1))
+        #expect(meter.publication(at: 1000, keepGone: 60).map(\.device) == ["tun0"])
+    }
+
+    @Test func aGoneInterfaceIsDroppedAfterTheConfiguredTime() {
+        let old = StoredInterface(
+            name: "vpn-old", interfaceClass: "tunnel", signal: "kind tun", kind: "tun", firstSeen: 0, lastSeen: 100,
+            totals: LinkCounters(rxBytes: 9), incomplete: nil)
+        var meter = meter(stored: [old])
+        _ = meter.start(stored: StoredState(lastBootID: "B", lastNamespace: 7, knownNames: ["vpn-old"]), links: [tun("tun0", 4, rx: 0)], at: Instant(wall: 1000, sinceBoot: 1))
+        _ = meter.apply(events: [LinkEvent(kind: .deleted(movedToOtherNamespace: false), link: tun("tun0", 4, rx: 0))], at: Instant(wall: 1010, sinceBoot: 11))
+        // Gone since 1010; the stored one since 100.
+        #expect(meter.publication(at: 1010, keepGone: 1000).map(\.device) == ["tun0", "vpn-old"])
+        #expect(meter.publication(at: 1400, keepGone: 1000).map(\.device) == ["tun0"])
+        #expect(meter.publication(at: 2100, keepGone: 1000).map(\.device) == [])
+        // The ifindex is a gauge of its own, present only while the interface is.
+        #expect(meter.publication(at: 1600, keepGone: 1e9).map(\.ifindex) == [nil, nil])
+    }
+}
