@@ -134,14 +134,18 @@ done
 cpu_of() { if [ -r "$cpuacct/ifmbench-$1-$$/cpuacct.usage" ]; then awk '{printf "%.9f", $1 / 1e9}' "$cpuacct/ifmbench-$1-$$/cpuacct.usage"; else awk -v t="$(getconf CLK_TCK)" '{print ($14 + $15) / t}' "/proc/${pid[$1]}/stat"; fi; }
 writes_of() { awk '$1 == "write_bytes:" {print $2}' "/proc/${pid[$1]}/io"; }
 rss_of() { awk '/^VmRSS:/ {print $2}' "/proc/${pid[$1]}/status"; }
+# Wakeups: the times a thread went to sleep of its own accord (a preemption
+# by another busy process is not a wakeup of this one). Summed over live
+# threads: the tasks-created count says whether any thread came and went.
+sleeps_of() { cat /proc/"${pid[$1]}"/task/*/status | awk '/^voluntary_ctxt_switches:/ {s += $2} END {print s}'; }
 
-declare -A cpu_h wake_min tasks writes_h rss_end window_writes
+declare -A cpu_h wake_min switch_min tasks writes_h rss_end window_writes
 window() {  # name
   local name=$1 d
-  declare -A cpu0 io0
+  declare -A cpu0 io0 sleeps0
   local perfs=()
   for d in "${daemons[@]}"; do
-    cpu0[$d]=$(cpu_of "$d"); io0[$d]=$(writes_of "$d")
+    cpu0[$d]=$(cpu_of "$d"); io0[$d]=$(writes_of "$d"); sleeps0[$d]=$(sleeps_of "$d")
     perf stat -x, -e context-switches,task:task_newtask -o "$work/perf-$name-$d" -p "${pid[$d]}" -- sleep "$duration" &
     perfs+=($!)
   done
@@ -150,11 +154,12 @@ window() {  # name
     cpu_h[$name,$d]=$(awk -v a="$(cpu_of "$d")" -v b="${cpu0[$d]}" -v s="$duration" 'BEGIN {printf "%.3f", (a - b) * 3600 / s}')
     window_writes[$name,$d]=$(( $(writes_of "$d") - ${io0[$d]} ))
     writes_h[$name,$d]=$(awk -v w="${window_writes[$name,$d]}" -v s="$duration" 'BEGIN {printf "%.0f", w * 3600 / s}')
-    wake_min[$name,$d]=$(awk -F, -v s="$duration" '$3 == "context-switches" {printf "%.1f", $1 * 60 / s}' "$work/perf-$name-$d")
+    wake_min[$name,$d]=$(awk -v a="$(sleeps_of "$d")" -v b="${sleeps0[$d]}" -v s="$duration" 'BEGIN {printf "%.1f", (a - b) * 60 / s}')
+    switch_min[$name,$d]=$(awk -F, -v s="$duration" '$3 == "context-switches" {printf "%.1f", $1 * 60 / s}' "$work/perf-$name-$d")
     tasks[$name,$d]=$(awk -F, '$3 == "task:task_newtask" {print $1}' "$work/perf-$name-$d")
     rss_end[$name,$d]=$(rss_of "$d")
   done
-  echo "$name: $(for d in "${daemons[@]}"; do printf '%s cpu/h %s s, wakeups/min %s, tasks %s, writes/h %s B, rss %s KiB; ' "$d" "${cpu_h[$name,$d]}" "${wake_min[$name,$d]}" "${tasks[$name,$d]}" "${writes_h[$name,$d]}" "${rss_end[$name,$d]}"; done)"
+  echo "$name: $(for d in "${daemons[@]}"; do printf '%s cpu/h %s s, wakeups/min %s (all switches %s), tasks %s, writes/h %s B, rss %s KiB; ' "$d" "${cpu_h[$name,$d]}" "${wake_min[$name,$d]}" "${switch_min[$name,$d]}" "${tasks[$name,$d]}" "${writes_h[$name,$d]}" "${rss_end[$name,$d]}"; done)"
 }
 
 sleep 20   # start-up work (first samples, first commits) is not the steady state
@@ -227,7 +232,7 @@ events_per_min=$(awk -v l="$lives" -v e="$events_per_life" -v s="$duration" 'BEG
 cat > BENCHMARKS.md <<REPORT
 # Benchmarks
 
-Measured by \`make bench\` ($(date -u +%Y-%m-%d), one run) on: $machine.
+Measured by \`make bench\` ($(date -u +%Y-%m-%d), one run, commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources Package.swift || echo ' with local changes')) on: $machine.
 Every figure below was measured in that one run: medians of repeated runs, or
 rates over the same window for the daemons side by side. These machines are
 shared and noisy: read the ratios, not the absolute times. Reproduce with
@@ -266,8 +271,10 @@ Three windows of $duration s each:
   events each (counted with \`ip monitor link\`), about $events_per_min events a minute.
 
 CPU from a cpuacct cgroup per daemon (nanoseconds, every thread it ever ran),
-wakeups as context switches of every thread (\`perf stat -e
-context-switches\`), tasks created (\`perf stat -e task:task_newtask\`),
+wakeups as the voluntary context switches of its threads (each time one went
+to sleep; \`/proc/PID/task/*/status\`), all context switches including
+preemptions by other processes (\`perf stat -e context-switches\`), tasks
+created (\`perf stat -e task:task_newtask\`),
 writes from \`/proc/PID/io\` (\`write_bytes\`, what reached the disk).
 
 | | ifmeterd | vnstatd 2.10 | floor (C) | ifmeterd / vnstatd |
@@ -278,6 +285,8 @@ writes from \`/proc/PID/io\` (\`write_bytes\`, what reached the disk).
 | wakeups per minute, idle $(side wake_min idle)
 | wakeups per minute, traffic $(side wake_min traffic)
 | wakeups per minute, link events $(side wake_min events)
+| context switches per minute with preemptions, idle $(side switch_min idle)
+| context switches per minute with preemptions, link events $(side switch_min events)
 | threads or processes created, idle window $(side tasks idle)
 | threads or processes created, link events window $(side tasks events)
 | bytes written per hour, idle $(side writes_h idle)
@@ -328,6 +337,7 @@ reset events with the daily ones (CounterStoreTests.churnStaysWithinRetention).
 | CPU per hour with link events at most 0.25x vnstatd's | ${cpu_events_ratio}x | $(verdict "$cpu_events_ratio" 0.25) |
 | CPU per hour with traffic (no link events), for reference | ${cpu_traffic_ratio}x | |
 | wakeups per minute idle at most 4.5 | ${wake_min[idle,ifmeterd]} | $(verdict "${wake_min[idle,ifmeterd]}" 4.5) |
+| not one wakeup per link event (wakeups above idle per link event) | $(awk -v a="${wake_min[events,ifmeterd]}" -v b="${wake_min[idle,ifmeterd]}" -v e="$events_per_min" 'BEGIN {if (e > 0) printf "%.2f", (a - b) / e; else print "n/a"}') | events are read when they arrive (a life that begins or ends is committed at once); a burst shares one wakeup |
 | sample pass at most 1 µs per link at N = 1000 | ${per_link[1000]:-not measured} | $(verdict "${per_link[1000]:-99}" 1) |
 | sample pass at most 1 µs per link at N = 4000 | ${per_link[4000]:-not measured} | $(verdict "${per_link[4000]:-99}" 1) |
 | RSS at most 9.5 MiB (alone) | $(mib "${rss[ifmeterd]}") MiB | $(verdict "${rss[ifmeterd]}" 9728) |
