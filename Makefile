@@ -19,9 +19,9 @@ SWIFT ?= swift
 RUN_STATE_DIR ?= $(CURDIR)/state
 RUN_ARGS ?=
 
-# Build: libnl (link dumps and events), SQLite (the store), libsystemd
-# (sd_notify), pkg-config.
-DEB_PACKAGES := pkg-config libnl-3-dev libnl-route-3-dev libsqlite3-dev libsystemd-dev
+# Build: libnl (link dumps and events), SQLite (the store), pkg-config.
+# sd_notify is written by hand (CKernel/notify.c): no libsystemd.
+DEB_PACKAGES := pkg-config libnl-3-dev libnl-route-3-dev libsqlite3-dev
 # Tests: iproute2 (namespaces, tun, veth), sqlite3, util-linux (runuser,
 # unshare, nsenter, script), systemd (systemd-analyze, and PID 1 of the
 # real-systemd test), promtool and node_exporter (the metrics file checked by
@@ -33,7 +33,7 @@ TEST_PACKAGES := iproute2 sqlite3 util-linux procps systemd prometheus prometheu
 	librsvg2-bin netpbm
 
 # The one version source; the Debian revision counts packagings of it.
-VERSION := $(shell sed -n 's/^ *public static let number = "\([^"]*\)"$$/\1/p' Sources/IfmeterCore/Version.swift)
+VERSION := $(shell sed -n 's/^ *[a-z]* static let number = "\([^"]*\)"$$/\1/p' Sources/IfmeterCore/Version.swift)
 DEB_REVISION ?= 1
 DEB_DIR ?= $(CURDIR)/.build/deb
 DEB_ARCH = $$(dpkg --print-architecture)

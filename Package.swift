@@ -2,8 +2,18 @@
 import PackageDescription
 
 // Layering: IfmeterAccounting (the pure counter rules, no dependency) and the
-// C wrappers (CKernel over libnl/getifaddrs, CSQLite, CSystemd) -> IfmeterCore
+// C wrappers (CKernel over libnl/getifaddrs/sd_notify, CSQLite) -> IfmeterCore
 // (model, classifier, accounting, store, config, export) -> thin executables.
+// Release builds are for size: the daemon's resident memory is mostly its
+// own code (the static Swift runtime included). -Osize and lld with packed
+// relative relocations (glibc 2.36's DT_RELR) took ifmeterd alone from
+// 11.0 to 10.3 MiB RSS and 7.2 to 6.5 MiB PSS (medians of three runs), for
+// about 9 % more CPU in a sample pass (0.68 to 0.74 µs per link at N = 1000).
+let sizeSettings: [SwiftSetting] = [.unsafeFlags(["-Osize"], .when(configuration: .release))]
+let sizeLinking: [LinkerSetting] = [
+    .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(configuration: .release)),
+]
+
 let package = Package(
     name: "ifmeter",
     products: [
@@ -21,18 +31,13 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        .systemLibrary(
-            name: "CSystemd",
-            pkgConfig: "libsystemd",
-            providers: [.apt(["libsystemd-dev"])]
-        ),
         .target(name: "CKernel", dependencies: ["CNetlink"]),
         // The counter rules: pure values, no dependency at all, so nothing
         // in them can read a clock, a file or the kernel (docs/ACCOUNTING.md).
-        .target(name: "IfmeterAccounting"),
-        .target(name: "IfmeterCore", dependencies: ["IfmeterAccounting", "CKernel", "CSQLite", "CSystemd"]),
-        .executableTarget(name: "ifmeterd", dependencies: ["IfmeterCore"]),
-        .executableTarget(name: "ifmeter", dependencies: ["IfmeterCore"]),
+        .target(name: "IfmeterAccounting", swiftSettings: sizeSettings),
+        .target(name: "IfmeterCore", dependencies: ["IfmeterAccounting", "CKernel", "CSQLite"], swiftSettings: sizeSettings),
+        .executableTarget(name: "ifmeterd", dependencies: ["IfmeterCore"], swiftSettings: sizeSettings, linkerSettings: sizeLinking),
+        .executableTarget(name: "ifmeter", dependencies: ["IfmeterCore"], swiftSettings: sizeSettings, linkerSettings: sizeLinking),
         // make bench's measuring tool (the floor: a bare dump through CKernel).
         .executableTarget(name: "ifmeter-bench", dependencies: ["CKernel", "IfmeterCore"]),
         // Test support only: creates tun devices and pushes exact traffic

@@ -1,5 +1,6 @@
 // make bench's measuring tool. Each subcommand prints key=value lines.
-//   dump N                 the floor: N bare libnl link dumps through CKernel
+//   dump N                 N bare libnl link dumps through CKernel (RTM_GETLINK)
+//   stats N                N statistics dumps through CKernel (RTM_GETSTATS)
 //   procnetdev N           N reads of /proc/net/dev
 //   spawn N -- CMD ARGS    N runs of a command: median wall, CPU of children
 //   ready N -- CMD ARGS    N starts of a notify daemon: median time to READY=1
@@ -51,7 +52,7 @@ func wait(_ pid: pid_t) {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-guard let verb = arguments.first else { fail("usage: ifmeter-bench dump|procnetdev|spawn|ready|store-year ...") }
+guard let verb = arguments.first else { fail("usage: ifmeter-bench dump|stats|procnetdev|spawn|ready|store-year ...") }
 let count = arguments.count > 1 ? Int(arguments[1]) ?? 0 : 0
 
 switch verb {
@@ -71,6 +72,17 @@ case "dump":
         links = list.count
     }
     print("links=\(links) dump_wall_seconds=\(median(walls)) dump_cpu_seconds=\(median(cpus))")
+case "stats":
+    var error: Int32 = 0
+    guard let handle = ifm_netlink_open(&error) else { fail("netlink: \(error)") }
+    var list = ifm_link_list()
+    var cpus: [Double] = []
+    for _ in 0..<max(count, 1) {
+        let cpu = SystemClock.processCPU()
+        guard ifm_netlink_stats(handle, &list) == 0 else { fail("statistics dump failed") }
+        cpus.append(SystemClock.processCPU() - cpu)
+    }
+    print("links=\(list.count) stats_cpu_seconds=\(median(cpus))")
 case "procnetdev":
     var walls: [Double] = []
     var cpus: [Double] = []

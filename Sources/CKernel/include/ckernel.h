@@ -41,6 +41,8 @@ void ifm_link_list_free(ifm_link_list *list);
 
 /* The kernel ended a dump with an error in NLMSG_DONE: links may be missing. */
 #define IFM_DUMP_INCOMPLETE 1000
+/* A statistics message without the 64-bit counters it was asked for. */
+#define IFM_STATS_MALFORMED 1001
 const char *ifm_netlink_error_string(int code);
 
 /* ---- Link dump over rtnetlink (IFLA_STATS64, 64-bit counters) ---- */
@@ -54,6 +56,11 @@ void ifm_netlink_close(ifm_netlink *handle);
  * Returns 0 or an error code (libnl's, or IFM_DUMP_INCOMPLETE): a dump
  * that may be missing links is never returned as complete. */
 int ifm_netlink_dump(ifm_netlink *handle, ifm_link_list *list);
+/* The same for counters alone (RTM_GETSTATS, IFLA_STATS_LINK_64): each
+ * entry has its ifindex and counters; name, kind, flags, operstate and
+ * arptype are zero. Same guarantees as ifm_netlink_dump (a dump the kernel
+ * ended with an error, or cut short, is never returned as complete). */
+int ifm_netlink_stats(ifm_netlink *handle, ifm_link_list *list);
 
 /* ---- Link events (RTNLGRP_LINK) ---- */
 
@@ -100,6 +107,12 @@ int ifm_netns_cookie(int fd, uint64_t *cookie);
 /* How late the kernel may fire this process's timers (poll timeouts
  * included), so its wakeups coalesce with others'. Returns 0 or errno. */
 int ifm_set_timer_slack(uint64_t nanoseconds);
+
+/* ---- Service manager notification (sd_notify(3)) ---- */
+
+/* Sends message as one datagram to address, $NOTIFY_SOCKET's value: a path,
+ * or "@name" for an abstract socket. Returns 0 or an errno value. */
+int ifm_notify(const char *address, const char *message, size_t length);
 
 /* ---- getifaddrs (32-bit IFLA_STATS copies; every counter wraps at 2^32) ---- */
 

@@ -239,8 +239,10 @@ package final class Daemon {
             batch = try events.read()
         } catch {
             Log.error("reading link events: \(error); re-dumping")
+            linkSource.note(events: [], overrun: true)
             return true
         }
+        linkSource.note(events: batch.events, overrun: batch.overrun)
         log(meter.apply(events: batch.events, at: clock.now()))
         if batch.overrun { Log.warning("link events were lost (event socket overrun); re-dumping to reconcile") }
         return batch.overrun

@@ -4,6 +4,14 @@ package protocol LinkSource: AnyObject {
     var counterWidth: CounterWidth { get }
     /// Every link of the caller's network namespace, now.
     func links() throws -> [LinkSample]
+    /// Link events as the daemon read them, in arrival order, and whether
+    /// some were lost: a source that keeps what events announce (names,
+    /// kinds, flags) between dumps stays current with them.
+    func note(events: [LinkEvent], overrun: Bool)
+}
+
+extension LinkSource {
+    package func note(events: [LinkEvent], overrun: Bool) {}
 }
 
 /// A failure reported by libnl or getifaddrs, with what was being done.

@@ -9,15 +9,10 @@ extension LinkSample {
         // one String above this line (see InterfaceName).
         let name = withUnsafeBytes(of: &copy.name) { InterfaceName.encode(bytes: $0.prefix { $0 != 0 }) }
         let kind = withUnsafeBytes(of: &copy.kind) { InterfaceName.encode(bytes: $0.prefix { $0 != 0 }) }
-        let c = link.counters
         self.init(
             ifindex: link.ifindex, name: name, kind: kind, arpType: link.arptype,
             flags: link.flags, operState: OperState(rawValue: link.operstate) ?? .unknown,
-            counters: LinkCounters(
-                rxBytes: c.rx_bytes, txBytes: c.tx_bytes,
-                rxPackets: c.rx_packets, txPackets: c.tx_packets,
-                rxErrors: c.rx_errors, txErrors: c.tx_errors,
-                rxDropped: c.rx_dropped, txDropped: c.tx_dropped))
+            counters: LinkCounters(link.counters))
     }
 }
 
@@ -27,11 +22,29 @@ extension KernelError {
     }
 }
 
-/// Link dumps over rtnetlink with 64-bit counters (IFLA_STATS64), through
-/// one socket kept open for the life of the source (`ifm_netlink_dump`).
+/// Every link's counters over rtnetlink with 64-bit counters, through one
+/// socket kept open for the life of the source.
+///
+/// A sample is a statistics dump (`RTM_GETSTATS` asking for
+/// `IFLA_STATS_LINK_64` alone): a few hundred bytes per link where a link
+/// dump fills a kilobyte and more, of which ifmeter reads eight counters.
+/// What a statistics message lacks (name, kind, flags, operstate, ARP type)
+/// comes from the last full link dump (`RTM_GETLINK`) and the link events
+/// since (`note`), which carry the whole link. The full dump runs at the
+/// first call, after events were lost, when the statistics name an ifindex
+/// not known, and when a counter went back (a driver reset, or an ifindex
+/// given to a new device between an event read and the dump): then the
+/// answer is the full dump's.
 package final class NetlinkLinkSource: LinkSource {
+    enum Pass: Equatable { case full, statistics }
+
     private let handle: OpaquePointer
     private var buffer = ifm_link_list()
+    /// Every link as last seen, counters included, by ifindex.
+    private var known: [Int32: LinkSample] = [:]
+    private var needsFullDump = true
+    /// Which dump answered the last `links()` (tests).
+    private(set) var lastPass = Pass.full
 
     package let counterWidth = CounterWidth.bits64
 
@@ -49,11 +62,74 @@ package final class NetlinkLinkSource: LinkSource {
         ifm_link_list_free(&buffer)
     }
 
-    /// Dumps every link (`RTM_GETLINK` with `NLM_F_DUMP`).
+    /// Every link now: from the statistics dump when it names only known
+    /// links, else from a full link dump.
     package func links() throws -> [LinkSample] {
+        // A statistics dump that fails (a kernel before 4.7 has none) is
+        // answered by the full dump, whose error is the one reported.
+        if !needsFullDump, let samples = statisticsPass() { return samples }
+        return try fullPass()
+    }
+
+    package func note(events: [LinkEvent], overrun: Bool) {
+        if overrun { needsFullDump = true }
+        for event in events {
+            switch event.kind {
+            case .new: known[event.link.ifindex] = event.link
+            case .deleted: known[event.link.ifindex] = nil
+            }
+        }
+    }
+
+    /// Dumps every link (`RTM_GETLINK` with `NLM_F_DUMP`).
+    private func fullPass() throws -> [LinkSample] {
         let status = ifm_netlink_dump(handle, &buffer)
         guard status == 0 else { throw KernelError.netlink("dumping links", status) }
-        return (0..<buffer.count).map { LinkSample(buffer.links[$0]) }
+        let samples = (0..<buffer.count).map { LinkSample(buffer.links[$0]) }
+        known = Dictionary(samples.map { ($0.ifindex, $0) }, uniquingKeysWith: { _, last in last })
+        needsFullDump = false
+        lastPass = .full
+        return samples
+    }
+
+    /// The counters of every link (`RTM_GETSTATS`) joined to what is known
+    /// of each; nil when the full dump must answer instead.
+    private func statisticsPass() -> [LinkSample]? {
+        guard ifm_netlink_stats(handle, &buffer) == 0 else { return nil }
+        var samples: [LinkSample] = []
+        samples.reserveCapacity(buffer.count)
+        for index in 0..<buffer.count {
+            let entry = buffer.links[index]
+            guard var sample = known[entry.ifindex] else { return nil }
+            let counters = LinkCounters(entry.counters)
+            guard !counters.wentBack(from: sample.counters) else { return nil }
+            sample.counters = counters
+            known[entry.ifindex] = sample
+            samples.append(sample)
+        }
+        // A link missing here is gone, as it would be from a full dump.
+        if samples.count != known.count {
+            known = Dictionary(samples.map { ($0.ifindex, $0) }, uniquingKeysWith: { _, last in last })
+        }
+        lastPass = .statistics
+        return samples
+    }
+}
+
+extension LinkCounters {
+    init(_ c: ifm_counters) {
+        self.init(
+            rxBytes: c.rx_bytes, txBytes: c.tx_bytes,
+            rxPackets: c.rx_packets, txPackets: c.tx_packets,
+            rxErrors: c.rx_errors, txErrors: c.tx_errors,
+            rxDropped: c.rx_dropped, txDropped: c.tx_dropped)
+    }
+
+    /// Whether any counter is below `earlier`'s.
+    func wentBack(from earlier: LinkCounters) -> Bool {
+        rxBytes < earlier.rxBytes || txBytes < earlier.txBytes || rxPackets < earlier.rxPackets
+            || txPackets < earlier.txPackets || rxErrors < earlier.rxErrors || txErrors < earlier.txErrors
+            || rxDropped < earlier.rxDropped || txDropped < earlier.txDropped
     }
 }
 

@@ -188,6 +188,9 @@ package final class CounterStore {
         // After a reader held the WAL from being reset (it grows meanwhile),
         // the next reset truncates it back to the auto-checkpoint size.
         try database.execute("PRAGMA journal_size_limit = 4194304")
+        // A commit touches a few pages; SQLite's default 2 MiB page cache
+        // filled up under link churn and stayed resident in the daemon.
+        try database.execute("PRAGMA cache_size = -256")
         try database.execute("PRAGMA foreign_keys = ON")
     }
 
@@ -309,7 +312,8 @@ package final class CounterStore {
     // MARK: Committing
 
     /// Writes everything pending and the baselines of all open lives in one
-    /// transaction, then prunes buckets past their retention.
+    /// transaction, then prunes buckets past their retention, and ended
+    /// lives and events past the longest of the fine-grained ones.
     ///
     /// `presentLinks`, when given, replaces the record of every link present
     /// (watched or not), which tells the next start whether a link appeared
@@ -452,7 +456,24 @@ package final class CounterStore {
             try database.run("DELETE FROM bucket WHERE granularity = ? AND start < ?",
                              [.text(granularity.rawValue), .integer(TimeBuckets.start(of: granularity, count, before: now))])
         }
+        // Ended lives and reset events would otherwise grow with every link
+        // that ever came and went (a VPN a minute is 500,000 lives a year).
+        // Ended lives are read by no report (their counts are in the totals
+        // and buckets): they go with the five-minute buckets they explain.
+        // The reset log goes with the daily buckets. A retention of 0
+        // (forever) keeps them forever. At most once an hour: the life table
+        // has no index on `ended`.
+        if let last = lastDetailPrune, now >= last, now - last < 3600 { return }
+        lastDetailPrune = now
+        if retention.fiveMinuteHours > 0 {
+            try database.run("DELETE FROM life WHERE ended IS NOT NULL AND ended < ?", [.integer(now - Int64(retention.fiveMinuteHours) * 3600)])
+        }
+        if retention.dailyDays > 0 {
+            try database.run("DELETE FROM event WHERE time < ?", [.integer(now - Int64(retention.dailyDays) * 86400)])
+        }
     }
+
+    private var lastDetailPrune: Int64?
 
     // MARK: Helpers
 
