@@ -264,6 +264,23 @@ struct DaemonTests {
         #expect(names == ["tun0"])  // lo is "other", tun1 is ignored
     }
 
+    /// The getifaddrs fallback: glibc's 32-bit copies of the counters, the
+    /// same totals to the byte, a deletion's final counters from its event.
+    @Test func theGetifaddrsFallbackCountsToTheByte() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "CounterSource=getifaddrs\n")
+        try daemon.namespace.tunTraffic(name: "tun0", persist: true)
+        try daemon.start(interval: 0.2, commitInterval: 0)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 30, txPackets: 20, size: 1000)
+        usleep(500_000)
+        try daemon.namespace.tunTraffic(name: "tun1", subnet: 1, rxPackets: 4, txPackets: 2, size: 500, lives: 3)
+        #expect(daemon.stop() == 0)
+        #expect(daemon.log.contains("counters from getifaddrs"))
+        #expect(try daemon.totals("tun0").rxBytes == 30_000)
+        #expect(try daemon.totals("tun0").txBytes == 20_000)
+        #expect(try daemon.totals("tun1").rxBytes == 3 * 2000)
+        #expect(try daemon.totals("tun1").txBytes == 3 * 1000)
+    }
+
     @Test func aSecondDaemonOnTheSameStoreIsRefused() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.start(interval: 60)

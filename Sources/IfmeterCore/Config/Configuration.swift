@@ -54,6 +54,10 @@ package struct Configuration: Sendable {
     package var stateDirectory: String?
     /// A delta faster than this (bits per second) is discarded as implausible.
     package var maxRateBitsPerSecond: UInt64 = 10_000_000_000
+    /// Where samples come from: netlink's 64-bit counters, or glibc's
+    /// getifaddrs, whose 32-bit copies wrap (a fallback, for a kernel or
+    /// sandbox where the netlink dumps fail).
+    package var counterSource: CounterSource = .netlink
     /// Kernel receive buffer of the link-event socket.
     package var eventBufferBytes = 4 << 20
     /// The Prometheus text file written after every sample; nil: none.
@@ -108,4 +112,9 @@ package struct CommandLineOverrides: Sendable {
         if let stateDirectory { result.stateDirectory = stateDirectory }
         return result
     }
+}
+
+/// `CounterSource=` in [Daemon].
+package enum CounterSource: String, Sendable, CaseIterable {
+    case netlink, getifaddrs
 }

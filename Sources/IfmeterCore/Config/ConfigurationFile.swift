@@ -105,6 +105,11 @@ package enum ConfigurationFile {
         case ("Daemon", "CommitIntervalSec"): c.commitInterval = try seconds(value, key: key, range: 0...86_400)
         case ("Daemon", "StateDirectory"): c.stateDirectory = try absolutePath(value, key: key)
         case ("Daemon", "MaxRate"): c.maxRateBitsPerSecond = try rate(value, key: key)
+        case ("Daemon", "CounterSource"):
+            guard let source = CounterSource(rawValue: value) else {
+                throw Message(text: "CounterSource=\(quoted(value)): expected netlink or getifaddrs")
+            }
+            c.counterSource = source
         case ("Daemon", "EventBufferBytes"): c.eventBufferBytes = Int(try count(value, key: key, range: 4096...(1 << 30)))
         case ("Daemon", "BootIDPath"): c.bootIDPath = try absolutePath(value, key: key)
         case ("Daemon", "MetricsFile"): c.metricsFile = try absolutePath(value, key: key)

@@ -89,7 +89,7 @@ package final class Daemon {
         }
         do {
             events = try LinkEventSocket(receiveBufferBytes: configuration.eventBufferBytes)
-            linkSource = try NetlinkLinkSource()
+            linkSource = configuration.counterSource == .getifaddrs ? InterfaceAddressesLinkSource() : try NetlinkLinkSource()
         } catch {
             throw DaemonStartError(message: "netlink: \(error)", exitCode: .unavailable)
         }
@@ -145,7 +145,8 @@ package final class Daemon {
         lastSampleWall = Double(now.wall)
         publishMetrics()
         let names = meter.lives.values.map(\.name).sorted().joined(separator: " ")
-        Log.notice("ifmeterd: store \(store.path), boot \(bootID), \(meter.lives.count) watched interfaces (\(names)); \(Estimate.basis)")
+        let source = linkSource.counterWidth == .bits32 ? "getifaddrs (32-bit counters, wraps judged)" : "netlink (64-bit counters)"
+        Log.notice("ifmeterd: store \(store.path), boot \(bootID), counters from \(source), \(meter.lives.count) watched interfaces (\(names)); \(Estimate.basis)")
     }
 
     // MARK: The loop
@@ -243,9 +244,19 @@ package final class Daemon {
             return true
         }
         linkSource.note(events: batch.events, overrun: batch.overrun)
-        log(meter.apply(events: batch.events, at: clock.now()))
+        log(meter.apply(events: batch.events.map(sourceWidth), at: clock.now()))
         if batch.overrun { Log.warning("link events were lost (event socket overrun); re-dumping to reconcile") }
         return batch.overrun
+    }
+
+    /// An event's counters as wide as the source's: with getifaddrs a
+    /// message's 64-bit counters are cut to the 32 bits its samples carry,
+    /// so the wrap rule judges like with like.
+    private func sourceWidth(_ event: LinkEvent) -> LinkEvent {
+        guard linkSource.counterWidth == .bits32 else { return event }
+        var narrowed = event
+        narrowed.link.counters = LinkCounters(fields: event.link.counters.fields.map { $0 & 0xffff_ffff })
+        return narrowed
     }
 
     /// Link events between samples. A life that began or ended is committed
