@@ -243,3 +243,39 @@ import Testing
         #expect(meter.publication(at: 1600, keepGone: 1e9).map(\.ifindex) == [nil, nil])
     }
 }
+
+@Suite struct MeterMemoryTests {
+    private func tun(_ name: String, _ ifindex: Int32, rx: UInt64) -> LinkSample {
+        LinkSample(ifindex: ifindex, name: name, kind: "tun", counters: LinkCounters(rxBytes: rx))
+    }
+
+    @Test func aNameGoneLongerThanKeepGoneIsForgottenAndAdoptedBackFromTheStore() {
+        var meter = Meter(
+            bootID: "B", namespace: 7, width: .bits64,
+            policy: Meter.Policy(watchedClasses: [.tunnel], maxRateBitsPerSecond: 1, classify: { _ in Classification(.tunnel, by: .linkKind("tun")) }))
+        _ = meter.start(stored: StoredState(), links: [], at: Instant(wall: 1000, sinceBoot: 1))
+        // Churn: a hundred uniquely named tunnels come and go.
+        for index in 0..<100 {
+            let name = "vpn\(index)"
+            _ = meter.apply(events: [LinkEvent(kind: .new, link: tun(name, Int32(10 + index), rx: 0))], at: Instant(wall: 1000, sinceBoot: 1))
+            _ = meter.apply(events: [LinkEvent(kind: .deleted(movedToOtherNamespace: false), link: tun(name, Int32(10 + index), rx: 100))], at: Instant(wall: 1000, sinceBoot: 1))
+            for name in meter.namesWithoutHistory { meter.adopt(name, stored: nil, resets: [:]) }
+        }
+        meter.committed(meter.nextCommit)
+        #expect(meter.totals.count == 100)
+        meter.forgetGone(at: 1000 + 3600, keepGone: 60)
+        #expect(meter.totals.isEmpty)
+        #expect(meter.interfaceInfo.isEmpty && meter.resetCounts.isEmpty)
+        // vpn7 comes back: the store's 100 bytes join what is counted now.
+        _ = meter.apply(events: [LinkEvent(kind: .new, link: tun("vpn7", 500, rx: 0))], at: Instant(wall: 5000, sinceBoot: 4001))
+        #expect(meter.namesWithoutHistory == ["vpn7"])
+        let stored = StoredInterface(
+            name: "vpn7", interfaceClass: .tunnel, signal: "kind tun", kind: "tun", firstSeen: 1000, lastSeen: 1000,
+            totals: LinkCounters(rxBytes: 100), incomplete: nil)
+        meter.adopt("vpn7", stored: stored, resets: ["removed": 1])
+        _ = meter.apply(dump: [tun("vpn7", 500, rx: 40)], eventsWereLost: false, at: Instant(wall: 5015, sinceBoot: 4016))
+        #expect(meter.totals["vpn7"]?.rxBytes == 140)
+        #expect(meter.resetCounts["vpn7"]?["removed"] == 1)
+        #expect(meter.namesWithoutHistory.isEmpty)
+    }
+}

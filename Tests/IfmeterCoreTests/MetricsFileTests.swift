@@ -92,6 +92,24 @@ struct MetricsFileTests {
         #expect(check.status == 0, "\(check.standardOutput)\(check.standardError)")
     }
 
+    /// Memory follows the links of the last MetricsKeepGoneSec=: a gone
+    /// interface leaves the ledger, and one that comes back is published
+    /// with its stored totals, counted once.
+    @Test func anInterfaceBackAfterItWasForgottenKeepsItsTotals() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "MetricsKeepGoneSec=0\n")
+        let metrics = daemon.directory.appendingPathComponent("ifmeter.prom").path
+        try daemon.start(interval: 0.2, commitInterval: 0, extra: ["--metrics-file", metrics])
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 2, size: 500)  // created and deleted
+        usleep(2_100_000)  // gone for more than a whole second, the clock's grain
+        #expect(try !String(contentsOfFile: metrics, encoding: .utf8).contains("device=\"tun0\""))
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, size: 300, persist: true)
+        usleep(600_000)
+        #expect(daemon.stop() == 0)
+        let text = try String(contentsOfFile: metrics, encoding: .utf8)
+        #expect(text.contains("ifmeter_receive_bytes_total{device=\"tun0\",class=\"tunnel\"} 1300\n"), "\(text)")
+        #expect(try daemon.totals("tun0").rxBytes == 1300)
+    }
+
     @Test func aReaderRacingTheWriterNeverSeesAPartialFile() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         let metrics = daemon.directory.appendingPathComponent("ifmeter.prom").path

@@ -123,9 +123,14 @@ package final class Daemon {
         let stored: StoredState
         do {
             stored = try store.loadState()
+            // The ledger starts with what the metrics file may still show;
+            // an older name is adopted from the store if it comes back.
+            let oldest = clock.now().wall - Int64(min(configuration.metricsKeepGone, 1e12))
+            let recent = try store.interfaces().filter { $0.lastSeen >= oldest }
+            let names = Set(recent.map(\.name))
             meter = Meter(
                 bootID: bootID, namespace: namespace, width: linkSource.counterWidth, policy: Self.policy(configuration),
-                storedInterfaces: try store.interfaces(), storedResetCounts: try store.resetCounts())
+                storedInterfaces: recent, storedResetCounts: try store.resetCounts().filter { names.contains($0.key) })
         } catch {
             throw DaemonStartError(message: error.description, exitCode: error.exitCode)
         }
@@ -223,12 +228,28 @@ package final class Daemon {
     // MARK: The loop's work
 
     private func log(_ step: Meter.Step) {
+        adoptHistory()
         for life in step.begun {
             Log.info("\(life.name): counting (ifindex \(life.ifindex), \(meter.interfaceInfo[life.name]?.interfaceClass.rawValue ?? "other"))")
         }
         for event in step.events {
             let indexes = [event.oldIfindex, event.newIfindex].map { $0.map(String.init) ?? "-" }.joined(separator: " -> ")
             Log.info("\(event.name): \(event.reason.rawValue) (ifindex \(indexes), loss \(event.loss.name)): \(event.detail)")
+        }
+    }
+
+    /// Gives the ledger the stored totals of names counted again after a
+    /// long absence, before any commit could write them twice.
+    private func adoptHistory() {
+        for name in meter.namesWithoutHistory {
+            do {
+                let stored = try store.interface(named: name)
+                let resets = stored == nil ? [:] : try store.resetCounts(of: name)
+                meter.adopt(name, stored: stored, resets: resets)
+            } catch {
+                Log.error("reading \(name)'s totals: \(error); its metrics start from what is counted now")
+                meter.adopt(name, stored: nil, resets: [:])
+            }
         }
     }
 
@@ -292,6 +313,7 @@ package final class Daemon {
             commit(at: now)
         }
         publishMetrics()
+        meter.forgetGone(at: now.wall, keepGone: configuration.metricsKeepGone)
     }
 
     /// Writes the metrics file; a failure is logged once until it recovers.

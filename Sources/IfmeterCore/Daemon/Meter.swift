@@ -61,6 +61,8 @@ package struct Meter {
     package private(set) var interfaceInfo: [String: InterfaceInfo] = [:]
     /// Names whose class was recorded in this run.
     private var recordedNames: Set<String> = []
+    /// Names whose stored totals the ledger includes.
+    private var historyLoaded: Set<String> = []
     /// When each name last had an open life (wall clock), for dropping the
     /// series of interfaces gone for good.
     private var lastSeen: [String: Int64] = [:]
@@ -76,6 +78,7 @@ package struct Meter {
             bootID: bootID, namespace: namespace, settings: .init(width: width, maxRateBitsPerSecond: policy.maxRateBitsPerSecond))
         self.policy = policy
         for interface in storedInterfaces {
+            historyLoaded.insert(interface.name)
             totals[interface.name] = interface.totals
             lastSeen[interface.name] = interface.lastSeen
             publishedNames.insert(interface.name)
@@ -83,6 +86,45 @@ package struct Meter {
                 interfaceClass: interface.interfaceClass, signal: interface.signal, kind: interface.kind)
         }
         resetCounts = storedResetCounts
+    }
+
+    /// Forgets what the ledger keeps of names gone longer than `keepGone`
+    /// (they have left the metrics file too), so memory follows the links
+    /// of the last `keepGone`, not every name ever seen. A name that comes
+    /// back is `adopt`ed from the store again.
+    package mutating func forgetGone(at now: Int64, keepGone: Double) {
+        let oldest = now - Int64(min(keepGone, 1e12))
+        // A name with writes still pending is kept whatever its age.
+        let current = Set(tracker.lives.values.map(\.name)).union(pending.deltas.keys.map(\.name))
+        let gone = totals.keys.filter { !current.contains($0) && (lastSeen[$0] ?? .min) < oldest }
+        for name in gone {
+            totals[name] = nil
+            interfaceInfo[name] = nil
+            resetCounts[name] = nil
+            lastSeen[name] = nil
+            publishedNames.remove(name)
+            recordedNames.remove(name)
+            historyLoaded.remove(name)
+        }
+    }
+
+    /// Names counted now that the ledger holds no history for: forgotten
+    /// while gone, or never seen. The loop looks them up in the store.
+    package var namesWithoutHistory: [String] {
+        Set(tracker.lives.values.map(\.name)).filter { !historyLoaded.contains($0) }.sorted()
+    }
+
+    /// What the store holds of a name that came back (nil: nothing), added
+    /// under what was counted since it came back.
+    package mutating func adopt(_ name: String, stored: StoredInterface?, resets: [String: UInt64]) {
+        historyLoaded.insert(name)
+        guard let stored else { return }
+        totals[name, default: .zero] += stored.totals
+        for (reason, count) in resets { resetCounts[name, default: [:]][reason, default: 0] += count }
+        if interfaceInfo[name] == nil {
+            interfaceInfo[name] = InterfaceInfo(interfaceClass: stored.interfaceClass, signal: stored.signal, kind: stored.kind)
+        }
+        publishedNames.insert(name)
     }
 
     /// Open lives by ifindex.

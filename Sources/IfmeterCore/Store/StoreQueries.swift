@@ -77,9 +77,18 @@ extension CounterStore {
 
     /// Every interface with its all-time totals, by name.
     package func interfaces() throws(StoreError) -> [StoredInterface] {
+        try interfaces(where: "", [])
+    }
+
+    /// One interface's row, if the store has it.
+    package func interface(named name: String) throws(StoreError) -> StoredInterface? {
+        try interfaces(where: "WHERE name = ?", [.text(name)]).first
+    }
+
+    private func interfaces(where condition: String, _ values: [SQLiteValue]) throws(StoreError) -> [StoredInterface] {
         return try database.query("""
-            SELECT name, class, signal, kind, first_seen, last_seen, incomplete, \(Self.counterColumns) FROM interface ORDER BY name
-            """) { (row) throws(StoreError) in
+            SELECT name, class, signal, kind, first_seen, last_seen, incomplete, \(Self.counterColumns) FROM interface \(condition) ORDER BY name
+            """, values) { (row) throws(StoreError) in
             StoredInterface(
                 name: row.text(0), interfaceClass: try member(row, 1, of: InterfaceClass.self), signal: row.text(2), kind: row.text(3),
                 firstSeen: try time(row, 4), lastSeen: try time(row, 5), totals: try counters(row, from: 7), incomplete: row.optionalText(6))
@@ -197,6 +206,14 @@ extension CounterStore {
 
 extension CounterStore {
     /// How many reset events each interface has, by reason.
+    /// One interface's reset events, by reason.
+    package func resetCounts(of name: String) throws(StoreError) -> [String: UInt64] {
+        let rows = try database.query("""
+            SELECT e.reason, count(*) FROM event e JOIN interface i ON i.id = e.interface_id WHERE i.name = ? GROUP BY e.reason
+            """, [.text(name)]) { ($0.text(0), UInt64($0.integer(1))) }
+        return Dictionary(rows, uniquingKeysWith: { first, _ in first })
+    }
+
     package func resetCounts() throws(StoreError) -> [String: [String: UInt64]] {
         let rows = try database.query("""
             SELECT i.name, e.reason, count(*) FROM event e JOIN interface i ON i.id = e.interface_id GROUP BY i.name, e.reason
