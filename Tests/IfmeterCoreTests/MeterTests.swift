@@ -278,4 +278,23 @@ import Testing
         #expect(meter.resetCounts["vpn7"]?["removed"] == 1)
         #expect(meter.namesWithoutHistory.isEmpty)
     }
+
+    @Test func aLifeBegunAndEndedInOneStepIsLookedUpOnceBeforeItsCommit() {
+        var meter = Meter(
+            bootID: "B", namespace: 7, width: .bits64,
+            policy: Meter.Policy(watchedClasses: [.tunnel], maxRateBitsPerSecond: 1, classify: { _ in Classification(.tunnel, by: .linkKind("tun")) }))
+        _ = meter.start(stored: StoredState(), links: [], at: Instant(wall: 1000, sinceBoot: 1))
+        _ = meter.apply(events: [
+            LinkEvent(kind: .new, link: tun("wg0", 5, rx: 0)),
+            LinkEvent(kind: .deleted(movedToOtherNamespace: false), link: tun("wg0", 5, rx: 200)),
+        ], at: Instant(wall: 1001, sinceBoot: 2))
+        // No life is open now, yet the name must be looked up before the commit.
+        #expect(meter.namesWithoutHistory == ["wg0"])
+        meter.adopt("wg0", stored: nil, resets: [:])
+        meter.committed(meter.nextCommit)
+        // Back again: its history is the ledger's already, never adopted twice.
+        _ = meter.apply(events: [LinkEvent(kind: .new, link: tun("wg0", 6, rx: 0))], at: Instant(wall: 1002, sinceBoot: 3))
+        #expect(meter.namesWithoutHistory.isEmpty)
+        #expect(meter.totals["wg0"]?.rxBytes == 200)
+    }
 }

@@ -63,6 +63,9 @@ package struct Meter {
     private var recordedNames: Set<String> = []
     /// Names whose stored totals the ledger includes.
     private var historyLoaded: Set<String> = []
+    /// Names counted in this step whose stored totals the ledger does not
+    /// include yet: looked up before the next commit, which would write them.
+    private var namesNeedingHistory: Set<String> = []
     /// When each name last had an open life (wall clock), for dropping the
     /// series of interfaces gone for good.
     private var lastSeen: [String: Int64] = [:]
@@ -108,16 +111,18 @@ package struct Meter {
         }
     }
 
-    /// Names counted now that the ledger holds no history for: forgotten
-    /// while gone, or never seen. The loop looks them up in the store.
-    package var namesWithoutHistory: [String] {
-        Set(tracker.lives.values.map(\.name)).filter { !historyLoaded.contains($0) }.sorted()
-    }
+    /// Names counted since the last look-up that the ledger holds no
+    /// history for: forgotten while gone, or never seen. The loop looks them
+    /// up in the store before its next commit (after it, the store would
+    /// already hold what the ledger counted, and adopting it would count it
+    /// twice).
+    package var namesWithoutHistory: [String] { namesNeedingHistory.sorted() }
 
     /// What the store holds of a name that came back (nil: nothing), added
     /// under what was counted since it came back.
     package mutating func adopt(_ name: String, stored: StoredInterface?, resets: [String: UInt64]) {
         historyLoaded.insert(name)
+        namesNeedingHistory.remove(name)
         guard let stored else { return }
         totals[name, default: .zero] += stored.totals
         for (reason, count) in resets { resetCounts[name, default: [:]][reason, default: 0] += count }
@@ -298,6 +303,7 @@ package struct Meter {
     }
 
     private mutating func noteInterface(named name: String, link: LinkSample?, force: Bool) {
+        if !historyLoaded.contains(name) { namesNeedingHistory.insert(name) }
         guard let link, force || !recordedNames.contains(name) else { return }
         let info = InterfaceInfo(classification(of: link), of: link)
         recordedNames.insert(name)
