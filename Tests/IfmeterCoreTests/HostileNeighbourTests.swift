@@ -40,20 +40,7 @@ struct HostileNeighbourTests {
         // Prometheus: promtool, then node_exporter.
         let check = try runProcess("/bin/sh", ["-c", "promtool check metrics < \(metrics)"])
         #expect(check.status == 0, "\(check.standardOutput)\(check.standardError)")
-        let port = 21_000 + Int(getpid() % 20_000)
-        let exporter = Process()
-        exporter.executableURL = URL(fileURLWithPath: "/usr/bin/prometheus-node-exporter")
-        exporter.arguments = ["--collector.disable-defaults", "--collector.textfile", "--collector.textfile.directory=\(textfiles.path)",
-                              "--web.listen-address=127.0.0.1:\(port)"]
-        exporter.standardError = FileHandle.nullDevice
-        try exporter.run()
-        defer { exporter.terminate(); exporter.waitUntilExit() }
-        var scrape = ""
-        for _ in 0..<100 {
-            let result = try runProcess("/usr/bin/curl", ["-sf", "http://127.0.0.1:\(port)/metrics"])
-            if result.status == 0 { scrape = result.standardOutput; break }
-            usleep(50_000)
-        }
+        let scrape = try scrapeTextfiles(in: textfiles.path, port: 21_000 + Int(getpid() % 20_000))
         #expect(scrape.contains("node_textfile_scrape_error 0\n"))
         #expect(scrape.split(separator: "\n").filter { $0.hasPrefix("ifmeter_receive_bytes_total{") }.count == Self.names.count,
                 "\(scrape.split(separator: "\n").filter { $0.contains("ifmeter") || $0.contains("textfile") })")

@@ -28,7 +28,7 @@ import Testing
         let directory = try TestEnvironment.temporaryDirectory("journal")
         defer { try? FileManager.default.removeItem(at: directory) }
         let log = directory.appendingPathComponent("stderr").path
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         var info = stat()
         #expect(stat(log, &info) == 0)
         let ifmeterd = TestEnvironment.binary("ifmeterd")

@@ -22,20 +22,7 @@ struct MetricsFileTests {
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o644)
 
         // node_exporter with only the textfile collector, on loopback.
-        let port = 20_000 + Int(getpid() % 20_000)
-        let exporter = Process()
-        exporter.executableURL = URL(fileURLWithPath: "/usr/bin/prometheus-node-exporter")
-        exporter.arguments = ["--collector.disable-defaults", "--collector.textfile", "--collector.textfile.directory=\(textfiles.path)",
-                              "--web.listen-address=127.0.0.1:\(port)"]
-        exporter.standardError = FileHandle.nullDevice
-        try exporter.run()
-        defer { exporter.terminate(); exporter.waitUntilExit() }
-        var scrape = ""
-        for _ in 0..<100 {
-            let result = try runProcess("/usr/bin/curl", ["-sf", "http://127.0.0.1:\(port)/metrics"])
-            if result.status == 0 { scrape = result.standardOutput; break }
-            usleep(50_000)
-        }
+        let scrape = try scrapeTextfiles(in: textfiles.path, port: 20_000 + Int(getpid() % 20_000))
         let lines = scrape.split(separator: "\n")
         #expect(lines.contains("node_textfile_scrape_error 0"))
         func value(_ series: String) -> UInt64 {

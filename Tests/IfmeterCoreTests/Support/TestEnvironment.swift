@@ -82,3 +82,21 @@ func mustRun(_ executable: String, _ arguments: [String], input: String? = nil, 
 func number(_ value: Any?) -> UInt64 {
     (value as? NSNumber)?.uint64Value ?? .max
 }
+
+/// Debian's node_exporter with only the textfile collector, on loopback,
+/// scraped once: what Prometheus would read from `directory`.
+func scrapeTextfiles(in directory: String, port: Int) throws -> String {
+    let exporter = Process()
+    exporter.executableURL = URL(fileURLWithPath: "/usr/bin/prometheus-node-exporter")
+    exporter.arguments = ["--collector.disable-defaults", "--collector.textfile", "--collector.textfile.directory=\(directory)",
+                          "--web.listen-address=127.0.0.1:\(port)"]
+    exporter.standardError = FileHandle.nullDevice
+    try exporter.run()
+    defer { exporter.terminate(); exporter.waitUntilExit() }
+    for _ in 0..<100 {
+        let result = try runProcess("/usr/bin/curl", ["-sf", "http://127.0.0.1:\(port)/metrics"])
+        if result.status == 0 { return result.standardOutput }
+        usleep(50_000)
+    }
+    return ""
+}
