@@ -59,6 +59,8 @@ enum Command: Sendable, Equatable {
     case help(CommandName?)
     case version
     case completions(Shell)
+    /// An interface's name as the store keeps it (InterfaceName's encoding).
+    case forget(String)
     case status(InterfaceSelection, StatusLayout, DisplayOptions, all: Bool)
     case history(CommandName, InterfaceSelection, limit: Int?, TimeRange, DisplayOptions)
     case classes(DisplayOptions)
@@ -185,6 +187,8 @@ enum CommandParser {
             return .graph(try options.selection(), kind, path: path, days: days)
         case .interfaces:
             return .interfaces(all: options.flag(.all), json: options.flag(.json))
+        case .forget:
+            return .forget(InterfaceName.fromUser(operand))
         case .completions:
             guard let shell = Shell(rawValue: operand) else { throw CommandLineError("completions \(operand): expected bash, zsh or fish", command: name) }
             return .completions(shell)

@@ -88,7 +88,7 @@ enum Shell: String, CaseIterable, Sendable { case bash, zsh, fish }
 /// The commands of `ifmeter`. Each case's help, summary and options are
 /// switches over the case, so a command without them does not compile.
 enum CommandName: String, CaseIterable, Sendable {
-    case status, fiveminutes, hours, days, months, years, top, classes, events, live, export, graph, check, interfaces, completions
+    case status, fiveminutes, hours, days, months, years, top, classes, events, live, export, graph, check, interfaces, forget, completions
 
     /// The command run when none is named.
     static let fallback = CommandName.status
@@ -99,7 +99,7 @@ enum CommandName: String, CaseIterable, Sendable {
     var hidden: Bool {
         switch self {
         case .completions: true
-        case .status, .fiveminutes, .hours, .days, .months, .years, .top, .classes, .events, .live, .export, .graph, .check, .interfaces: false
+        case .status, .fiveminutes, .hours, .days, .months, .years, .top, .classes, .events, .live, .export, .graph, .check, .interfaces, .forget: false
         }
     }
 
@@ -107,6 +107,7 @@ enum CommandName: String, CaseIterable, Sendable {
     var operand: OperandSpec? {
         switch self {
         case .completions: OperandSpec(value: "SHELL", choices: Shell.allCases.map(\.rawValue), help: "bash, zsh or fish")
+        case .forget: OperandSpec(value: "IFACE", choices: [], help: "the interface whose records go")
         case .status, .fiveminutes, .hours, .days, .months, .years, .top, .classes, .events, .live, .export, .graph, .check, .interfaces: nil
         }
     }
@@ -123,7 +124,7 @@ enum CommandName: String, CaseIterable, Sendable {
         case .export: [.interface, .format, .granularity] + OptionSpec.range + [.utc]
         case .graph: [.svg, .kind, .interface, .days, .utc]
         case .interfaces: [.all, .json]
-        case .completions: []
+        case .forget, .completions: []
         }
     }
 
@@ -144,6 +145,7 @@ enum CommandName: String, CaseIterable, Sendable {
         case .graph: "an SVG picture: summary, hourly, daily, monthly or top"
         case .check: "exit 1 or 2 when a data budget is at risk or exceeded"
         case .interfaces: "the links, their class and why, raw counters"
+        case .forget: "remove an interface and all its records from the store (daemon stopped)"
         case .completions: "the completion script for bash, zsh or fish (for packagers)"
         }
     }
@@ -231,6 +233,17 @@ enum CommandName: String, CaseIterable, Sendable {
             name), ifindex, link kind, operational state and 64-bit counters since
             the interface was created. With none watched, it names the links there
             and the Watch= line that would count them. Loopback is never counted.
+            """
+        case .forget:
+            """
+            Removes IFACE from the store: its totals, buckets, lives, reset events
+            and what each boot counted, in one transaction (vnStat calls it remove).
+            The daemon must be stopped (systemctl stop ifmeterd): it holds what it
+            counts in memory and would write it back. While this runs, no daemon
+            can start on the store. An interface still present and watched is
+            counted again from its next start, its earlier traffic not counted; to
+            stop counting it, ignore it in [Classes]. Needs write access to the
+            store (root, or the daemon's user).
             """
         case .completions:
             """

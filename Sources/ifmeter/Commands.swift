@@ -9,6 +9,8 @@ enum CommandFailure: Error {
     case noBudgets(configPath: String)
     case store(StoreError)
     case kernel(String)
+    /// Something else holds what the command needs (EX_UNAVAILABLE).
+    case unavailable(String)
     case cannotWrite(SystemError)
     case output(SystemError)
 }
@@ -114,6 +116,7 @@ enum Commands {
         case .completions(let shell):
             try context.print(Completions.script(for: shell))
             return 0
+        case .forget(let name): return try forget(name, context)
         case .status(let selection, let layout, let display, let all): return try status(selection, layout, display, all: all, context)
         case .history(let name, let selection, let limit, let range, let display):
             return try history(name, selection, limit: limit, range, display, context)
@@ -126,6 +129,33 @@ enum Commands {
         case .graph(let selection, let kind, let path, let days): return try graph(selection, kind, path: path, days: days, context)
         case .interfaces(let all, let json): return try interfaces(all: all, json: json, context)
         }
+    }
+
+    /// `forget`: the daemon's own lock keeps any daemon off the store while
+    /// the rows go, and refuses the command while one runs.
+    static func forget(_ name: String, _ context: Context) throws(CommandFailure) -> Int32 {
+        let directory = context.stateDirectory
+        guard FileSystem.exists(directory + "/" + CounterStore.fileName) else { throw .store(.missing(path: directory + "/" + CounterStore.fileName)) }
+        let locked: Bool
+        do {
+            locked = try FileSystem.lockExclusively(directory + "/ifmeterd.lock")
+        } catch let error as SystemError {
+            throw .cannotWrite(error)
+        } catch {
+            throw .cannotWrite(SystemError("lock", path: directory + "/ifmeterd.lock", errno: EIO))
+        }
+        guard locked else { throw .unavailable("\(directory): ifmeterd is running; stop it first (systemctl stop ifmeterd)") }
+        let store: CounterStore
+        do { store = try CounterStore(directory: directory) } catch { throw .store(error) }
+        defer { store.close() }
+        let known = try storedNames(store)
+        guard known.contains(name) else {
+            try checkSelection(InterfaceSelection(groups: [[name]]), known: known, .forget)
+            return 64
+        }
+        do { try store.forget(name) } catch { throw .store(error) }
+        try context.print("\(name): removed from \(store.path)\n")
+        return 0
     }
 
     /// A name the selection asks for that nothing knows is a usage error

@@ -38,7 +38,7 @@ func report(_ failure: CommandFailure) -> (String, ExitCode) {
         return ("\(path): no store yet: start the daemon (systemctl start ifmeterd, or make run)", .noInput)
     case .store(let error):
         return (error.description, error.exitCode)
-    case .kernel(let message):
+    case .kernel(let message), .unavailable(let message):
         return (message, .unavailable)
     case .cannotWrite(let error):
         return (error.description, .cannotCreate)

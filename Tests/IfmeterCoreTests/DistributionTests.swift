@@ -211,7 +211,7 @@ import Testing
     /// (and every operand choice): the completions never offer what it refuses.
     @Test(arguments: CommandName.allCases)
     func theBinaryAcceptsEveryOptionOfTheTable(_ command: CommandName) throws {
-        let base = ["--state-dir", "/nonexistent/state", "--config", "/dev/null", command.rawValue] + (command.operand.map { [$0.choices[0]] } ?? [])
+        let base = ["--state-dir", "/nonexistent/state", "--config", "/dev/null", command.rawValue] + (command.operand.map { [$0.choices.first ?? "tun0"] } ?? [])
         for option in command.options + OptionSpec.global where option != .stateDirectory && option != .config {
             for name in option.names {
                 let words = [name] + Self.example(option)

@@ -475,6 +475,21 @@ package final class CounterStore {
 
     private var lastDetailPrune: Int64?
 
+    /// Removes an interface and every row that refers to it, in one
+    /// transaction (`ifmeter forget`, with no daemon running).
+    package func forget(_ name: String) throws(StoreError) {
+        try database.transaction { () throws(StoreError) in
+            let ids = try database.query("SELECT id FROM interface WHERE name = ?", [.text(name)]) { $0.integer(0) }
+            for id in ids {
+                for table in ["bucket", "event", "life", "boot_total"] {
+                    try database.run("DELETE FROM \(table) WHERE interface_id = ?", [.integer(id)])
+                }
+                try database.run("DELETE FROM interface WHERE id = ?", [.integer(id)])
+            }
+        }
+        interfaceIDs[name] = nil
+    }
+
     // MARK: Helpers
 
     /// Counters are unsigned 64-bit; SQLite integers are signed. The bit
