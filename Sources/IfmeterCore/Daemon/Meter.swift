@@ -54,8 +54,10 @@ package struct Meter {
     private var lifeChangesSinceCommit = 0
     private var committedPresence: [Int32: String]?
 
-    // The ledger the metrics file publishes: the store's totals at start plus
-    // every delta counted since, committed or not. It only ever grows.
+    // The ledger the metrics file publishes: the store's totals of the
+    // interfaces of the last MetricsKeepGoneSec= plus every delta counted
+    // since, committed or not. A name's total only ever grows; a name gone
+    // for longer leaves the ledger and is adopted from the store on return.
     package private(set) var totals: [String: LinkCounters] = [:]
     package private(set) var resetCounts: [String: [String: UInt64]] = [:]
     package private(set) var interfaceInfo: [String: InterfaceInfo] = [:]
