@@ -232,6 +232,9 @@ struct IdentityTests {
         let away = try status(daemon)
         #expect(away["foreign_namespace"] as? Bool == true)
         #expect(figure(away, "tun0", "all_time") == 0)  // the store's; nothing foreign
+        // Not "gone": from here nobody can tell.
+        let state = (away["interfaces"] as? [[String: Any]])?.first { $0["name"] as? String == "tun0" }?["state"] as? String
+        #expect(state == "unknown")
         daemon.namespace = daemonNamespace
         #expect(daemon.stop() == 0)
         #expect(try daemon.totals("tun0").rxBytes == 2000)

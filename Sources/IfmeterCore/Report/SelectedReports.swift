@@ -40,7 +40,8 @@ extension InterfaceSelection {
         }, key: \.name, combine: { a, b in
             var merged = a
             merged.interfaceClass = Self.mergedClass(a.interfaceClass, b.interfaceClass)
-            merged.presence = a.presence == .up || b.presence == .up ? .up : a.presence == .down || b.presence == .down ? .down : .gone
+            merged.presence = a.presence == .up || b.presence == .up ? .up : a.presence == .down || b.presence == .down ? .down
+                : a.presence == .unknown || b.presence == .unknown ? .unknown : .gone
             merged.liveDelta += b.liveDelta
             merged.today += b.today
             merged.cycle += b.cycle

@@ -1,6 +1,9 @@
 /// Whether an interface exists now, and in what state.
 package enum LinkPresence: String, Sendable {
     case up, down, gone
+    /// The kernel was not read here (it failed, or this process is in
+    /// another network namespace than the daemon): nobody can say.
+    case unknown
 }
 
 /// One interface as `status` shows it: stored totals plus the live kernel
@@ -143,7 +146,9 @@ package enum SnapshotReader {
                 days.filter { $0.name == interface.name && $0.start >= start }.reduce(LinkCounters.zero) { $0 + $1.counters } + delta
             }
             let presence: LinkPresence
-            if let link = kernelByName[interface.name] {
+            if kernel == nil {
+                presence = .unknown
+            } else if let link = kernelByName[interface.name] {
                 presence = link.isUp && (link.operState == .up || link.operState == .unknown) ? .up : .down
             } else {
                 presence = .gone
