@@ -94,15 +94,8 @@ package final class Daemon {
             throw DaemonStartError(message: "netlink: \(error)", exitCode: .unavailable)
         }
         namespace = NamespaceIdentity.cookie(ofSocket: events.fileDescriptor)
-        meter = Meter(bootID: bootID, namespace: namespace, width: linkSource.counterWidth, policy: Self.policy(configuration))
+        meter = Meter(bootID: bootID, namespace: namespace, width: linkSource.counterWidth, policy: Meter.Policy(configuration))
         metrics = try Self.metricsFile(configuration.metricsFile)
-    }
-
-    private static func policy(_ configuration: Configuration) -> Meter.Policy {
-        let classifier = configuration.classifier
-        return Meter.Policy(
-            watchedClasses: configuration.watchedClasses, maxRateBitsPerSecond: configuration.maxRateBitsPerSecond,
-            classify: { classifier.classify($0) })
     }
 
     private static func metricsFile(_ path: String?) throws(DaemonStartError) -> MetricsFile? {
@@ -129,7 +122,7 @@ package final class Daemon {
             let recent = try store.interfaces().filter { $0.lastSeen >= oldest }
             let names = Set(recent.map(\.name))
             meter = Meter(
-                bootID: bootID, namespace: namespace, width: linkSource.counterWidth, policy: Self.policy(configuration),
+                bootID: bootID, namespace: namespace, width: linkSource.counterWidth, policy: Meter.Policy(configuration),
                 storedInterfaces: recent, storedResetCounts: try store.resetCounts().filter { names.contains($0.key) })
         } catch {
             throw DaemonStartError(message: error.description, exitCode: error.exitCode)
@@ -141,7 +134,7 @@ package final class Daemon {
         } catch {
             throw DaemonStartError(message: "netlink: \(error)", exitCode: .unavailable)
         }
-        log(meter.start(stored: stored, links: links, at: now))
+        finish(meter.start(stored: stored, links: links, at: now))
         _ = readEvents()
         commit(at: clock.now())
         if storeFailing {
@@ -227,7 +220,9 @@ package final class Daemon {
 
     // MARK: The loop's work
 
-    private func log(_ step: Meter.Step) {
+    /// After every meter operation: the stored history of names it counted
+    /// first (before any commit could write them), then the log lines.
+    private func finish(_ step: Meter.Step) {
         adoptHistory()
         for life in step.begun {
             Log.info("\(life.name): counting (ifindex \(life.ifindex), \(meter.interfaceInfo[life.name]?.interfaceClass.rawValue ?? "other"))")
@@ -265,7 +260,7 @@ package final class Daemon {
             return true
         }
         linkSource.note(events: batch.events, overrun: batch.overrun)
-        log(meter.apply(events: batch.events.map(sourceWidth), at: clock.now()))
+        finish(meter.apply(events: batch.events.map(sourceWidth), at: clock.now()))
         if batch.overrun { Log.warning("link events were lost (event socket overrun); re-dumping to reconcile") }
         return batch.overrun
     }
@@ -305,7 +300,7 @@ package final class Daemon {
             if meter.hasUncommittedLifeChanges { commit(at: now) }
             return
         }
-        log(meter.apply(dump: links, eventsWereLost: lost, at: now))
+        finish(meter.apply(dump: links, eventsWereLost: lost, at: now))
         lastHealthySample = SystemClock.monotonic()
         lastSampleDuration = lastHealthySample - started
         lastSampleWall = Double(now.wall)
@@ -422,7 +417,7 @@ package final class Daemon {
         configuration.metricsKeepGone = reloaded.metricsKeepGone
         do {
             let links = try linkSource.links()
-            log(meter.reconfigure(Self.policy(configuration), links: links, at: clock.now()))
+            finish(meter.reconfigure(Meter.Policy(configuration), links: links, at: clock.now()))
             if meter.hasUncommittedLifeChanges { commit(at: clock.now()) }
         } catch {
             Log.error("reload: netlink dump failed: \(error); the new Watch= applies from the next sample")

@@ -20,6 +20,15 @@ package struct Meter {
             self.maxRateBitsPerSecond = maxRateBitsPerSecond
             self.classify = classify
         }
+
+        /// What a configuration decides, classifying through its sysfs root
+        /// and overrides: the daemon's policy, and the CLI's for "now".
+        package init(_ configuration: Configuration) {
+            let classifier = configuration.classifier
+            self.init(
+                watchedClasses: configuration.watchedClasses, maxRateBitsPerSecond: configuration.maxRateBitsPerSecond,
+                classify: { classifier.classify($0) })
+        }
     }
 
     /// What an operation tells the loop to log.

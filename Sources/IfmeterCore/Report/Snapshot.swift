@@ -82,22 +82,16 @@ package struct Snapshot: Sendable {
 package enum SnapshotReader {
     /// What the kernel counted that the store has not: the deltas the
     /// daemon itself would count if it started now, computed by the same
-    /// pure accounting from the store's state and the watched links. So a
+    /// meter (watch policy and accounting) from the store's state. So a
     /// life created since the last commit counts from zero, a recreated or
     /// rebooted one by the same rules, and a life the store knows by the
     /// difference from its baseline.
     package static func liveDeltas(
         state: StoredState, kernel: [LinkSample], configuration: Configuration, bootID: String, now: Instant
     ) -> [String: LinkCounters] {
-        let classifier = configuration.classifier
-        let watched = Set(kernel.filter { link in
-            classifier.classify(link).interfaceClass.map(configuration.watchedClasses.contains) ?? false
-        }.map(\.ifindex))
-        var tracker = CounterTracker(
-            bootID: bootID, namespace: state.lastNamespace,
-            settings: .init(width: .bits64, maxRateBitsPerSecond: configuration.maxRateBitsPerSecond))
-        let outcome = tracker.start(stored: state, links: kernel, at: now, isWatched: { watched.contains($0.ifindex) })
-        return outcome.deltas.reduce(into: [:]) { sums, delta in sums[delta.name, default: .zero] += delta.counters }
+        var meter = Meter(bootID: bootID, namespace: state.lastNamespace, width: .bits64, policy: Meter.Policy(configuration))
+        _ = meter.start(stored: state, links: kernel, at: now)
+        return meter.pending.totalsByName
     }
 
     /// The links of `kernel` when they are the daemon's: read in the
