@@ -47,9 +47,13 @@ package struct Meter {
     /// What one commit writes.
     package struct Commit {
         package var pending: PendingWrites
-        package var openLives: [TrackedLife]
-        /// Every link present now, when that changed since the last commit.
-        package var presentLinks: [Int32: String]?
+        /// The open lives whose row must be written: new, renamed, or with
+        /// counters that moved since the last commit (every one at the first
+        /// commit of a run). A row left as it is still holds the baseline
+        /// its totals came from; only its last_seen is older.
+        package var changedLives: [TrackedLife]
+        /// The links present now, when that changed since the last commit.
+        package var presence: PresenceUpdate?
     }
 
     package private(set) var tracker: CounterTracker
@@ -62,6 +66,10 @@ package struct Meter {
     /// loses them untold (or, for a rename, counts them from then on).
     private var lifeChangesSinceCommit = 0
     private var committedPresence: [Int32: String]?
+    /// Each open life as the store has it since the last commit, so a
+    /// commit rewrites only the rows that changed: a VPN life coming and
+    /// going beside fifty idle links writes its own row, not fifty-one.
+    private var committedLives: [Int32: TrackedLife] = [:]
 
     // The ledger the metrics file publishes: the store's totals of the
     // interfaces of the last MetricsKeepGoneSec= plus every delta counted
@@ -230,14 +238,24 @@ package struct Meter {
     /// Everything the next commit writes.
     package var nextCommit: Commit {
         let present = tracker.presentLinks
-        return Commit(pending: pending, openLives: Array(tracker.lives.values), presentLinks: present == committedPresence ? nil : present)
+        // A life that ended since then may have left its ifindex to a new one.
+        let ended = Set(pending.endedLives.map(\.ended.life.ifindex))
+        let changed = tracker.lives.values.filter { life in
+            guard let stored = committedLives[life.ifindex], !ended.contains(life.ifindex) else { return true }
+            return stored.counters != life.counters || stored.name != life.name || stored.firstSeen != life.firstSeen
+        }
+        return Commit(
+            pending: pending, changedLives: changed,
+            presence: present == committedPresence ? nil : PresenceUpdate(present: present, previous: committedPresence))
     }
 
     /// The commit `commit` was written: its pending writes are done.
     package mutating func committed(_ commit: Commit) {
         pending = PendingWrites()
         lifeChangesSinceCommit = 0
-        if let present = commit.presentLinks { committedPresence = present }
+        if let presence = commit.presence { committedPresence = presence.present }
+        for life in commit.changedLives { committedLives[life.ifindex] = life }
+        committedLives = committedLives.filter { tracker.lives[$0.key] != nil }
     }
 
     /// Every interface the ledger knows, for the metrics file.

@@ -131,6 +131,9 @@ package final class CounterStore {
         let tables = try database.query("SELECT count(*) FROM sqlite_schema") { $0.integer(0) }.first ?? 0
         guard tables == 0 else { throw StoreError.notAStore(path: path) }
         if readOnly { throw StoreError.missing(path: path) }
+        // Before anything is written: a commit appends every page it
+        // touched to the WAL, and most touch one row of several tables.
+        try database.execute("PRAGMA page_size = \(Self.pageSize)")
         try configureWriter()
         try database.transaction { () throws(StoreError) in
             try database.execute(Self.schema)
@@ -193,6 +196,11 @@ package final class CounterStore {
         try database.execute("PRAGMA cache_size = -256")
         try database.execute("PRAGMA foreign_keys = ON")
     }
+
+    /// SQLite's page for new stores. A commit writes whole pages, and a
+    /// life that begins and ends touches a row or two in each of about ten
+    /// tables and indexes: 1 KiB pages write a quarter of what 4 KiB did.
+    static let pageSize = 1024
 
     static let counterColumns = Columns("rx_bytes, tx_bytes, rx_packets, tx_packets, rx_errors, tx_errors, rx_dropped, tx_dropped")
 
@@ -311,26 +319,26 @@ package final class CounterStore {
 
     // MARK: Committing
 
-    /// Writes everything pending and the baselines of all open lives in one
-    /// transaction, then prunes buckets past their retention, and ended
-    /// lives and events past the longest of the fine-grained ones.
+    /// Writes everything pending and the baselines of the open lives given
+    /// in one transaction, then prunes buckets past their retention, and
+    /// ended lives and events past the longest of the fine-grained ones.
+    /// `openLives` must hold every life whose counters moved since its row
+    /// was written (a life left out keeps the row it has).
     ///
-    /// `presentLinks`, when given, replaces the record of every link present
+    /// `presence`, when given, updates the record of every link present
     /// (watched or not), which tells the next start whether a link appeared
     /// while the daemon was stopped; nil leaves the record as it is.
     package func commit(
         _ pending: PendingWrites, openLives: some Collection<TrackedLife>, bootID: String, namespace: NamespaceCookie = 0,
-        presentLinks: [Int32: String]? = nil, at now: Int64, retention: Retention, intervals: (sample: Double, commit: Double)
+        presence: PresenceUpdate? = nil, at now: Int64, retention: Retention, intervals: (sample: Double, commit: Double)
     ) throws(StoreError) {
         do {
             try database.transaction { () throws(StoreError) in
                 // The daemon's heartbeat for readers: when it last committed, and how often it means to.
-                try database.run("""
-                    INSERT INTO meta(key, value) VALUES ('boot_id', ?), ('netns', ?), ('last_commit', ?), ('sample_interval', ?), ('commit_interval', ?),
-                      ('timezone', ?)
-                    ON CONFLICT(key) DO UPDATE SET value = excluded.value
-                    """, [.text(bootID), .text(String(namespace)), .text(String(now)), .text(String(intervals.sample)), .text(String(intervals.commit)),
-                          .text(LocalZone.current())])
+                try writeMeta([
+                    ("boot_id", bootID), ("netns", String(namespace)), ("last_commit", String(now)),
+                    ("sample_interval", String(intervals.sample)), ("commit_interval", String(intervals.commit)), ("timezone", LocalZone.current()),
+                ])
                 for (name, info) in pending.interfaces { _ = try interfaceID(name, info: info, at: now) }
                 try writeDeltas(pending.deltas, bootID: bootID, at: now)
                 for (time, event) in pending.events { try writeEvent(event, at: time, bootID: bootID) }
@@ -338,18 +346,45 @@ package final class CounterStore {
                     try writeLife(ended.life, bootID: ended.bootID, namespace: ended.namespace, ended: (time, ended.end))
                 }
                 for life in openLives { try writeLife(life, bootID: bootID, namespace: namespace, ended: nil) }
-                if let presentLinks {
-                    try database.run("DELETE FROM present_link")
-                    for (ifindex, name) in presentLinks {
-                        try database.run("INSERT INTO present_link(ifindex, name) VALUES (?, ?)", [.integer(Int64(ifindex)), .text(name)])
-                    }
-                    try database.run("INSERT INTO meta(key, value) VALUES ('presence', 'recorded') ON CONFLICT(key) DO NOTHING")
-                }
+                if let presence { try writePresence(presence) }
                 try prune(retention, at: now)
             }
         } catch {
-            interfaceIDs.removeAll()  // a rolled-back insert may have cached an id
+            // A rolled-back transaction may have cached what it wrote.
+            interfaceIDs.removeAll()
+            writtenMeta.removeAll()
+            lastBucketPrune = nil
+            lastDetailPrune = nil
             throw error
+        }
+    }
+
+    /// The meta rows this connection wrote, so a commit rewrites only the
+    /// ones whose value changed (mostly `last_commit`).
+    private var writtenMeta: [String: String] = [:]
+
+    private func writeMeta(_ entries: [(key: String, value: String)]) throws(StoreError) {
+        for (key, value) in entries where writtenMeta[key] != value {
+            try database.run(
+                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [.text(key), .text(value)])
+            writtenMeta[key] = value
+        }
+    }
+
+    /// Only what changed: a link that comes and goes beside many others
+    /// rewrites one row, not the whole record.
+    private func writePresence(_ presence: PresenceUpdate) throws(StoreError) {
+        if presence.previous == nil {
+            try database.run("DELETE FROM present_link")
+            try database.run("INSERT INTO meta(key, value) VALUES ('presence', 'recorded') ON CONFLICT(key) DO NOTHING")
+        }
+        for ifindex in presence.removed {
+            try database.run("DELETE FROM present_link WHERE ifindex = ?", [.integer(Int64(ifindex))])
+        }
+        for (ifindex, name) in presence.added {
+            try database.run(
+                "INSERT INTO present_link(ifindex, name) VALUES (?, ?) ON CONFLICT(ifindex) DO UPDATE SET name = excluded.name",
+                [.integer(Int64(ifindex)), .text(name)])
         }
     }
 
@@ -452,9 +487,15 @@ package final class CounterStore {
             (.fiveMinutes, retention.fiveMinuteHours * 12), (.hour, retention.hourlyDays * 24), (.day, retention.dailyDays),
             (.month, retention.monthlyMonths), (.year, retention.yearlyYears),
         ]
-        for (granularity, count) in limits where count > 0 {
-            try database.run("DELETE FROM bucket WHERE granularity = ? AND start < ?",
-                             [.text(granularity.rawValue), .integer(TimeBuckets.start(of: granularity, count, before: now))])
+        // Every bucket boundary, in any zone, is a five-minute boundary: a
+        // bucket can only fall out of its retention when a new slot begins.
+        let slot = TimeBuckets.start(of: .fiveMinutes, containing: now)
+        if lastBucketPrune?.slot != slot || lastBucketPrune?.retention != retention {
+            for (granularity, count) in limits where count > 0 {
+                try database.run("DELETE FROM bucket WHERE granularity = ? AND start < ?",
+                                 [.text(granularity.rawValue), .integer(TimeBuckets.start(of: granularity, count, before: now))])
+            }
+            lastBucketPrune = (slot, retention)
         }
         // Ended lives and reset events would otherwise grow with every link
         // that ever came and went (a VPN a minute is 500,000 lives a year).
@@ -474,6 +515,7 @@ package final class CounterStore {
     }
 
     private var lastDetailPrune: Int64?
+    private var lastBucketPrune: (slot: Int64, retention: Retention)?
 
     /// Removes an interface and every row that refers to it, in one
     /// transaction (`ifmeter forget`, with no daemon running).

@@ -51,3 +51,20 @@ package struct PendingWrites: Sendable {
         deltas.reduce(into: [:]) { totals, entry in totals[entry.key.name, default: .zero] += entry.value }
     }
 }
+
+/// The links present at a commit, and what the store held before (nil when
+/// this run has not written it yet: the whole record is then replaced).
+package struct PresenceUpdate: Sendable, Equatable {
+    package var present: [Int32: String]
+    package var previous: [Int32: String]?
+
+    package init(present: [Int32: String], previous: [Int32: String]? = nil) {
+        self.present = present
+        self.previous = previous
+    }
+
+    /// Links to record (new, or under a new name).
+    package var added: [Int32: String] { present.filter { previous?[$0.key] != $0.value } }
+    /// Links recorded before and gone now.
+    package var removed: [Int32] { previous.map { $0.keys.filter { present[$0] == nil } } ?? [] }
+}
