@@ -222,7 +222,9 @@ struct IdentityTests {
     @Test func theCLIInAnotherNamespaceMixesNoForeignLinks() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.start(interval: 3600, commitInterval: 3600)
-        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 2, size: 1000, persist: true)
+        try daemon.namespace.tunTraffic(name: "tun0", persist: true)
+        try daemon.waitForLog("tun0: counting")
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 2, size: 1000)
         let home = try status(daemon)
         #expect(figure(home, "tun0", "all_time") == 2000)
         #expect(home["foreign_namespace"] as? Bool == false)

@@ -83,7 +83,7 @@ import Testing
         let began = meter.apply(events: [LinkEvent(kind: .new, link: link("tun0", 4))], at: at(1))
         #expect(began.begun.map(\.name) == ["tun0"])
         #expect(meter.hasUncommittedLifeChanges)
-        #expect(meter.nextCommit.openLives.map(\.name) == ["tun0"])
+        #expect(meter.nextCommit.changedLives.map(\.name) == ["tun0"])
         meter.committed(meter.nextCommit)
         #expect(!meter.hasUncommittedLifeChanges)
         // Samples of a living life wait for the commit interval.
@@ -99,6 +99,26 @@ import Testing
         #expect(!meter.hasUncommittedLifeChanges)
     }
 
+    @Test func aCommitRewritesOnlyTheLivesThatChanged() {
+        var meter = meter()
+        _ = meter.start(stored: StoredState(), links: [link("tun0", 4), link("tun1", 5), link("tun2", 6)], at: at(0))
+        #expect(meter.nextCommit.changedLives.map(\.name).sorted() == ["tun0", "tun1", "tun2"])
+        meter.committed(meter.nextCommit)
+        _ = meter.apply(dump: [link("tun0", 4), link("tun1", 5, rx: 300), link("tun2", 6)], eventsWereLost: false, at: at(15))
+        #expect(meter.nextCommit.changedLives.map(\.name) == ["tun1"])
+        meter.committed(meter.nextCommit)
+        #expect(meter.nextCommit.changedLives.isEmpty)
+        // tun2 ends and a new device takes its ifindex with the same name
+        // and counters: the old row is closed, so the new life needs its own.
+        _ = meter.apply(events: [LinkEvent(kind: .deleted(movedToOtherNamespace: false), link: link("tun2", 6))], at: at(16))
+        _ = meter.apply(events: [LinkEvent(kind: .new, link: link("tun2", 6))], at: at(16))
+        #expect(meter.nextCommit.changedLives.map(\.name) == ["tun2"])
+        #expect(meter.nextCommit.pending.endedLives.map(\.ended.life.name) == ["tun2"])
+        // A commit that failed is not `committed`: the next one still carries it.
+        _ = meter.apply(dump: [link("tun0", 4, rx: 7), link("tun1", 5, rx: 300), link("tun2", 6)], eventsWereLost: false, at: at(30))
+        #expect(meter.nextCommit.changedLives.map(\.name).sorted() == ["tun0", "tun2"])
+    }
+
     @Test func aRenameIsCommittedAtOnce() {
         var meter = meter()
         _ = meter.start(stored: StoredState(), links: [link("tun6", 4, rx: 100)], at: at(0))
@@ -109,7 +129,7 @@ import Testing
         // new name in the store, or it would take the ifindex for another device.
         _ = meter.apply(events: [LinkEvent(kind: .new, link: link("tun7", 4, rx: 2100))], at: at(16))
         #expect(meter.hasUncommittedLifeChanges)
-        #expect(meter.nextCommit.openLives.map(\.name) == ["tun7"])
+        #expect(meter.nextCommit.changedLives.map(\.name) == ["tun7"])
         meter.committed(meter.nextCommit)
         // The same through a dump.
         _ = meter.apply(dump: [link("tun8", 4, rx: 2200)], eventsWereLost: false, at: at(30))
@@ -143,11 +163,14 @@ import Testing
     @Test func theLinksPresentAreCommittedOnlyWhenTheyChange() {
         var meter = meter()
         _ = meter.start(stored: StoredState(lastBootID: "B", lastNamespace: 7, presentLinks: [4: "tun0"]), links: [link("tun0", 4)], at: at(0))
-        #expect(meter.nextCommit.presentLinks == nil)
+        #expect(meter.nextCommit.presence == nil)
         _ = meter.apply(events: [LinkEvent(kind: .new, link: link("veth0", 5, kind: "veth"))], at: at(1))
-        #expect(meter.nextCommit.presentLinks == [4: "tun0", 5: "veth0"])
+        #expect(meter.nextCommit.presence == PresenceUpdate(present: [4: "tun0", 5: "veth0"], previous: [4: "tun0"]))
+        #expect(meter.nextCommit.presence?.added == [5: "veth0"])
         meter.committed(meter.nextCommit)
-        #expect(meter.nextCommit.presentLinks == nil)
+        #expect(meter.nextCommit.presence == nil)
+        _ = meter.apply(events: [LinkEvent(kind: .deleted(movedToOtherNamespace: false), link: link("tun0", 4))], at: at(2))
+        #expect(meter.nextCommit.presence?.removed == [4])
     }
 
     @Test func aReloadThatWidensCountsNoPastAndOneThatNarrowsClosesTheLife() {
@@ -296,5 +319,33 @@ import Testing
         _ = meter.apply(events: [LinkEvent(kind: .new, link: tun("wg0", 6, rx: 0))], at: Instant(wall: 1002, sinceBoot: 3))
         #expect(meter.namesWithoutHistory.isEmpty)
         #expect(meter.totals["wg0"]?.rxBytes == 200)
+    }
+}
+
+@Suite struct EventGatheringTests {
+    /// (time the socket became readable, the deadline it gets); each row's
+    /// events are read at its deadline.
+    @Test(arguments: [
+        // An isolated burst is read `window` after its first event.
+        [(100.0, 100.02)],
+        // Bursts apart: each on its own, however close, until they churn.
+        [(100.0, 100.02), (100.3, 100.32), (110.0, 110.02)],
+        // Three reads within a second: the next burst waits for `spacing`
+        // after the last read, so there are at most three reads a second.
+        [(100.0, 100.02), (100.1, 100.12), (100.2, 100.22), (100.3, 101.22), (101.3, 101.32), (101.4, 101.42), (101.5, 102.42)],
+        // Churn that stops: the next burst is read after `window` again.
+        [(100.0, 100.02), (100.1, 100.12), (100.2, 100.22), (105.0, 105.02)],
+    ])
+    func aBurstIsReadAfterTheWindowOrUnderChurnTheSpacing(rows: [(Double, Double)]) {
+        var gathering = EventGathering()
+        for (readable, expected) in rows {
+            gathering.begin(at: readable)
+            #expect(abs((gathering.deadline ?? 0) - expected) < 1e-9, "\(readable)")
+            // More events of the same burst do not move the deadline.
+            gathering.begin(at: readable + 0.005)
+            #expect(abs((gathering.deadline ?? 0) - expected) < 1e-9, "\(readable)")
+            gathering.end(at: gathering.deadline ?? readable)
+            #expect(!gathering.isGathering)
+        }
     }
 }

@@ -30,7 +30,9 @@ struct StatusCommandTests {
     @Test func liveDeltaMakesStatusEqualTheKernel() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.start(interval: 3600, commitInterval: 3600)
-        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 12, txPackets: 7, size: 1000, persist: true)
+        try daemon.namespace.tunTraffic(name: "tun0", persist: true)
+        try daemon.waitForLog("tun0: counting")
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 12, txPackets: 7, size: 1000)
         let document = try json(try ifmeter(daemon, ["status", "--json"]))
         let kernel = try daemon.kernelCounters("tun0")
         let shown = try allTime(document, "tun0")

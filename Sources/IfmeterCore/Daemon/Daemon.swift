@@ -162,7 +162,7 @@ package final class Daemon {
         }
         // Samples fall on multiples of the interval and may come a little
         // late, so they share wakeups with the rest of the system.
-        TimerSlack.set(seconds: min(configuration.sampleInterval / 100, 1))
+        TimerSlack.set(seconds: sampleSlack)
         let watchdogInterval = ServiceManager.watchdogInterval.map { $0 / 2 }
         var nextSample = nextBoundary(after: SystemClock.monotonic())
         var nextWatchdog = watchdogInterval.map { SystemClock.monotonic() + $0 }
@@ -173,7 +173,10 @@ package final class Daemon {
             pollfd(fd: events.fileDescriptor, events: Int16(POLLIN), revents: 0),
         ]
         while true {
-            let deadline = min(nextSample, nextWatchdog ?? .infinity)
+            // While a burst is gathered the event socket is left out of the
+            // poll: its events wait in the kernel until the gathering ends.
+            descriptors[1].fd = gathering.isGathering ? -1 : events.fileDescriptor
+            let deadline = min(nextSample, nextWatchdog ?? .infinity, gathering.deadline ?? .infinity)
             let timeout = Int32(clamping: Int(max(0, (deadline - SystemClock.monotonic()) * 1000).rounded(.up)))
             let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
             if ready < 0 && errno != EINTR {
@@ -190,8 +193,18 @@ package final class Daemon {
                     }
                 }
             }
-            if descriptors[1].revents != 0 { handleLinkEvents() }
-            let now = SystemClock.monotonic()
+            if descriptors[1].fd >= 0 && descriptors[1].revents != 0 {
+                gathering.begin(at: SystemClock.monotonic())
+                // The few milliseconds of a gathering must not stretch by the
+                // sample's slack (up to a second): that would widen the window
+                // in which a crash loses the burst.
+                TimerSlack.set(seconds: EventGathering.slack)
+            }
+            var now = SystemClock.monotonic()
+            if let due = gathering.deadline, now >= due {
+                handleLinkEvents()
+                now = SystemClock.monotonic()
+            }
             if now >= nextSample {
                 samplePass(eventsWereLost: false)
                 nextSample = nextBoundary(after: now)
@@ -205,6 +218,12 @@ package final class Daemon {
             }
         }
     }
+
+    /// How late a sample may come, so its wakeup is shared with others.
+    private var sampleSlack: Double { min(configuration.sampleInterval / 100, 1) }
+
+    /// The link events of one burst, read together (see `EventGathering`).
+    private var gathering = EventGathering()
 
     /// The next multiple of the sample interval on the monotonic clock.
     private func nextBoundary(after time: Double) -> Double {
@@ -275,10 +294,11 @@ package final class Daemon {
         return narrowed
     }
 
-    /// Link events between samples. A life that began or ended is committed
-    /// at once: until then only memory knows it, and a crash would lose it
-    /// without a trace.
+    /// Link events between samples, at the end of a gathering. A life that
+    /// began or ended is committed then: until then only memory knows it,
+    /// and a crash would lose it without a trace.
     private func handleLinkEvents() {
+        endGathering()
         if readEvents() {
             samplePass(eventsWereLost: true)
         } else if meter.hasUncommittedLifeChanges {
@@ -286,8 +306,16 @@ package final class Daemon {
         }
     }
 
+    /// Events are read now, by a sample or at the end of a gathering.
+    private func endGathering() {
+        guard gathering.isGathering else { return }
+        gathering.end(at: SystemClock.monotonic())
+        TimerSlack.set(seconds: sampleSlack)
+    }
+
     /// One sample: queued events first, then a fresh dump of every link.
     private func samplePass(eventsWereLost: Bool) {
+        endGathering()
         let started = SystemClock.monotonic()
         let lost = readEvents() || eventsWereLost
         let now = clock.now()
@@ -338,7 +366,7 @@ package final class Daemon {
         let batch = meter.nextCommit
         do {
             try store.commit(
-                batch.pending, openLives: batch.openLives, bootID: bootID, namespace: namespace, presentLinks: batch.presentLinks,
+                batch.pending, openLives: batch.changedLives, bootID: bootID, namespace: namespace, presence: batch.presence,
                 at: now.wall, retention: configuration.retention,
                 intervals: (configuration.sampleInterval, configuration.commitInterval))
             meter.committed(batch)
@@ -422,7 +450,7 @@ package final class Daemon {
         } catch {
             Log.error("reload: netlink dump failed: \(error); the new Watch= applies from the next sample")
         }
-        TimerSlack.set(seconds: min(configuration.sampleInterval / 100, 1))
+        TimerSlack.set(seconds: sampleSlack)
         // The sample above wrote the file; a new path gets it at once too.
         if metricsMoved { publishMetrics() }
         Log.notice("reloaded \(path)")

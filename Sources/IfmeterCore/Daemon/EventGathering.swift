@@ -1,0 +1,53 @@
+/// When the daemon reads the link events waiting in its socket.
+///
+/// A burst of events (a tunnel created, addressed, brought up; a VPN
+/// reconnect's teardown and creation) arrives within milliseconds. Read as
+/// each event arrives, it would cost a wakeup and, for every life that begins
+/// or ends, a commit per event. So the first event of a burst starts a
+/// gathering and the burst is read `window` later: one wakeup to notice it,
+/// one to read it, one commit.
+///
+/// Under churn (a VPN server's clients coming and going, a flapping modem:
+/// `churnReads` reads within `spacing`) bursts are read together, `spacing`
+/// after the last read: at most `churnReads` reads a second, however fast
+/// links come and go.
+///
+/// The price is the crash window: a kill while a burst waits loses what
+/// only those events knew (README 'Limits'). A burst waits `window`; under
+/// churn, at most `spacing`.
+package struct EventGathering: Sendable, Equatable {
+    /// Long enough for one burst (a whole tunnel life made by a program takes
+    /// about 4 ms), short next to the time a person or a script needs to
+    /// follow a teardown with anything else.
+    package static let window = 0.020
+    package static let spacing = 1.0
+    package static let churnReads = 3
+    /// The timer slack while a burst waits: the sample's slack (up to a
+    /// second) would stretch the gathering and the crash window with it.
+    package static let slack = 0.001
+
+    /// When the waiting events are to be read (monotonic seconds), if any wait.
+    package private(set) var deadline: Double?
+    /// The last reads, newest last (at most `churnReads`).
+    private var reads: [Double] = []
+
+    package init() {}
+
+    package var isGathering: Bool { deadline != nil }
+
+    /// The socket became readable at `now`.
+    package mutating func begin(at now: Double) {
+        guard deadline == nil else { return }
+        deadline = now + Self.window
+        if reads.count == Self.churnReads, let oldest = reads.first, let last = reads.last, now - oldest < Self.spacing {
+            deadline = max(now + Self.window, last + Self.spacing)
+        }
+    }
+
+    /// The events were read at `now` (at the deadline, or by a sample).
+    package mutating func end(at now: Double) {
+        deadline = nil
+        reads.append(now)
+        if reads.count > Self.churnReads { reads.removeFirst() }
+    }
+}
