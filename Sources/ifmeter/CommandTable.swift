@@ -155,10 +155,12 @@ enum CommandName: String, CaseIterable, Sendable {
         switch self {
         case .status:
             """
-            One line per interface present (--all: also those gone): class, state,
-            today, the billing cycle and all time (rx + tx), and the rate; the
-            daemon's health and each budget's use. -i NAME shows the detail:
-            per interface: class, state (up, down, gone), today, the billing cycle
+            One line per interface present (--all: also those gone, and each class's
+            "retired CLASS" row, the totals of its interfaces gone for longer than
+            DailyDays=): class, state, today, the billing cycle and all time
+            (rx + tx), and the rate; the daemon's health and each budget's use.
+            -i NAME shows the detail: per interface: class, state (up, down, gone,
+            retired), today, the billing cycle
             (from BillingDay=), since boot, all time, the rate (the kernel's count
             since the daemon's last commit over the seconds since it, so status
             never waits), and the last reset with its reason. The daemon is stale

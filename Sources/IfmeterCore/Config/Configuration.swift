@@ -6,8 +6,22 @@ package struct Retention: Sendable, Hashable {
     package var dailyDays = 62
     package var monthlyMonths = 25
     package var yearlyYears = 0
+    /// Seconds a gone interface's series stay in the metrics file
+    /// (`MetricsKeepGoneSec=`, `Configuration.metricsKeepGone`). Kept here
+    /// because it bounds retirement from below: a name retired while the
+    /// metrics file may still show it would come back at a smaller total
+    /// after a restart, and a published counter must never decrease.
+    package var metricsKeepGone: Double = 7 * 86_400
 
     package init() {}
+
+    /// Seconds an interface must have been gone (no open life, nothing
+    /// counted) before it is folded into its class's `retired` row; nil:
+    /// never (`DailyDays=0` keeps every name forever).
+    package var retirementAge: Int64? {
+        guard dailyDays > 0 else { return nil }
+        return max(Int64(dailyDays) * 86_400, Int64(min(max(metricsKeepGone, 0), 1e12).rounded(.up)))
+    }
 }
 
 /// A data-plan budget over a billing cycle: received plus transmitted bytes,
@@ -64,8 +78,12 @@ package struct Configuration: Sendable {
     package var metricsFile: String?
     /// Seconds a gone interface's series stay in the metrics file, so a
     /// tunnel that comes back keeps its series and one gone for good stops
-    /// being scraped (0: dropped as soon as it is gone).
-    package var metricsKeepGone: Double = 7 * 86_400
+    /// being scraped (0: dropped as soon as it is gone). Held by `retention`,
+    /// which the store's retirement reads.
+    package var metricsKeepGone: Double {
+        get { retention.metricsKeepGone }
+        set { retention.metricsKeepGone = newValue }
+    }
     package var bootIDPath = "/proc/sys/kernel/random/boot_id"
     package var sysfsRoot = "/sys"
     package var watchedClasses = InterfaceClass.watchedByDefault

@@ -53,10 +53,30 @@ package enum InterfaceName {
 
     /// A name a person typed (a command-line argument, a configuration
     /// key): taken as it is when already in the encoded form (as ifmeter
-    /// prints names), else its UTF-8 bytes are encoded.
+    /// prints names) or when it names a retired aggregate, else its UTF-8
+    /// bytes are encoded.
     package static func fromUser(_ text: String) -> String {
-        isEncoded(text) ? text : encode(bytes: text.utf8)
+        isEncoded(text) || retiredClass(of: text) != nil ? text : encode(bytes: text.utf8)
     }
+
+    // Interfaces gone for longer than the daily retention are folded into
+    // one row per class (CounterStore.retireGoneInterfaces). Its name holds
+    // a bare space, which no kernel name has (the kernel refuses
+    // whitespace) and no encoded name has (a space byte is encoded as
+    // `\x20`): it can never collide with an interface's.
+
+    /// The name of the row that holds the totals of `interfaceClass`'s
+    /// retired interfaces: `retired tunnel`.
+    package static func retired(_ interfaceClass: InterfaceClass) -> String { "retired " + interfaceClass.rawValue }
+
+    /// The class whose retired interfaces `name` holds; nil for any other name.
+    package static func retiredClass(of name: String) -> InterfaceClass? {
+        guard name.hasPrefix("retired ") else { return nil }
+        return InterfaceClass(rawValue: String(name.dropFirst("retired ".count)))
+    }
+
+    /// Whether `name` is a per-class aggregate of retired interfaces.
+    package static func isRetired(_ name: String) -> Bool { retiredClass(of: name) != nil }
 
     /// The name as a path component in sysfs; nil when its bytes are not
     /// UTF-8, which a Swift path cannot carry.

@@ -83,7 +83,8 @@ package enum HistoryReport {
             counting[group.joined(separator: "+")] = group.compactMap { countingSince[$0] }.min()
         }
         let end = TimeBuckets.start(of: kind.granularity, -1, before: current)
-        for index in rows.indices where kind != .top && rows[index].start == current {
+        // A retired aggregate grows only when another name retires: no estimate.
+        for index in rows.indices where kind != .top && rows[index].start == current && !InterfaceName.isRetired(rows[index].name) {
             // Scaled from the time counted, as check projects: an interface
             // first seen mid-period is not diluted by time nobody counted.
             let counted = max(current, counting[rows[index].name] ?? current)

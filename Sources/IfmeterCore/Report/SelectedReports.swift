@@ -41,7 +41,7 @@ extension InterfaceSelection {
             var merged = a
             merged.interfaceClass = Self.mergedClass(a.interfaceClass, b.interfaceClass)
             merged.presence = a.presence == .up || b.presence == .up ? .up : a.presence == .down || b.presence == .down ? .down
-                : a.presence == .unknown || b.presence == .unknown ? .unknown : .gone
+                : a.presence == .unknown || b.presence == .unknown ? .unknown : a.presence == .retired && b.presence == .retired ? .retired : .gone
             merged.liveDelta += b.liveDelta
             merged.today += b.today
             merged.cycle += b.cycle

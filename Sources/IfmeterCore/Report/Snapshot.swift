@@ -4,6 +4,9 @@ package enum LinkPresence: String, Sendable {
     /// The kernel was not read here (it failed, or this process is in
     /// another network namespace than the daemon): nobody can say.
     case unknown
+    /// Not a link: the totals of a class's retired interfaces (names gone
+    /// for longer than the daily retention), `retired tunnel`.
+    case retired
 }
 
 /// One interface as `status` shows it: stored totals plus the live kernel
@@ -28,6 +31,9 @@ package struct InterfaceSnapshot: Sendable {
     package var incomplete: String?
     /// When ifmeter first counted this interface.
     package var firstSeen: Int64
+
+    /// What the default screens show: neither gone nor a retired aggregate.
+    package var isPresent: Bool { presence != .gone && presence != .retired }
 }
 
 /// What the store says about the daemon that writes it.
@@ -140,7 +146,9 @@ package enum SnapshotReader {
                 days.filter { $0.name == interface.name && $0.start >= start }.reduce(LinkCounters.zero) { $0 + $1.counters } + delta
             }
             let presence: LinkPresence
-            if kernel == nil {
+            if InterfaceName.isRetired(interface.name) {
+                presence = .retired
+            } else if kernel == nil {
                 presence = .unknown
             } else if let link = kernelByName[interface.name] {
                 presence = link.isUp && (link.operState == .up || link.operState == .unknown) ? .up : .down
@@ -243,7 +251,7 @@ extension Snapshot {
         guard let last = daemon.lastCommit, !daemon.stale, kernelRead else { return }
         let window = Double(now - last)
         guard window >= minimum else { return }
-        for index in interfaces.indices where interfaces[index].presence != .gone {
+        for index in interfaces.indices where interfaces[index].presence != .gone && interfaces[index].presence != .retired {
             let delta = interfaces[index].liveDelta
             interfaces[index].rate = (Double(delta.rxBytes) / window, Double(delta.txBytes) / window)
             interfaces[index].rateWindow = window

@@ -58,8 +58,9 @@ package enum StatusReport {
     package static func summary(_ snapshot: Snapshot, units: Units, all: Bool, configPath: String = Configuration.defaultPath) -> String {
         var output = "ifmeter status at \(TimeText.moment(snapshot.now))\n" + daemonLine(snapshot) + "\n"
         output += kernelNote(snapshot)
-        let shown = snapshot.interfaces.filter { all || $0.presence != .gone }.sorted { NaturalOrder.less($0.name, $1.name) }
-        let hidden = snapshot.interfaces.count - shown.count
+        let shown = snapshot.interfaces.filter { all || $0.isPresent }.sorted { NaturalOrder.less($0.name, $1.name) }
+        let hiddenRetired = all ? 0 : snapshot.interfaces.filter { $0.presence == .retired }.count
+        let hidden = snapshot.interfaces.count - shown.count - hiddenRetired
         var table = TextTable([
             ("INTERFACE", .left), ("CLASS", .left), ("STATE", .left), ("TODAY", .right), ("CYCLE", .right), ("ALL TIME", .right), ("RATE", .right),
         ])
@@ -77,7 +78,9 @@ package enum StatusReport {
         } else {
             output += table.rendered()
         }
-        if hidden > 0 { output += "\(hidden) gone interface\(hidden == 1 ? "" : "s") not shown (--all shows them).\n" }
+        let hiddenParts = (hidden > 0 ? ["\(hidden) gone interface\(hidden == 1 ? "" : "s")"] : [])
+            + (hiddenRetired > 0 ? ["\(hiddenRetired) retired total\(hiddenRetired == 1 ? "" : "s")"] : [])
+        if !hiddenParts.isEmpty { output += "\(hiddenParts.joined(separator: " and ")) not shown (--all shows them).\n" }
         output += "rx + tx; cycle since \(TimeText.format(snapshot.cycleStart, "%Y-%m-%d")); -i NAME for the detail.\n"
         if !snapshot.budgets.isEmpty { output += "\n" + budgetLines(snapshot, units: units) }
         return output + Estimate.basis + "\n"
@@ -87,7 +90,7 @@ package enum StatusReport {
     /// `;`, byte counts as integers: name;class;state;today rx;today tx;
     /// cycle rx;cycle tx;all-time rx;all-time tx;rx bytes/s;tx bytes/s.
     package static func oneline(_ snapshot: Snapshot, all: Bool) -> String {
-        snapshot.interfaces.filter { all || $0.presence != .gone }.sorted { NaturalOrder.less($0.name, $1.name) }.map { interface in
+        snapshot.interfaces.filter { all || $0.isPresent }.sorted { NaturalOrder.less($0.name, $1.name) }.map { interface in
             let rate = interface.rate.map { [String(Int64($0.rx.rounded())), String(Int64($0.tx.rounded()))] } ?? ["", ""]
             return ([interface.name, interface.interfaceClass, interface.presence.rawValue]
                 + [interface.today, interface.cycle, interface.allTime].flatMap { [String($0.rxBytes), String($0.txBytes)] } + rate)
@@ -149,7 +152,9 @@ package enum StatusReport {
             func total(_ pick: (InterfaceSnapshot) -> LinkCounters) -> String {
                 units.bytes(members.reduce(UInt64(0)) { .saturating($0, plus: pick($1).totalBytes) })
             }
-            table.append([interfaceClass.displayName, total(\.today), total(\.cycle), total(\.sinceBoot), total(\.allTime), members.map(\.name).joined(separator: " ")])
+            // The retired aggregate's name has a space: "(retired)", last, in a list split on spaces.
+            let names = members.filter { $0.presence != .retired }.map(\.name) + (members.contains { $0.presence == .retired } ? ["(retired)"] : [])
+            table.append([interfaceClass.displayName, total(\.today), total(\.cycle), total(\.sinceBoot), total(\.allTime), names.joined(separator: " ")])
         }
         return "ifmeter classes (rx + tx): \(Estimate.basis)\n" + table.rendered() + "Note: \(Estimate.classCaveat).\n"
     }

@@ -506,16 +506,24 @@ package final class CounterStore {
         // has no index on `ended`.
         if let last = lastDetailPrune, now >= last, now - last < 3600 { return }
         lastDetailPrune = now
+        // Before ended lives go: how long each name has been gone.
+        try notePresenceFromLives()
         if retention.fiveMinuteHours > 0 {
             try database.run("DELETE FROM life WHERE ended IS NOT NULL AND ended < ?", [.integer(now - Int64(retention.fiveMinuteHours) * 3600)])
         }
         if retention.dailyDays > 0 {
             try database.run("DELETE FROM event WHERE time < ?", [.integer(now - Int64(retention.dailyDays) * 86400)])
         }
+        // Names themselves (Retirement.swift), once their events are gone.
+        try pruneNamesAndBoots(retention, at: now)
     }
 
     private var lastDetailPrune: Int64?
     private var lastBucketPrune: (slot: Int64, retention: Retention)?
+
+    /// Drops the cached row ids: after rows are retired, a name seen again
+    /// must get a new row, never the id it had.
+    func forgetInterfaceIDs() { interfaceIDs.removeAll() }
 
     /// Removes an interface and every row that refers to it, in one
     /// transaction (`ifmeter forget`, with no daemon running).

@@ -1,0 +1,159 @@
+/// Keeping the store bounded by the retention whatever the churn of names.
+///
+/// A VPN server that names each tunnel `tun-<random>` leaves one `interface`
+/// row per name (~390 B), one `boot_total` row per boot and name, and each
+/// name's month and year buckets (years are kept forever by default). Pruning
+/// by age bounds the buckets, lives and events of a name, not the name.
+/// So a name gone for longer than the daily retention is *retired*: folded
+/// into one row per class, `retired <class>` (InterfaceName.retired), which
+/// takes its all-time totals, buckets and what this boot counted, so every
+/// total per class (today, the cycle, since boot, months, years, all time)
+/// stays the same to the byte. The name's own rows go. A name seen again
+/// later starts a row of its own from zero; what it had stays in the
+/// aggregate.
+extension CounterStore {
+    /// Every step runs inside the commit's transaction, from the hourly
+    /// detail prune (`prune`): a failure rolls back the commit with it.
+    func pruneNamesAndBoots(_ retention: Retention, at now: Int64) throws(StoreError) {
+        try pruneOtherBoots(retention)
+        try retireGoneInterfaces(retention, at: now)
+    }
+
+    /// An interface's `last_seen` is the last commit that counted under it:
+    /// an idle link keeps an old one while it is present. Its lives know
+    /// better (an open life's last sample, an ended one's end), but ended
+    /// lives are pruned long before the daily retention has passed. So,
+    /// before they go, each interface's `last_seen` is moved up to its lives'
+    /// latest moment: retirement then measures how long a name has really
+    /// been gone.
+    func notePresenceFromLives() throws(StoreError) {
+        try database.run("""
+            UPDATE interface SET last_seen = seen.time
+            FROM (SELECT interface_id, max(max(last_seen, coalesce(ended, 0))) AS time FROM life GROUP BY interface_id) AS seen
+            WHERE seen.interface_id = interface.id AND typeof(seen.time) = 'integer' AND seen.time <= ?
+              AND typeof(interface.last_seen) = 'integer' AND seen.time > interface.last_seen
+            """, [.integer(Self.timeRange.upperBound)])
+    }
+
+    /// `boot_total` answers "since boot" for the current boot only (the CLI
+    /// asks for the boot it runs in, `counted(bootID:)`); no report reads
+    /// another boot's rows, and every byte in them is also in the all-time
+    /// totals and the buckets. So the rows of past boots go, with the daily
+    /// retention: one row per boot and name would otherwise grow forever.
+    /// `DailyDays=0` (keep everything) keeps them.
+    func pruneOtherBoots(_ retention: Retention) throws(StoreError) {
+        guard retention.dailyDays > 0 else { return }
+        // The boot the commit in progress writes (its first statement sets it).
+        try database.run("""
+            DELETE FROM boot_total WHERE boot_id != (SELECT value FROM meta WHERE key = 'boot_id')
+            """)
+    }
+
+    /// Folds every interface gone for longer than `retention.retirementAge`
+    /// into its class's `retired <class>` row; returns how many names went.
+    ///
+    /// Gone: no open life, no life ended and nothing counted within that
+    /// age, and no reset event left (events are pruned by the same daily
+    /// retention, so this only waits for the last of them to age out; the
+    /// log keeps the names it was written with). Rows a reader would refuse
+    /// (a class, time or name no ifmeter writes) are left as they are.
+    @discardableResult
+    func retireGoneInterfaces(_ retention: Retention, at now: Int64) throws(StoreError) -> Int {
+        guard let age = retention.retirementAge, now > age else { return 0 }
+        let cutoff = now - age
+        let classes = InterfaceClass.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        try database.execute("CREATE TEMP TABLE IF NOT EXISTS retiring (id INTEGER PRIMARY KEY, class TEXT NOT NULL)")
+        try database.run("DELETE FROM temp.retiring")
+        // A name with a bare space is an aggregate already (no kernel name has one).
+        try database.run("""
+            INSERT INTO temp.retiring(id, class)
+              SELECT id, class FROM interface
+              WHERE typeof(last_seen) = 'integer' AND last_seen BETWEEN 0 AND ? AND typeof(first_seen) = 'integer' AND first_seen BETWEEN 0 AND last_seen
+                AND class IN (\(classes)) AND instr(name, ' ') = 0
+                AND id NOT IN (SELECT interface_id FROM life WHERE ended IS NULL)
+                AND id NOT IN (SELECT interface_id FROM event)
+            """, [.integer(cutoff - 1)])
+        guard try database.query("SELECT count(*) FROM temp.retiring", row: { $0.integer(0) }).first ?? 0 > 0 else { return 0 }
+
+        // Column lists: the eight counters of `interface`, the four of
+        // `bucket` and `boot_total`, each written `form(column)`.
+        let eight = Self.counterColumns.components
+        let four = ["rx_bytes", "tx_bytes", "rx_packets", "tx_packets"]
+        func list(_ columns: [String], _ form: (String) -> String) -> String { columns.map(form).joined(separator: ", ") }
+        let aggregate = "a.name = 'retired ' || r.class"
+
+        // The writer's headroom (`checkHeadroom`) holds for the aggregate
+        // too: a class whose sums would pass 2^62 is not retired (only a
+        // store edited by hand comes near). Floating sums never raise; the
+        // bound is loose (every bucket of a name summed) and real traffic
+        // stays orders of magnitude below it.
+        let overflowing = ["bucket", "boot_total"].map { table in
+            """
+            SELECT r.class FROM temp.retiring r JOIN \(table) b ON b.interface_id = r.id GROUP BY r.class
+            HAVING max(\(list(four) { "total(b.\($0))" })) + coalesce((SELECT max(\(list(four) { "max(ab.\($0))" }))
+              FROM \(table) ab JOIN interface a ON a.id = ab.interface_id WHERE \(aggregate)), 0) > ?1
+            """
+        }
+        try database.run("""
+            DELETE FROM temp.retiring WHERE class IN (
+              SELECT r.class FROM temp.retiring r JOIN interface i ON i.id = r.id GROUP BY r.class
+              HAVING max(\(list(eight) { "total(i.\($0))" })) + coalesce((SELECT max(\(list(eight) { "a.\($0)" })) FROM interface a WHERE \(aggregate)), 0) > ?1
+              UNION \(overflowing.joined(separator: " UNION ")))
+            """, [.integer(Self.counterLimit)])
+
+        // The aggregates: `signal` counts the names folded in.
+        try database.run("""
+            INSERT INTO interface(name, class, signal, kind, first_seen, last_seen)
+              SELECT 'retired ' || r.class, r.class, '0 names retired', 'retired', min(i.first_seen), max(i.last_seen)
+              FROM temp.retiring r JOIN interface i ON i.id = r.id WHERE true GROUP BY r.class
+            ON CONFLICT(name) DO NOTHING
+            """)
+        // A row of that name but another class (written by hand) cannot take
+        // them without moving bytes between classes: those stay.
+        try database.run("""
+            DELETE FROM temp.retiring WHERE NOT EXISTS
+              (SELECT 1 FROM interface a WHERE a.name = 'retired ' || temp.retiring.class AND a.class = temp.retiring.class)
+            """)
+        try database.run("""
+            UPDATE interface AS a SET \(list(eight) { "\($0) = a.\($0) + s.\($0)" }),
+              first_seen = min(a.first_seen, s.first_seen), last_seen = max(a.last_seen, s.last_seen),
+              signal = (CAST(a.signal AS INTEGER) + s.names) || ' names retired',
+              incomplete = coalesce(s.incomplete, a.incomplete)
+            FROM (SELECT r.class, \(list(eight) { "sum(i.\($0)) AS \($0)" }), count(*) AS names,
+                    min(i.first_seen) AS first_seen, max(i.last_seen) AS last_seen,
+                    max(CASE WHEN i.incomplete IS NOT NULL THEN i.name || ': ' || i.incomplete END) AS incomplete
+                  FROM temp.retiring r JOIN interface i ON i.id = r.id GROUP BY r.class) AS s
+            WHERE a.name = 'retired ' || s.class
+            """)
+        // Buckets and this boot's counts, summed into the aggregate's; an
+        // `incomplete` note keeps the name it was written for.
+        try database.run("""
+            INSERT INTO bucket(interface_id, granularity, start, \(list(four) { $0 }), incomplete)
+              SELECT a.id, b.granularity, b.start, \(list(four) { "sum(b.\($0))" }),
+                max(CASE WHEN b.incomplete IS NOT NULL THEN i.name || ': ' || b.incomplete END)
+              FROM temp.retiring r JOIN interface i ON i.id = r.id JOIN bucket b ON b.interface_id = r.id JOIN interface a ON \(aggregate)
+              WHERE true GROUP BY a.id, b.granularity, b.start
+            ON CONFLICT(interface_id, granularity, start) DO UPDATE SET
+              \(list(four) { "\($0) = \($0) + excluded.\($0)" }), incomplete = coalesce(incomplete, excluded.incomplete)
+            """)
+        try database.run("""
+            INSERT INTO boot_total(boot_id, interface_id, \(list(four) { $0 }))
+              SELECT b.boot_id, a.id, \(list(four) { "sum(b.\($0))" })
+              FROM temp.retiring r JOIN boot_total b ON b.interface_id = r.id JOIN interface a ON \(aggregate)
+              WHERE true GROUP BY b.boot_id, a.id
+            ON CONFLICT(boot_id, interface_id) DO UPDATE SET \(list(four) { "\($0) = \($0) + excluded.\($0)" })
+            """)
+        // Ended lives kept by FiveMinuteHours= keep their own name column.
+        try database.run("""
+            UPDATE life SET interface_id = (SELECT a.id FROM temp.retiring r JOIN interface a ON \(aggregate) WHERE r.id = life.interface_id)
+            WHERE interface_id IN (SELECT id FROM temp.retiring)
+            """)
+        for table in ["bucket", "boot_total"] {
+            try database.run("DELETE FROM \(table) WHERE interface_id IN (SELECT id FROM temp.retiring)")
+        }
+        let retired = try database.run("DELETE FROM interface WHERE id IN (SELECT id FROM temp.retiring)")
+        // A name seen again must get a new row, not the id it had.
+        forgetInterfaceIDs()
+        return retired
+    }
+}
