@@ -178,6 +178,23 @@ struct FaultTests {
         #expect(try daemon.store().integrityCheck() == "ok")
     }
 
+    /// Link events wait in the kernel while the daemon sleeps (between
+    /// gatherings, or stopped here): a storm of short tunnel lives, each
+    /// with exact traffic, queued with the daemon asleep, is counted to the
+    /// byte when it wakes, with nothing lost and nothing invented.
+    @Test func aStormOfLivesQueuedWhileTheDaemonSleepsIsCountedExactly() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60, commitInterval: 3600)
+        daemon.signal(SIGSTOP)
+        try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 3, txPackets: 2, size: 1000, lives: 150)
+        daemon.signal(SIGCONT)
+        try daemon.waitForLog("vpn0: removed", occurrences: 150)
+        #expect(daemon.stop() == 0)
+        #expect(try daemon.totals("vpn0").rxBytes == 150 * 3000)
+        #expect(try daemon.totals("vpn0").txBytes == 150 * 2000)
+        #expect(try daemon.store().events().filter { $0.reason != .removed }.isEmpty)
+    }
+
     /// Thousands of interfaces created and deleted in a burst against a
     /// 4 KiB event buffer: the overrun is detected, a re-dump reconciles,
     /// and the interface that persisted is exact.
