@@ -227,7 +227,10 @@ cpu_idle_ratio=$(ratio "${cpu_h[idle,ifmeterd]}" "${cpu_h[idle,vnstatd]}")
 cpu_events_ratio=$(ratio "${cpu_h[events,ifmeterd]}" "${cpu_h[events,vnstatd]}")
 cpu_traffic_ratio=$(ratio "${cpu_h[traffic,ifmeterd]}" "${cpu_h[traffic,vnstatd]}")
 writes_ratio=$(ratio "${writes_h[traffic,ifmeterd]}" "${writes_h[traffic,vnstatd]}")
+writes_idle_ratio=$(ratio "${writes_h[idle,ifmeterd]}" "${writes_h[idle,vnstatd]}")
+writes_events_ratio=$(ratio "${writes_h[events,ifmeterd]}" "${writes_h[events,vnstatd]}")
 events_per_min=$(awk -v l="$lives" -v e="$events_per_life" -v s="$duration" 'BEGIN {printf "%.1f", l * e * 60 / s}')
+wakeups_per_event=$(awk -v a="${wake_min[events,ifmeterd]}" -v b="${wake_min[idle,ifmeterd]}" -v e="$events_per_min" 'BEGIN {if (e > 0) printf "%.2f", (a - b) / e; else print "n/a"}')
 
 cat > BENCHMARKS.md <<REPORT
 # Benchmarks
@@ -297,8 +300,11 @@ writes from \`/proc/PID/io\` (\`write_bytes\`, what reached the disk).
 | interfaces in its database | $ifmeter_interfaces | $vnstat_interfaces | | |
 
 ifmeterd commits when a watched life begins or ends (a crash must not lose
-one silently), so each VPN life costs two commits on top of the one every
-300 s. Both daemons write in steps (ifmeterd a commit every 300 s, vnstatd
+one silently). It reads a burst of link events 20 ms after the first one and
+commits once for the burst; the generator's whole life (create, up, 30
+packets, delete) takes about 4 ms, so each VPN life here is one burst: two
+wakeups and one commit on top of the commit every 300 s. A life longer than
+20 ms is two bursts. Both daemons write in steps (ifmeterd a commit every 300 s, vnstatd
 a save every 5 minutes), so a window of 300 s holds one or two of each: the
 per-hour writes of the idle and traffic windows are coarse. Time from start to READY=1 (store open, first sample committed),
 N = 50: $(ms "$(value "$ready" ready_seconds)") ms (median of 10).
@@ -329,7 +335,9 @@ A simulated year (2026) of commits every 300 s for 10 interfaces through the
 real accounting and store code, default retention: $(awk -v b="$(value "$year" store_bytes)" 'BEGIN {printf "%.2f", b / 1048576}') MiB
 ($(value "$year" store_bytes) bytes) after $(value "$year" commits) commits. Under link churn the store
 stays bounded by the retention: ended lives go with the five-minute buckets,
-reset events with the daily ones (CounterStoreTests.churnStaysWithinRetention).
+reset events with the daily ones (CounterStoreTests.churnStaysWithinRetention),
+and names gone longer than the daily retention are folded into one
+\`retired <class>\` row per class (RetirementTests).
 
 ## Targets (issue 15)
 
@@ -339,11 +347,15 @@ reset events with the daily ones (CounterStoreTests.churnStaysWithinRetention).
 | CPU per hour with link events at most 0.25x vnstatd's | ${cpu_events_ratio}x | $(verdict "$cpu_events_ratio" 0.25) |
 | CPU per hour with traffic (no link events), for reference | ${cpu_traffic_ratio}x | |
 | wakeups per minute idle at most 4.5 | ${wake_min[idle,ifmeterd]} | $(verdict "${wake_min[idle,ifmeterd]}" 4.5) |
-| not one wakeup per link event (wakeups above idle per link event) | $(awk -v a="${wake_min[events,ifmeterd]}" -v b="${wake_min[idle,ifmeterd]}" -v e="$events_per_min" 'BEGIN {if (e > 0) printf "%.2f", (a - b) / e; else print "n/a"}') | not met: events are read when they arrive (a life that begins or ends is committed at once); only a burst shares one wakeup |
+| not one wakeup per link event (wakeups above idle per link event) | ${wakeups_per_event} | $(verdict "$wakeups_per_event" 0.99): a burst of events costs two wakeups (noticed, then read 20 ms later); waiting for the next sample would cost none, but a crash before it would lose lives untold (issue 10) |
 | sample pass at most 1 µs per link at N = 1000 | ${per_link[1000]:-not measured} | $(verdict "${per_link[1000]:-99}" 1) |
 | sample pass at most 1 µs per link at N = 4000 | ${per_link[4000]:-not measured} | $(verdict "${per_link[4000]:-99}" 1) |
 | RSS at most 9.5 MiB (alone) | $(mib "${rss[ifmeterd]}") MiB | $(verdict "${rss[ifmeterd]}" 9728) |
 | PSS at most 7.0 MiB (alone) | $(mib "${pss[ifmeterd]}") MiB | $(verdict "${pss[ifmeterd]}" 7168) |
 | writes per hour at most 0.34x vnstatd's (traffic window) | ${writes_ratio}x | $(verdict "$writes_ratio" 0.34) |
+| writes per hour at most 0.34x vnstatd's (idle window) | ${writes_idle_ratio}x | $(verdict "$writes_idle_ratio" 0.34) |
+| writes per hour at most 0.34x vnstatd's (link events window) | ${writes_events_ratio}x | $(verdict "$writes_events_ratio" 0.34): vnstatd writes nothing for a life it never saw; ifmeterd commits each one |
 REPORT
+# A measured try kept beside the generated figures (bench/embedded).
+if [ -f bench/embedded/RESULT.md ]; then printf '\n' >> BENCHMARKS.md; cat bench/embedded/RESULT.md >> BENCHMARKS.md; fi
 echo "wrote BENCHMARKS.md"
