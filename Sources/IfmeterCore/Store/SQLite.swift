@@ -138,11 +138,12 @@ final class SQLiteDatabase {
 
     /// Runs `body` in one write transaction (BEGIN IMMEDIATE): all of it
     /// commits or none of it does.
+    /// BEGIN and COMMIT are prepared once, like every statement of a commit.
     func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
-        try execute("BEGIN IMMEDIATE")
+        try run("BEGIN IMMEDIATE")
         do {
             let result = try body()
-            try execute("COMMIT")
+            try run("COMMIT")
             return result
         } catch {
             try? execute("ROLLBACK")
