@@ -173,16 +173,16 @@ package struct CounterTracker: Sendable {
         stored: StoredState, links: [LinkSample], at now: Instant, isWatched: WatchPolicy = { _ in true }
     ) -> AccountingOutcome {
         var outcome = AccountingOutcome()
-        let byIndex = Dictionary(links.map { ($0.ifindex, $0) }, uniquingKeysWith: { first, _ in first })
-        let byName = Dictionary(links.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let byIndex = Dictionary(firstOf: links.map { ($0.ifindex, $0) })
+        let byName = Dictionary(firstOf: links.map { ($0.name, $0) })
         // The daemon ran earlier in this boot and namespace: what its last
         // commit saw tells "appeared while stopped" from "was not watched".
         let sameRun = stored.lastBootID == bootID && isOurs(stored.lastNamespace)
         let earlierPresence = sameRun ? stored.presentLinks : nil
         let ourStored = stored.openLives.filter { $0.bootID == bootID && isOurs($0.namespace) }
-        let storedIndexes = Set(ourStored.map(\.life.ifindex))
+        let storedIndexes = Set(ourStored.map { $0.life.ifindex })
         var claimed: Set<Int32> = []
-        presentLinks = Dictionary(links.map { ($0.ifindex, $0.name) }, uniquingKeysWith: { first, _ in first })
+        presentLinks = Dictionary(firstOf: links.map { ($0.ifindex, $0.name) })
 
         for entry in stored.openLives {
             let life = entry.life
@@ -428,7 +428,7 @@ package struct CounterTracker: Sendable {
         var outcome = AccountingOutcome()
         let target = detectResets ? sample.counters : sample.counters.fieldwiseMax(life.counters)
         let steps = zip(life.counters.fields, target.fields).map { CounterStep.between($0, $1, width: settings.width) }
-        var delta = LinkCounters(fields: steps.map(\.delta))
+        var delta = LinkCounters(fields: steps.map { $0.delta })
         let resetFields = steps.indices.filter { if case .reset = steps[$0] { true } else { false } }
         if !resetFields.isEmpty {
             outcome.events.append(ResetEvent(
@@ -470,4 +470,15 @@ extension AccountingOutcome {
 extension LinkCounters {
     /// Whether any byte or packet was counted (errors and drops aside).
     var bytesOrPacketsMoved: Bool { rxBytes | txBytes | rxPackets | txPackets != 0 }
+}
+
+// The counter rules also build in Embedded Swift (bench/embedded): no key
+// paths, and no Dictionary(_:uniquingKeysWith:), whose rethrowing error path
+// is a dynamic cast Embedded Swift cannot compile.
+extension Dictionary {
+    /// The pairs as a dictionary; of equal keys the first wins.
+    init(firstOf pairs: [(Key, Value)]) {
+        self.init(minimumCapacity: pairs.count)
+        for (key, value) in pairs where self[key] == nil { self[key] = value }
+    }
 }
