@@ -330,9 +330,11 @@ import Testing
         [(100.0, 100.02)],
         // Bursts apart: each on its own, however close, until they churn.
         [(100.0, 100.02), (100.3, 100.32), (110.0, 110.02)],
-        // Three reads within a second: the next burst waits for `spacing`
-        // after the last read, so there are at most three reads a second.
-        [(100.0, 100.02), (100.1, 100.12), (100.2, 100.22), (100.3, 101.22), (101.3, 101.32), (101.4, 101.42), (101.5, 102.42)],
+        // Three reads within a second: from the next burst on, each waits
+        // for `spacing` after the last read, one read a second...
+        [(100.0, 100.02), (100.1, 100.12), (100.2, 100.22), (100.3, 101.22), (101.3, 102.22), (102.3, 103.22),
+         // ...until a burst comes `spacing` after the last read.
+         (104.5, 104.52), (104.6, 104.62)],
         // Churn that stops: the next burst is read after `window` again.
         [(100.0, 100.02), (100.1, 100.12), (100.2, 100.22), (105.0, 105.02)],
     ])

@@ -9,8 +9,8 @@
 ///
 /// Under churn (a VPN server's clients coming and going, a flapping modem:
 /// `churnReads` reads within `spacing`) bursts are read together, `spacing`
-/// after the last read: at most `churnReads` reads a second, however fast
-/// links come and go.
+/// after the last read, until a burst comes `spacing` after it: one read a
+/// second, however fast links come and go.
 ///
 /// The price is the crash window: a kill while a burst waits loses what
 /// only those events knew (README 'Limits'). A burst waits `window`; under
@@ -30,6 +30,8 @@ package struct EventGathering: Sendable, Equatable {
     package private(set) var deadline: Double?
     /// The last reads, newest last (at most `churnReads`).
     private var reads: [Double] = []
+    /// Whether the last read was held back for churn.
+    private var churning = false
 
     package init() {}
 
@@ -38,10 +40,10 @@ package struct EventGathering: Sendable, Equatable {
     /// The socket became readable at `now`.
     package mutating func begin(at now: Double) {
         guard deadline == nil else { return }
-        deadline = now + Self.window
-        if reads.count == Self.churnReads, let oldest = reads.first, let last = reads.last, now - oldest < Self.spacing {
-            deadline = max(now + Self.window, last + Self.spacing)
-        }
+        let last = reads.last ?? -.infinity
+        let quickReads = reads.count == Self.churnReads && now - (reads.first ?? -.infinity) < Self.spacing
+        churning = now - last < Self.spacing && (churning || quickReads)
+        deadline = churning ? max(now + Self.window, last + Self.spacing) : now + Self.window
     }
 
     /// The events were read at `now` (at the deadline, or by a sample).

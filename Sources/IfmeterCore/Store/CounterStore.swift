@@ -337,7 +337,7 @@ package final class CounterStore {
                 // The daemon's heartbeat for readers: when it last committed, and how often it means to.
                 try writeMeta([
                     ("boot_id", bootID), ("netns", String(namespace)), ("last_commit", String(now)),
-                    ("sample_interval", String(intervals.sample)), ("commit_interval", String(intervals.commit)), ("timezone", LocalZone.current()),
+                    ("sample_interval", String(intervals.sample)), ("commit_interval", String(intervals.commit)), ("timezone", zone),
                 ])
                 for (name, info) in pending.interfaces { _ = try interfaceID(name, info: info, at: now) }
                 try writeDeltas(pending.deltas, bootID: bootID, at: now)
@@ -358,6 +358,10 @@ package final class CounterStore {
             throw error
         }
     }
+
+    /// The zone the buckets are cut in: glibc reads it once, at the first
+    /// local time, and keeps it for the life of the process; so does this.
+    private lazy var zone = LocalZone.current()
 
     /// The meta rows this connection wrote, so a commit rewrites only the
     /// ones whose value changed (mostly `last_commit`).
