@@ -189,6 +189,22 @@ pids+=("$generator")
 window events
 kill "$generator"; wait "$generator" 2>/dev/null || true
 lives=$(cat "$work/lives")
+
+echo "window 4: churn, ten tunnel lives every 1.5 s, $duration s"
+sleep 20
+(
+  churned=0
+  while true; do
+    inns "$bin/ifmeter-testnet" --name vpnc --subnet 11 --rx-packets 2 --size 500 --lives 10 >/dev/null 2>&1 && churned=$((churned + 10))
+    echo "$churned" > "$work/churn-lives"
+    sleep 1.5
+  done
+) &
+generator=$!
+pids+=("$generator")
+window churn
+kill "$generator"; wait "$generator" 2>/dev/null || true
+churn_lives=$(cat "$work/churn-lives")
 events_per_life=$(timeout 5 nsenter -t "$holder" --net --mount -- sh -c 'ip monitor link & m=$!; sleep 0.3; '"$bin"'/ifmeter-testnet --name vpn1 --subnet 10 --rx-packets 1 >/dev/null 2>&1; sleep 0.3; kill $m' | grep -c '^[0-9]*: vpn1\|^Deleted' || true)
 vnstat_interfaces=$(sqlite3 "$work/vnstat/vnstat.db" "select count(*) from interface" 2>/dev/null || echo "?")
 ifmeter_interfaces=$(sqlite3 "$work/daemon/ifmeter.db" "select count(*) from interface" 2>/dev/null || echo "?")
@@ -230,6 +246,8 @@ writes_ratio=$(ratio "${writes_h[traffic,ifmeterd]}" "${writes_h[traffic,vnstatd
 writes_idle_ratio=$(ratio "${writes_h[idle,ifmeterd]}" "${writes_h[idle,vnstatd]}")
 writes_events_ratio=$(ratio "${writes_h[events,ifmeterd]}" "${writes_h[events,vnstatd]}")
 events_per_min=$(awk -v l="$lives" -v e="$events_per_life" -v s="$duration" 'BEGIN {printf "%.1f", l * e * 60 / s}')
+churn_events_per_min=$(awk -v l="$churn_lives" -v e="$events_per_life" -v s="$duration" 'BEGIN {printf "%.0f", l * e * 60 / s}')
+cpu_churn_ratio=$(ratio "${cpu_h[churn,ifmeterd]}" "${cpu_h[churn,vnstatd]}")
 wakeups_per_event=$(awk -v a="${wake_min[events,ifmeterd]}" -v b="${wake_min[idle,ifmeterd]}" -v e="$events_per_min" 'BEGIN {if (e > 0) printf "%.2f", (a - b) / e; else print "n/a"}')
 
 cat > BENCHMARKS.md <<REPORT
@@ -263,7 +281,7 @@ dump, about a kilobyte per link of which eight counters are used.
 ifmeterd, vnstatd and the floor daemon (\`bench/floor.c loop 15\`: one
 RTM_GETSTATS dump per 15 s in a poll() loop, timers aligned, with slack) ran
 at once on the same 50 tun interfaces, each from its own copy of its binary.
-Three windows of $duration s each:
+Four windows of $duration s each:
 
 - **idle**: nothing happens on any link;
 - **traffic**: five of the tuns carry 10 packets of 1000 bytes a second each
@@ -272,6 +290,8 @@ Three windows of $duration s each:
 - **link events**: a VPN-like tun comes up, carries 30 packets and is deleted
   every 10 s (\`ifmeter-testnet\`): $lives lives in the window, $events_per_life link
   events each (counted with \`ip monitor link\`), about $events_per_min events a minute.
+- **churn**: ten such lives (2 packets each) back to back every 1.5 s:
+  $churn_lives lives in the window, about $churn_events_per_min link events a minute.
 
 CPU from a cpuacct cgroup per daemon (nanoseconds, every thread it ever ran),
 wakeups as the voluntary context switches of its threads (each time one went
@@ -285,9 +305,11 @@ writes from \`/proc/PID/io\` (\`write_bytes\`, what reached the disk).
 | CPU seconds per hour, idle $(side cpu_h idle)
 | CPU seconds per hour, traffic $(side cpu_h traffic)
 | CPU seconds per hour, link events $(side cpu_h events)
+| CPU seconds per hour, churn $(side cpu_h churn)
 | wakeups per minute, idle $(side wake_min idle)
 | wakeups per minute, traffic $(side wake_min traffic)
 | wakeups per minute, link events $(side wake_min events)
+| wakeups per minute, churn $(side wake_min churn)
 | context switches per minute with preemptions, idle $(side switch_min idle)
 | context switches per minute with preemptions, link events $(side switch_min events)
 | threads or processes created, idle window $(side tasks idle)
@@ -295,6 +317,7 @@ writes from \`/proc/PID/io\` (\`write_bytes\`, what reached the disk).
 | bytes written per hour, idle $(side writes_h idle)
 | bytes written per hour, traffic $(side writes_h traffic)
 | bytes written per hour, link events $(side writes_h events)
+| bytes written per hour, churn $(side writes_h churn)
 | bytes written per VPN life (link events window / lives) | $per_teardown | $vn_per_teardown | 0 | $(ratio "$per_teardown" "$vn_per_teardown") |
 | RSS (KiB) at the end of the link events window $(side rss_end events)
 | interfaces in its database | $ifmeter_interfaces | $vnstat_interfaces | | |
@@ -345,6 +368,7 @@ and names gone longer than the daily retention are folded into one
 |---|---|---|
 | CPU per hour idle at most 0.10x vnstatd's | ${cpu_idle_ratio}x | $(verdict "$cpu_idle_ratio" 0.10) |
 | CPU per hour with link events at most 0.25x vnstatd's | ${cpu_events_ratio}x | $(verdict "$cpu_events_ratio" 0.25) |
+| CPU per hour under link churn at most 0.25x vnstatd's | ${cpu_churn_ratio}x | $(verdict "$cpu_churn_ratio" 0.25) |
 | CPU per hour with traffic (no link events), for reference | ${cpu_traffic_ratio}x | |
 | wakeups per minute idle at most 4.5 | ${wake_min[idle,ifmeterd]} | $(verdict "${wake_min[idle,ifmeterd]}" 4.5) |
 | not one wakeup per link event (wakeups above idle per link event) | ${wakeups_per_event} | $(verdict "$wakeups_per_event" 0.99): a burst of events costs two wakeups (noticed, then read 20 ms later); waiting for the next sample would cost none, but a crash before it would lose lives untold (issue 10) |
