@@ -39,7 +39,7 @@ DEB_DIR ?= $(CURDIR)/.build/deb
 DEB_ARCH = $$(dpkg --print-architecture)
 DEB_FILE = $(DEB_DIR)/ifmeter_$(VERSION)-$(DEB_REVISION)_$(DEB_ARCH).deb
 
-.PHONY: all deps test-deps bench-deps install-packages build release deb test soak fuzz asan bench run install uninstall clean
+.PHONY: all deps test-deps bench-deps install-packages build release deb test soak fuzz asan bench memory run install uninstall clean
 
 all: build
 
@@ -81,6 +81,12 @@ bench-deps:
 # Not part of `make test`: about 20 minutes, root. Writes BENCHMARKS.md.
 bench: bench-deps release
 	bench/run.sh
+
+# ifmeterd's memory alone, measured as make bench does, without the rest of
+# it (root, about two minutes; MEMORY_ROUNDS, MEMORY_WAIT, MEMORY_DETAIL).
+memory: release
+	@$(MAKE) --no-print-directory install-packages PACKAGES="iproute2 util-linux"
+	bench/memory.sh
 
 build: deps
 	$(SWIFT) build
