@@ -9,7 +9,15 @@ import PackageDescription
 // relative relocations (glibc 2.36's DT_RELR) took ifmeterd alone from
 // 11.0 to 10.3 MiB RSS and 7.2 to 6.5 MiB PSS (medians of three runs), for
 // about 9 % more CPU in a sample pass (0.68 to 0.74 µs per link at N = 1000).
-let sizeSettings: [SwiftSetting] = [.unsafeFlags(["-Osize"], .when(configuration: .release))]
+let sizeSettings: [SwiftSetting] = [
+    .unsafeFlags(["-Osize"], .when(configuration: .release)),
+    // Imported implicitly, each brings a module the daemon does not use:
+    // one call into _StringProcessing linked it and _RegexParser, 1 MB of code.
+    .unsafeFlags([
+        "-Xfrontend", "-disable-implicit-string-processing-module-import",
+        "-Xfrontend", "-disable-implicit-concurrency-module-import",
+    ]),
+]
 let sizeLinking: [LinkerSetting] = [
     .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(configuration: .release)),
 ]
