@@ -18,8 +18,20 @@ let sizeSettings: [SwiftSetting] = [
         "-Xfrontend", "-disable-implicit-concurrency-module-import",
     ]),
 ]
+// link/: a linker script that makes -lstdc++ GCC's static libstdc++.
+let linkDirectory = Context.packageDirectory + "/link"
 let sizeLinking: [LinkerSetting] = [
-    .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(configuration: .release)),
+    .unsafeFlags([
+        "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+        // Segments at file offsets congruent to their addresses modulo 64 KiB:
+        // a fault then maps one 64 KiB page-cache folio, not parts of two.
+        "-Xlinker", "-z", "-Xlinker", "max-page-size=65536",
+        // Nothing loads code into the binary that would need its symbols.
+        "-Xlinker", "--no-export-dynamic",
+        // GCC's unwinder linked in (the runtime's crash backtrace is its only
+        // user): libgcc_s.so.1 is then not loaded at all.
+        "-L", linkDirectory, "-l:libgcc_eh.a",
+    ], .when(configuration: .release)),
 ]
 
 let package = Package(
