@@ -39,7 +39,7 @@ DEB_DIR ?= $(CURDIR)/.build/deb
 DEB_ARCH = $$(dpkg --print-architecture)
 DEB_FILE = $(DEB_DIR)/ifmeter_$(VERSION)-$(DEB_REVISION)_$(DEB_ARCH).deb
 
-.PHONY: all deps test-deps bench-deps install-packages build release deb test soak fuzz asan bench run install uninstall clean
+.PHONY: all deps test-deps bench-deps install-packages build release deb test soak fuzz asan bench memory link-order run install uninstall clean
 
 all: build
 
@@ -81,6 +81,19 @@ bench-deps:
 # Not part of `make test`: about 20 minutes, root. Writes BENCHMARKS.md.
 bench: bench-deps release
 	bench/run.sh
+
+# ifmeterd's memory alone, measured as make bench does, without the rest of
+# it (root, about two minutes; MEMORY_ROUNDS, MEMORY_WAIT, MEMORY_DETAIL).
+memory: release
+	@$(MAKE) --no-print-directory install-packages PACKAGES="iproute2 util-linux"
+	bench/memory.sh
+
+# Rewrites link/ifmeterd.order from a profile of the release daemon (root,
+# valgrind, about a minute), then links the daemon in that order.
+link-order: release
+	@$(MAKE) --no-print-directory install-packages PACKAGES="valgrind iproute2 util-linux"
+	bench/link-order.sh
+	@$(MAKE) --no-print-directory release
 
 build: deps
 	$(SWIFT) build
@@ -129,7 +142,10 @@ asan: test-deps
 	  rm -rf $$state
 
 # Static Swift standard library: the binaries run without the toolchain.
+# SwiftPM does not see link/ (Package.swift's link order and scripts): a
+# change there relinks by removing the binaries.
 release: deps
+	@for file in link/*; do [ "$$file" -nt "$(RELEASE_BIN)/ifmeterd" ] && rm -f "$(RELEASE_BIN)/ifmeterd" "$(RELEASE_BIN)/ifmeter" && break; done; true
 	$(SWIFT) build -c release --static-swift-stdlib
 
 # Where `make release` leaves the binaries (SwiftPM's own link): install

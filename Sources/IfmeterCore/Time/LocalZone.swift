@@ -11,9 +11,14 @@ package enum LocalZone {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/etc/localtime", &buffer, buffer.count - 1)
         guard count > 0 else { return "UTC" }
-        let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        if let range = target.firstRange(of: "zoneinfo/") { return String(target[range.upperBound...]) }
-        return ":" + target
+        // A byte search: String.firstRange(of:) would link _StringProcessing,
+        // which Package.swift keeps out of the binaries.
+        let target = buffer[0..<count].map { UInt8(bitPattern: $0) }
+        let marker = Array("zoneinfo/".utf8)
+        if let at = target.indices.first(where: { target[$0...].starts(with: marker) }) {
+            return String(decoding: target[(at + marker.count)...], as: UTF8.self)
+        }
+        return ":" + String(decoding: target, as: UTF8.self)
     }
 
     /// Makes `name` this process's local time zone.
