@@ -190,14 +190,14 @@ window events
 kill "$generator"; wait "$generator" 2>/dev/null || true
 lives=$(cat "$work/lives")
 
-echo "window 4: churn, ten tunnel lives every 1.5 s, $duration s"
+echo "window 4: churn, a tunnel life under a new name every ~0.15 s, $duration s"
 sleep 20
 (
   churned=0
   while true; do
-    inns "$bin/ifmeter-testnet" --name vpnc --subnet 11 --rx-packets 2 --size 500 --lives 10 >/dev/null 2>&1 && churned=$((churned + 10))
+    inns "$bin/ifmeter-testnet" --name "c$churned" --subnet 11 --rx-packets 2 --size 500 >/dev/null 2>&1 && churned=$((churned + 1))
     echo "$churned" > "$work/churn-lives"
-    sleep 1.5
+    sleep 0.12
   done
 ) &
 generator=$!
@@ -290,7 +290,8 @@ Four windows of $duration s each:
 - **link events**: a VPN-like tun comes up, carries 30 packets and is deleted
   every 10 s (\`ifmeter-testnet\`): $lives lives in the window, $events_per_life link
   events each (counted with \`ip monitor link\`), about $events_per_min events a minute.
-- **churn**: ten such lives (2 packets each) back to back every 1.5 s:
+- **churn**: such a life (2 packets) under a name never seen before every
+  ~0.15 s, as containers or a VPN server naming each client's link leave:
   $churn_lives lives in the window, about $churn_events_per_min link events a minute.
 
 CPU from a cpuacct cgroup per daemon (nanoseconds, every thread it ever ran),
