@@ -326,6 +326,35 @@ private func classTotals(_ store: CounterStore, bootID: String, at now: Int64) t
         #expect(try store.interface(named: "retired tunnel")?.totals.rxBytes == 10)
     }
 
+    /// A life renamed while the daemon runs keeps the row of the name it
+    /// began with; the new name is counted without an open life of its
+    /// own. Counted for longer than the retention, it is not retired.
+    @Test func aNameCountedUnderARenamedLifeIsNeverRetired() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try CounterStore(directory: directory.path)
+        var simulation = Simulation(store, retention: Self.monthly)
+        var pending = PendingWrites()
+        pending.interfaces["tun-old"] = InterfaceInfo(interfaceClass: .tunnel, signal: "test", kind: "tun")
+        let begun = Instant(wall: Self.start, sinceBoot: 10)
+        pending.record(simulation.tracker.observe(event: LinkEvent(kind: .new, link: LinkSample(ifindex: 30, name: "tun-old", kind: "tun")), at: begun), at: begun)
+        try simulation.commit(pending, at: Self.start + 10)
+        // Renamed at once (udev), then counting under vpn0 for 40 days.
+        var link = LinkSample(ifindex: 30, name: "vpn0", kind: "tun")
+        var now = Self.start + 10
+        var sent: UInt64 = 0
+        while now < Self.start + 40 * 86_400 {
+            now += 6 * 3600
+            sent += 1000
+            link.counters = LinkCounters(rxBytes: sent, txBytes: sent)
+            let sample = Instant(wall: now, sinceBoot: Double(now - Self.start))
+            pending = PendingWrites()
+            pending.record(simulation.tracker.observe(dump: [link], at: sample, eventsWereLost: false), at: sample)
+            try simulation.commit(pending, at: now)
+        }
+        #expect(try store.interface(named: "vpn0")?.totals.rxBytes == sent)
+        #expect(try store.interface(named: "retired tunnel") == nil)
+    }
+
     /// A store edited by hand: an aggregate near the writer's 2^62 limit,
     /// or a row of the aggregate's name in another class. The names stay
     /// where they are, the commit succeeds, nothing moves between classes.

@@ -436,11 +436,15 @@ package final class CounterStore {
                   rx_packets = rx_packets + excluded.rx_packets, tx_packets = tx_packets + excluded.tx_packets
                 """, [.text(bootID), .integer(try interfaceID(name, info: nil, at: now))]
                 + [counters.rxBytes, counters.txBytes, counters.rxPackets, counters.txPackets].map(Self.value))
+            // last_seen too: a name counted under a life begun with another
+            // name (a rename) has no open life of its own, and retirement
+            // must see that it is still counted.
             try database.run("""
                 UPDATE interface SET rx_bytes = rx_bytes + ?, tx_bytes = tx_bytes + ?, rx_packets = rx_packets + ?, tx_packets = tx_packets + ?,
-                  rx_errors = rx_errors + ?, tx_errors = tx_errors + ?, rx_dropped = rx_dropped + ?, tx_dropped = tx_dropped + ?
+                  rx_errors = rx_errors + ?, tx_errors = tx_errors + ?, rx_dropped = rx_dropped + ?, tx_dropped = tx_dropped + ?,
+                  last_seen = max(last_seen, ?)
                 WHERE id = ?
-                """, counters.fields.map(Self.value) + [.integer(try interfaceID(name, info: nil, at: now))])
+                """, counters.fields.map(Self.value) + [.integer(now), .integer(try interfaceID(name, info: nil, at: now))])
         }
     }
 

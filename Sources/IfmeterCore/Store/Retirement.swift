@@ -71,8 +71,10 @@ extension CounterStore {
               WHERE typeof(last_seen) = 'integer' AND last_seen BETWEEN 0 AND ? AND typeof(first_seen) = 'integer' AND first_seen BETWEEN 0 AND last_seen
                 AND class IN (\(classes)) AND instr(name, ' ') = 0
                 AND id NOT IN (SELECT interface_id FROM life WHERE ended IS NULL)
+                AND name NOT IN (SELECT name FROM life WHERE ended IS NULL)
                 AND id NOT IN (SELECT interface_id FROM event)
-            """, [.integer(cutoff - 1)])
+                AND id NOT IN (SELECT interface_id FROM bucket WHERE granularity = '5min' AND start >= ?)
+            """, [.integer(cutoff - 1), .integer(cutoff)])
         guard try database.query("SELECT count(*) FROM temp.retiring", row: { $0.integer(0) }).first ?? 0 > 0 else { return 0 }
 
         // Column lists: the eight counters of `interface`, the four of
