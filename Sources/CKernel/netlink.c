@@ -304,6 +304,22 @@ static int on_event_message(struct nl_msg *message, void *arg) {
     return NL_OK;
 }
 
+/* SO_RCVBUF is capped at net.core.rmem_max (208 KiB on a stock Debian);
+ * SO_RCVBUFFORCE is not, but needs CAP_NET_ADMIN: tried first. */
+static int set_receive_buffer(int fd, int bytes) {
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes) == 0) return 0;
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes) == 0) return 0;
+    return -nl_syserr2nlerr(errno);
+}
+
+int ifm_events_receive_buffer(const ifm_events *handle) {
+    int bytes = 0;
+    socklen_t length = sizeof bytes;
+    if (getsockopt(nl_socket_get_fd(handle->sock), SOL_SOCKET, SO_RCVBUF, &bytes, &length) < 0) return -1;
+    /* The kernel doubles a request to cover its own bookkeeping. */
+    return bytes / 2;
+}
+
 ifm_events *ifm_events_open(int receive_buffer_bytes, int *error) {
     ifm_events *handle = calloc(1, sizeof *handle);
     if (!handle) { *error = NLE_NOMEM; return NULL; }
@@ -315,7 +331,7 @@ ifm_events *ifm_events_open(int receive_buffer_bytes, int *error) {
     int err = nl_socket_add_membership(handle->sock, RTNLGRP_LINK);
     if (err >= 0) err = nl_socket_set_nonblocking(handle->sock);
     if (err >= 0 && receive_buffer_bytes > 0)
-        err = nl_socket_set_buffer_size(handle->sock, receive_buffer_bytes, 0);
+        err = set_receive_buffer(nl_socket_get_fd(handle->sock), receive_buffer_bytes);
     if (err < 0) {
         nl_socket_free(handle->sock);
         free(handle);

@@ -350,4 +350,21 @@ import Testing
             #expect(!gathering.isGathering)
         }
     }
+
+    /// Events wait only while the receive buffer has room: after a read
+    /// that took more than a quarter of what it holds, churn or not, the
+    /// next burst is read after `window`.
+    @Test func aReadThatFilledAQuarterOfTheBufferEndsTheHoldingBack() {
+        var gathering = EventGathering(capacity: EventGathering.capacity(ofReceiveBuffer: 212_992))
+        #expect(EventGathering.capacity(ofReceiveBuffer: 212_992) == 52)
+        for (time, events) in [(100.0, 2), (100.1, 2), (100.2, 2)] {
+            gathering.begin(at: time)
+            gathering.end(at: time + 0.02, events: events)
+        }
+        gathering.begin(at: 100.3)
+        #expect(gathering.deadline == 100.22 + EventGathering.spacing)
+        gathering.end(at: 101.22, events: 40)
+        gathering.begin(at: 101.3)
+        #expect(abs((gathering.deadline ?? 0) - 101.32) < 1e-9)
+    }
 }

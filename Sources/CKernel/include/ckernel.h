@@ -91,6 +91,11 @@ ifm_events *ifm_events_open(int receive_buffer_bytes, int *error);
 void ifm_events_close(ifm_events *handle);
 int ifm_events_fd(const ifm_events *handle);
 
+/* The receive buffer the kernel granted, in the bytes a request is given
+ * in (less than asked without CAP_NET_ADMIN: net.core.rmem_max caps it);
+ * -1 if it cannot be read. */
+int ifm_events_receive_buffer(const ifm_events *handle);
+
 /* Appends pending events to list without blocking, at most a few thousand
  * per call (call again while the descriptor is readable). Sets *overrun when
  * the kernel dropped messages because the receive buffer was full (ENOBUFS):

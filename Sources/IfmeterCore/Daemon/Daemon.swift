@@ -94,6 +94,7 @@ package final class Daemon {
             throw DaemonStartError(message: "netlink: \(error)", exitCode: .unavailable)
         }
         namespace = NamespaceIdentity.cookie(ofSocket: events.fileDescriptor)
+        gathering = EventGathering(capacity: EventGathering.capacity(ofReceiveBuffer: events.receiveBufferBytes ?? configuration.eventBufferBytes))
         meter = Meter(bootID: bootID, namespace: namespace, width: linkSource.counterWidth, policy: Meter.Policy(configuration))
         metrics = try Self.metricsFile(configuration.metricsFile)
     }
@@ -142,6 +143,9 @@ package final class Daemon {
         }
         lastSampleWall = Double(now.wall)
         publishMetrics()
+        if let granted = events.receiveBufferBytes, granted < configuration.eventBufferBytes {
+            Log.notice("EventBufferBytes=\(configuration.eventBufferBytes): the kernel granted \(granted) bytes (net.core.rmem_max caps a process without CAP_NET_ADMIN); link events are read sooner to fit")
+        }
         let names = meter.lives.values.map(\.name).sorted().joined(separator: " ")
         let source = linkSource.counterWidth == .bits32 ? "getifaddrs (32-bit counters, wraps judged)" : "netlink (64-bit counters)"
         Log.notice("ifmeterd: store \(store.path), boot \(bootID), counters from \(source), \(meter.lives.count) watched interfaces (\(names)); \(Estimate.basis)")
@@ -267,17 +271,20 @@ package final class Daemon {
         }
     }
 
-    /// Reads every pending link event into the meter; returns whether some
-    /// were lost (an overrun, or a read that failed).
+    /// Reads every pending link event into the meter, which ends a
+    /// gathering; returns whether some were lost (an overrun, or a read
+    /// that failed).
     private func readEvents() -> Bool {
         let batch: (events: [LinkEvent], overrun: Bool)
         do {
             batch = try events.read()
         } catch {
+            endGathering(events: .max)
             Log.error("reading link events: \(error); re-dumping")
             linkSource.note(events: [], overrun: true)
             return true
         }
+        endGathering(events: batch.overrun ? .max : batch.events.count)
         linkSource.note(events: batch.events, overrun: batch.overrun)
         finish(meter.apply(events: batch.events.map(sourceWidth), at: clock.now()))
         if batch.overrun { Log.warning("link events were lost (event socket overrun); re-dumping to reconcile") }
@@ -298,7 +305,6 @@ package final class Daemon {
     /// began or ended is committed then: until then only memory knows it,
     /// and a crash would lose it without a trace.
     private func handleLinkEvents() {
-        endGathering()
         if readEvents() {
             samplePass(eventsWereLost: true)
         } else if meter.hasUncommittedLifeChanges {
@@ -306,16 +312,15 @@ package final class Daemon {
         }
     }
 
-    /// Events are read now, by a sample or at the end of a gathering.
-    private func endGathering() {
+    /// `events` were read, by a sample or at the end of a gathering.
+    private func endGathering(events count: Int) {
         guard gathering.isGathering else { return }
-        gathering.end(at: SystemClock.monotonic())
+        gathering.end(at: SystemClock.monotonic(), events: count)
         TimerSlack.set(seconds: sampleSlack)
     }
 
     /// One sample: queued events first, then a fresh dump of every link.
     private func samplePass(eventsWereLost: Bool) {
-        endGathering()
         let started = SystemClock.monotonic()
         let lost = readEvents() || eventsWereLost
         let now = clock.now()

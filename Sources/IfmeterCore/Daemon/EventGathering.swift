@@ -14,7 +14,9 @@
 ///
 /// The price is the crash window: a kill while a burst waits loses what
 /// only those events knew (README 'Limits'). A burst waits `window`; under
-/// churn, at most `spacing`.
+/// churn, at most `spacing`. And the socket's buffer must hold what waits:
+/// a read that took more than a quarter of what it holds (`capacity`) ends
+/// the holding back, so a storm is read every `window` instead.
 package struct EventGathering: Sendable, Equatable {
     /// Long enough for one burst (a whole tunnel life made by a program takes
     /// about 4 ms), short next to the time a person or a script needs to
@@ -32,8 +34,18 @@ package struct EventGathering: Sendable, Equatable {
     private var reads: [Double] = []
     /// Whether the last read was held back for churn.
     private var churning = false
+    /// How many events the socket's receive buffer holds, at worst.
+    private let capacity: Int
+    private var lastReadEvents = 0
 
-    package init() {}
+    /// `capacity`: how many events the receive buffer holds, at worst.
+    package init(capacity: Int = .max) {
+        self.capacity = capacity
+    }
+
+    /// The events a receive buffer of `bytes` holds at worst: the kernel
+    /// charges each message's whole allocation, up to 4 KiB for a link's.
+    package static func capacity(ofReceiveBuffer bytes: Int) -> Int { max(bytes / 4096, 1) }
 
     package var isGathering: Bool { deadline != nil }
 
@@ -42,13 +54,15 @@ package struct EventGathering: Sendable, Equatable {
         guard deadline == nil else { return }
         let last = reads.last ?? -.infinity
         let quickReads = reads.count == Self.churnReads && now - (reads.first ?? -.infinity) < Self.spacing
-        churning = now - last < Self.spacing && (churning || quickReads)
+        let roomToWait = lastReadEvents <= capacity / 4
+        churning = now - last < Self.spacing && (churning || quickReads) && roomToWait
         deadline = churning ? max(now + Self.window, last + Self.spacing) : now + Self.window
     }
 
-    /// The events were read at `now` (at the deadline, or by a sample).
-    package mutating func end(at now: Double) {
+    /// `events` were read at `now` (at the deadline, or by a sample).
+    package mutating func end(at now: Double, events: Int = 0) {
         deadline = nil
+        lastReadEvents = events
         reads.append(now)
         if reads.count > Self.churnReads { reads.removeFirst() }
     }

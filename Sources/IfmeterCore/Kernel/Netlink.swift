@@ -142,6 +142,12 @@ package final class LinkEventSocket {
     /// The descriptor to watch for readability.
     package var fileDescriptor: Int32 { ifm_events_fd(handle) }
 
+    /// The receive buffer the kernel granted (bytes, as requested), if known.
+    package var receiveBufferBytes: Int? {
+        let bytes = ifm_events_receive_buffer(handle)
+        return bytes < 0 ? nil : Int(bytes)
+    }
+
     /// Subscribes with a kernel receive buffer of `receiveBufferBytes`
     /// (0 keeps the system default; a small one makes overruns likely).
     package init(receiveBufferBytes: Int = 4 << 20) throws {
