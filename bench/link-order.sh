@@ -23,9 +23,9 @@ for binary in ifmeterd ifmeter-testnet; do
 done
 [ "$(id -u)" -eq 0 ] || { echo "link-order: needs root (a network namespace with tun devices)" >&2; exit 77; }
 work=$(mktemp -d /var/tmp/ifmeter-order.XXXXXX)
-holder=""
+. "$root/bench/namespace.sh"
 cleanup() {
-  [ -z "$holder" ] || kill "$holder" 2>/dev/null || true
+  for pid in "${holders[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   rm -rf "$work"
 }
@@ -35,13 +35,7 @@ trap cleanup EXIT
 # without it (same code, same symbols).
 objcopy --strip-debug "$bin/ifmeterd" "$work/ifmeterd"
 
-unshare --net --mount --propagation private sh -c 'mount -t sysfs sysfs /sys && exec sleep infinity' &
-holder=$!
-for _ in $(seq 100); do [ "$(cat "/proc/$holder/comm" 2>/dev/null)" = sleep ] && break; sleep 0.02; done
-inns() { nsenter -t "$holder" --net --mount -- "$@"; }
-inns ip link set lo up
-for i in $(seq 0 49); do echo "tuntap add dev tun$i mode tun"; done > "$work/batch"
-inns ip -batch "$work/batch"
+new_namespace 50
 
 profile() {  # name seconds daemon-arguments...; the daemon under callgrind
   local name=$1 seconds=$2 daemon

@@ -21,26 +21,17 @@ for binary in "$@"; do
 done
 [ "$(id -u)" -eq 0 ] || { echo "memory: needs root (a network namespace with 50 tun devices)" >&2; exit 77; }
 work=$(mktemp -d /var/tmp/ifmeter-memory.XXXXXX)
-holder=""
 daemon=""
+. "$root/bench/namespace.sh"
 cleanup() {
   [ -z "$daemon" ] || kill "$daemon" 2>/dev/null || true
-  [ -z "$holder" ] || kill "$holder" 2>/dev/null || true
+  for pid in "${holders[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-# The namespace as bench/run.sh makes it: held by a process, its own sysfs.
-unshare --net --mount --propagation private sh -c 'mount -t sysfs sysfs /sys && exec sleep infinity' &
-holder=$!
-for _ in $(seq 100); do [ "$(cat "/proc/$holder/comm" 2>/dev/null)" = sleep ] && break; sleep 0.02; done
-inns() { nsenter -t "$holder" --net --mount -- "$@"; }
-inns ip link set lo up
-for i in $(seq 0 49); do echo "tuntap add dev tun$i mode tun"; done > "$work/batch"
-inns ip -batch "$work/batch"
-
-middle() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
+new_namespace 50
 declare -A runs
 for round in $(seq "$rounds"); do
   for index in $(seq 0 $(($# - 1))); do

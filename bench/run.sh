@@ -16,8 +16,8 @@ memory_wait=${BENCH_MEMORY_WAIT:-35}
 bin=$root/.build/release   # `make release`: static Swift runtime, as shipped
 work=$(mktemp -d /var/tmp/ifmeter-bench.XXXXXX)   # on disk: write_bytes counts real I/O
 cpuacct=/sys/fs/cgroup/cpuacct
-holders=()
 pids=()
+. "$root/bench/namespace.sh"
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${holders[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -41,24 +41,6 @@ swiftc -O -static-stdlib "$work/idle.swift" -o "$work/swift-idle" 2>/dev/null
 value() { tr ' ' '\n' <<<"$1" | awk -F= -v k="$2" '$1 == k {print $2}'; }
 ms() { awk -v s="$1" 'BEGIN {printf "%.3f", s * 1000}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}'; }
-middle() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
-
-# A namespace held by a process rather than named in /run/netns (a name can
-# be deleted under a long run by anyone's `ip -all netns del`), with its own
-# sysfs so /sys/class/net shows its links, as `ip netns exec` does.
-holder=""
-new_namespace() {  # count
-  unshare --net --mount --propagation private sh -c 'mount -t sysfs sysfs /sys && exec sleep infinity' &
-  holder=$!
-  holders+=("$holder")
-  for _ in $(seq 100); do [ "$(cat "/proc/$holder/comm" 2>/dev/null)" = sleep ] && break; sleep 0.02; done
-  inns ip link set lo up
-  for i in $(seq 0 $(($1 - 1))); do echo "tuntap add dev tun$i mode tun"; done > "$work/batch"
-  inns ip -batch "$work/batch"
-}
-inns() { nsenter -t "$holder" --net --mount -- "$@"; }
-# In the background; $! is then the command's own pid (the subshell execs it).
-inns_bg() { ( exec nsenter -t "$holder" --net --mount -- "$@" ) & }
 
 echo "per-sample costs, median of $iterations runs each"
 rows=""
