@@ -40,8 +40,8 @@ extension InterfaceSelection {
         }, key: \.name, combine: { a, b in
             var merged = a
             merged.interfaceClass = Self.mergedClass(a.interfaceClass, b.interfaceClass)
-            merged.presence = a.presence == .up || b.presence == .up ? .up : a.presence == .down || b.presence == .down ? .down
-                : a.presence == .unknown || b.presence == .unknown ? .unknown : a.presence == .retired && b.presence == .retired ? .retired : .gone
+            // The liveliest of the two: a merge is retired only if both are.
+            merged.presence = LinkPresence.liveliestFirst.first { $0 == a.presence || $0 == b.presence } ?? a.presence
             merged.liveDelta += b.liveDelta
             merged.today += b.today
             merged.cycle += b.cycle

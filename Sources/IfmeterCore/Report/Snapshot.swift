@@ -7,6 +7,9 @@ package enum LinkPresence: String, Sendable {
     /// Not a link: the totals of a class's retired interfaces (names gone
     /// for longer than the daily retention), `retired tunnel`.
     case retired
+
+    /// What a merge of interfaces shows: the first state any of them has.
+    static let liveliestFirst: [LinkPresence] = [.up, .down, .unknown, .gone, .retired]
 }
 
 /// One interface as `status` shows it: stored totals plus the live kernel
