@@ -103,6 +103,13 @@ package struct EndedLife: Sendable, Hashable {
     package var end: LifeEnd
     package var bootID: String
     package var namespace: NamespaceCookie
+
+    package init(life: TrackedLife, end: LifeEnd, bootID: String, namespace: NamespaceCookie) {
+        self.life = life
+        self.end = end
+        self.bootID = bootID
+        self.namespace = namespace
+    }
 }
 
 /// The result of one accounting step: what to add, what to log, which lives

@@ -56,6 +56,9 @@ struct Context {
         // process was given; --utc changes how times are shown, not them.
         if let zone = try? store.meta("timezone") { LocalZone.adopt(zone) }
         TimeText.showsUTC = globals.utc
+        // Tunnel lives that began or ended since the daemon's last store
+        // commit wait in its journal: what they counted is shown too.
+        do { try store.includeJournal(at: configuration.resolvedJournalFile(stateDirectory: stateDirectory)) } catch { throw .store(error) }
         return store
     }
 
@@ -148,6 +151,17 @@ enum Commands {
         let store: CounterStore
         do { store = try CounterStore(directory: directory) } catch { throw .store(error) }
         defer { store.close() }
+        // A daemon that stopped without committing left life changes in its
+        // journal: they go into the store first, or its next start would
+        // bring the forgotten rows back.
+        let configuration = context.configuration
+        do {
+            if let journaled = try? CommitJournal.read(configuration.resolvedJournalFile(stateDirectory: directory)) {
+                _ = try store.apply(journaled, retention: configuration.retention, intervals: (configuration.sampleInterval, configuration.commitInterval))
+            }
+        } catch {
+            throw .store(error)
+        }
         let known = try storedNames(store)
         guard known.contains(name) else {
             try checkSelection(InterfaceSelection(groups: [[name]]), known: known, .forget)

@@ -158,13 +158,18 @@ struct IdentityTests {
         try daemon.namespace.exec(["ip", "link", "del", "tun0"])
         try daemon.waitForLog("tun0: removed")
         #expect(daemon.stop(with: SIGKILL) == SIGKILL)
-        // The end was committed when it was read, not at the next sample.
+        // The end was made durable when it was read, not at the next
+        // sample: in the journal, which readers apply...
         #expect(try daemon.totals("tun0").rxBytes == 300_000)
         #expect(try daemon.totals("tun0").txBytes == 200_000)
+        #expect(try daemon.storeFile().interfaces().first { $0.name == "tun0" } == nil)
 
         // The same, killed before the deletion could be read: the begin was
         // committed, so the restart knows the life and says what is missing.
         try daemon.start(interval: 60, commitInterval: 3600)
+        // ... and the next start writes into the store itself.
+        try daemon.waitForLog("journaled commit")
+        #expect(try daemon.storeFile().interfaces().first { $0.name == "tun0" }?.totals.rxBytes == 300_000)
         try daemon.namespace.tunTraffic(name: "tun1", subnet: 1, rxPackets: 50, size: 1000, persist: true)
         try daemon.waitForLog("tun1: counting")
         daemon.signal(SIGSTOP)

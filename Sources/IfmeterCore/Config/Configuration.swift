@@ -74,6 +74,10 @@ package struct Configuration: Sendable {
     package var counterSource: CounterSource = .netlink
     /// Kernel receive buffer of the link-event socket.
     package var eventBufferBytes = 4 << 20
+    /// Where life changes wait for the next store commit (`CommitJournal`);
+    /// nil: `ifmeterd.journal` in the state directory. The package puts it
+    /// in the runtime directory (tmpfs): no disk writes per tunnel life.
+    package var journalFile: String?
     /// The Prometheus text file written after every sample; nil: none.
     package var metricsFile: String?
     /// Seconds a gone interface's series stay in the metrics file, so a
@@ -107,6 +111,13 @@ package struct Configuration: Sendable {
         }
         return Self.defaultStateDirectory
     }
+
+    /// The journal in force for a store in `stateDirectory`.
+    package func resolvedJournalFile(stateDirectory: String) -> String {
+        journalFile ?? stateDirectory + "/" + Self.defaultJournalName
+    }
+
+    package static let defaultJournalName = "ifmeterd.journal"
 
     package var classifier: Classifier { Classifier(sysfsRoot: sysfsRoot, overrides: overrides) }
 }

@@ -113,6 +113,7 @@ package enum ConfigurationFile {
         case ("Daemon", "EventBufferBytes"): c.eventBufferBytes = Int(try count(value, key: key, range: 4096...(1 << 30)))
         case ("Daemon", "BootIDPath"): c.bootIDPath = try absolutePath(value, key: key)
         case ("Daemon", "MetricsFile"): c.metricsFile = try absolutePath(value, key: key)
+        case ("Daemon", "JournalFile"): c.journalFile = try absolutePath(value, key: key)
         case ("Daemon", "MetricsKeepGoneSec"): c.metricsKeepGone = try seconds(value, key: key, range: 0...315_360_000)
         case ("Daemon", "SysfsRoot"): c.sysfsRoot = try absolutePath(value, key: key)
         case ("Interfaces", "Watch"): c.watchedClasses = try classes(value)

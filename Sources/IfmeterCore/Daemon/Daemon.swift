@@ -44,6 +44,11 @@ package final class Daemon {
     private let events: LinkEventSocket
     private var meter: Meter
     private var metrics: MetricsFile?
+    private let journalPath: String
+    /// Where life changes wait for the next store commit; nil when it could
+    /// not be written (they then go straight to the store).
+    private var journal: CommitJournal?
+    private var journalFailing = false
 
     // Health, for STATUS=, the watchdog and the metrics file.
     private var lastCommit = SystemClock.monotonic()
@@ -97,6 +102,11 @@ package final class Daemon {
         gathering = EventGathering(capacity: EventGathering.capacity(ofReceiveBuffer: events.receiveBufferBytes ?? configuration.eventBufferBytes))
         meter = Meter(bootID: bootID, namespace: namespace, width: linkSource.counterWidth, policy: Meter.Policy(configuration))
         metrics = try Self.metricsFile(configuration.metricsFile)
+        journalPath = configuration.resolvedJournalFile(stateDirectory: stateDirectory)
+        let journalDirectory = FileSystem.directoryName(journalPath)
+        guard FileSystem.isDirectory(journalDirectory) else {
+            throw DaemonStartError(message: "\(journalPath): journal directory \(journalDirectory) does not exist", exitCode: .cannotCreate)
+        }
     }
 
     private static func metricsFile(_ path: String?) throws(DaemonStartError) -> MetricsFile? {
@@ -116,6 +126,9 @@ package final class Daemon {
     package func start() throws(DaemonStartError) {
         let stored: StoredState
         do {
+            try applyJournal()
+            journal = try CommitJournal(path: journalPath, header: JournalHeader(
+                storeID: try store.journalIdentity(), generation: try store.appliedJournalGeneration() + 1, bootID: bootID, namespace: namespace))
             stored = try store.loadState()
             // The ledger starts with what the metrics file may still show;
             // an older name is adopted from the store if it comes back.
@@ -125,8 +138,12 @@ package final class Daemon {
             meter = Meter(
                 bootID: bootID, namespace: namespace, width: linkSource.counterWidth, policy: Meter.Policy(configuration),
                 storedInterfaces: recent, storedResetCounts: try store.resetCounts().filter { names.contains($0.key) })
-        } catch {
+        } catch let error as JournalError {
+            throw DaemonStartError(message: "cannot start the journal: \(error)", exitCode: .cannotCreate)
+        } catch let error as StoreError {
             throw DaemonStartError(message: error.description, exitCode: error.exitCode)
+        } catch {
+            throw DaemonStartError(message: "\(error)", exitCode: .software)
         }
         let now = clock.now()
         let links: [LinkSample]
@@ -149,6 +166,42 @@ package final class Daemon {
         let names = meter.lives.values.map(\.name).sorted().joined(separator: " ")
         let source = linkSource.counterWidth == .bits32 ? "getifaddrs (32-bit counters, wraps judged)" : "netlink (64-bit counters)"
         Log.notice("ifmeterd: store \(store.path), boot \(bootID), counters from \(source), \(meter.lives.count) watched interfaces (\(names)); \(Estimate.basis)")
+    }
+
+    /// Applies what the journal holds that the store lacks: the life
+    /// changes of a daemon that stopped before its next store commit. A file
+    /// that cannot be read as the journal of this store is moved aside,
+    /// never overwritten.
+    private func applyJournal() throws {
+        let wall = clock.now().wall
+        let contents: JournalContents?
+        do {
+            contents = try CommitJournal.read(journalPath)
+        } catch {
+            let kept = try? FileSystem.moveAside(journalPath, suffix: "unreadable", now: wall)
+            Log.warning("\(error); kept as \(kept ?? "it is"), starting a new journal")
+            return
+        }
+        guard let contents else { return }
+        let outcome = try store.apply(
+            contents, retention: configuration.retention, intervals: (configuration.sampleInterval, configuration.commitInterval))
+        switch outcome {
+        case .foreign:
+            let kept = try? FileSystem.moveAside(journalPath, suffix: "other-store", now: wall)
+            Log.warning("\(journalPath): the journal of another store (not \(store.path)); kept as \(kept ?? "it is"), starting a new journal")
+        case .applied(let count):
+            Log.notice("\(journalPath): applied \(count) journaled commit\(count == 1 ? "" : "s") to \(store.path) (the daemon had stopped before committing them)")
+        case .nothing:
+            break
+        }
+        if let why = contents.stoppedEarly {
+            if contents.isDamaged {
+                let kept = try? FileSystem.moveAside(journalPath, suffix: "damaged", now: wall)
+                Log.warning("\(journalPath): \(why): applied the \(contents.records.count) records before it; kept as \(kept ?? "it is")")
+            } else {
+                Log.notice("\(journalPath): \(why) (the daemon was stopped while writing it); the records before it were applied")
+            }
+        }
     }
 
     // MARK: The loop
@@ -308,7 +361,7 @@ package final class Daemon {
         if readEvents() {
             samplePass(eventsWereLost: true)
         } else if meter.hasUncommittedLifeChanges {
-            commit(at: clock.now())
+            journalLifeChanges(at: clock.now())
         }
     }
 
@@ -329,16 +382,18 @@ package final class Daemon {
             links = try linkSource.links()
         } catch {
             Log.error("netlink dump failed: \(error)")
-            // What the events said is committed all the same.
-            if meter.hasUncommittedLifeChanges { commit(at: now) }
+            // What the events said is made durable all the same.
+            if meter.hasUncommittedLifeChanges { journalLifeChanges(at: now) }
             return
         }
         finish(meter.apply(dump: links, eventsWereLost: lost, at: now))
         lastHealthySample = SystemClock.monotonic()
         lastSampleDuration = lastHealthySample - started
         lastSampleWall = Double(now.wall)
-        if SystemClock.monotonic() - lastCommit >= configuration.commitInterval || meter.hasUncommittedLifeChanges {
+        if SystemClock.monotonic() - lastCommit >= configuration.commitInterval {
             commit(at: now)
+        } else if meter.hasUncommittedLifeChanges {
+            journalLifeChanges(at: now)
         }
         publishMetrics()
         meter.forgetGone(at: now.wall, keepGone: configuration.metricsKeepGone)
@@ -364,17 +419,46 @@ package final class Daemon {
         }
     }
 
-    /// Writes pending deltas with the baselines that produced them. On
-    /// failure (a full disk, a read-only remount) everything stays in memory
-    /// for the next try, and the condition is logged once, not every time.
-    private func commit(at now: Instant) {
+    /// The journal's bound: past it, life changes go to a store commit,
+    /// which empties the journal. About 200 tunnel lives, so the journal
+    /// (kept in memory too) stays small under any churn.
+    private static let journalBound = 64 << 10
+
+    /// A life began, ended or was renamed between store commits: made
+    /// durable by one append to the journal instead of a store commit
+    /// (`CommitJournal`). Without a journal that can take it, the store
+    /// commits at once, as it always did.
+    private func journalLifeChanges(at now: Instant) {
+        guard let journal, journal.size < Self.journalBound else { return commit(at: now) }
         let batch = meter.nextCommit
         do {
-            try store.commit(
-                batch.pending, openLives: batch.changedLives, bootID: bootID, namespace: namespace, presence: batch.presence,
-                at: now.wall, retention: configuration.retention,
-                intervals: (configuration.sampleInterval, configuration.commitInterval))
+            try journal.append(JournalRecord(time: now.wall, batch: batch))
             meter.committed(batch)
+            if journalFailing {
+                journalFailing = false
+                Log.notice("\(journal.path): journal written again")
+            }
+        } catch {
+            if !journalFailing { Log.error("\(error); committing life changes to the store instead") }
+            journalFailing = true
+            commit(at: now)
+        }
+    }
+
+    /// Writes what the journal holds and the pending deltas with the
+    /// baselines that produced them, in one transaction, then empties the
+    /// journal. On failure (a full disk, a read-only remount) everything
+    /// stays where it was (journal, memory) for the next try, and the
+    /// condition is logged once, not every time.
+    private func commit(at now: Instant) {
+        let batch = meter.nextCommit
+        let records = (journal?.records ?? []) + [JournalRecord(time: now.wall, batch: batch)]
+        do {
+            try store.commit(
+                records, bootID: bootID, namespace: namespace, journalGeneration: journal?.header.generation,
+                retention: configuration.retention, intervals: (configuration.sampleInterval, configuration.commitInterval))
+            meter.committed(batch)
+            startNextJournalGeneration()
             lastCommit = SystemClock.monotonic()
             lastCommitWall = now.wall
             if storeFailing {
@@ -389,6 +473,26 @@ package final class Daemon {
                 storeFailing = true
                 ServiceManager.notify("STATUS=\(statusLine())")
             }
+        }
+    }
+
+    /// After a store commit applied the journal's records: the journal
+    /// starts over. If it cannot, it is left out (the store has what it held
+    /// and records its generation as applied, so nothing counts twice) and
+    /// life changes go to the store until a later commit opens it again.
+    private func startNextJournalGeneration() {
+        do {
+            if let journal {
+                try journal.startGeneration(journal.header.generation + 1)
+            } else {
+                journal = try CommitJournal(path: journalPath, header: JournalHeader(
+                    storeID: try store.journalIdentity(), generation: try store.appliedJournalGeneration() + 1, bootID: bootID, namespace: namespace))
+            }
+        } catch {
+            if !journalFailing { Log.error("\(error); committing life changes to the store instead") }
+            journalFailing = true
+            // Its records are in the store: nothing may be appended after them.
+            journal = nil
         }
     }
 
@@ -425,6 +529,7 @@ package final class Daemon {
         let atRestart = [
             ("StateDirectory=", reloaded.resolvedStateDirectory(environment: [:]) != configuration.resolvedStateDirectory(environment: [:])),
             ("EventBufferBytes=", reloaded.eventBufferBytes != configuration.eventBufferBytes),
+            ("JournalFile=", reloaded.journalFile != configuration.journalFile),
             ("BootIDPath=", reloaded.bootIDPath != configuration.bootIDPath),
         ].filter(\.1).map(\.0)
         if !atRestart.isEmpty {

@@ -44,18 +44,6 @@ package struct Meter {
         }
     }
 
-    /// What one commit writes.
-    package struct Commit {
-        package var pending: PendingWrites
-        /// The open lives whose row must be written: new, renamed, or with
-        /// counters that moved since the last commit (every one at the first
-        /// commit of a run). A row left as it is still holds the baseline
-        /// its totals came from; only its last_seen is older.
-        package var changedLives: [TrackedLife]
-        /// The links present now, when that changed since the last commit.
-        package var presence: PresenceUpdate?
-    }
-
     package private(set) var tracker: CounterTracker
     package private(set) var pending = PendingWrites()
     private var policy: Policy
@@ -236,7 +224,7 @@ package struct Meter {
     package var hasUncommittedLifeChanges: Bool { lifeChangesSinceCommit > 0 }
 
     /// Everything the next commit writes.
-    package var nextCommit: Commit {
+    package var nextCommit: CommitBatch {
         let present = tracker.presentLinks
         // A life that ended since then may have left its ifindex to a new one.
         let ended = Set(pending.endedLives.map(\.ended.life.ifindex))
@@ -244,13 +232,14 @@ package struct Meter {
             guard let stored = committedLives[life.ifindex], !ended.contains(life.ifindex) else { return true }
             return stored.counters != life.counters || stored.name != life.name || stored.firstSeen != life.firstSeen
         }
-        return Commit(
+        return CommitBatch(
             pending: pending, changedLives: changed,
             presence: present == committedPresence ? nil : PresenceUpdate(present: present, previous: committedPresence))
     }
 
-    /// The commit `commit` was written: its pending writes are done.
-    package mutating func committed(_ commit: Commit) {
+    /// `commit` was written (to the store or the journal): its pending
+    /// writes are done.
+    package mutating func committed(_ commit: CommitBatch) {
         pending = PendingWrites()
         lifeChangesSinceCommit = 0
         if let presence = commit.presence { committedPresence = presence.present }

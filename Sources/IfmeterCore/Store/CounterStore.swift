@@ -332,31 +332,140 @@ package final class CounterStore {
         _ pending: PendingWrites, openLives: some Collection<TrackedLife>, bootID: String, namespace: NamespaceCookie = 0,
         presence: PresenceUpdate? = nil, at now: Int64, retention: Retention, intervals: (sample: Double, commit: Double)
     ) throws(StoreError) {
-        do {
-            try database.transaction { () throws(StoreError) in
-                // The daemon's heartbeat for readers: when it last committed, and how often it means to.
-                try writeMeta([
-                    ("boot_id", bootID), ("netns", String(namespace)), ("last_commit", String(now)),
-                    ("sample_interval", String(intervals.sample)), ("commit_interval", String(intervals.commit)), ("timezone", zone),
-                ])
-                for (name, info) in pending.interfaces { _ = try interfaceID(name, info: info, at: now) }
-                try writeDeltas(pending.deltas, bootID: bootID, at: now)
-                for (time, event) in pending.events { try writeEvent(event, at: time, bootID: bootID) }
-                for (ended, time) in pending.endedLives {
-                    try writeLife(ended.life, bootID: ended.bootID, namespace: ended.namespace, ended: (time, ended.end))
-                }
-                for life in openLives { try writeLife(life, bootID: bootID, namespace: namespace, ended: nil) }
-                if let presence { try writePresence(presence) }
-                try prune(retention, at: now)
+        let batch = CommitBatch(pending: pending, changedLives: Array(openLives), presence: presence)
+        try commit([JournalRecord(time: now, batch: batch)], bootID: bootID, namespace: namespace, retention: retention, intervals: intervals)
+    }
+
+    /// Writes `records` in order, in one transaction, each exactly as its
+    /// own commit would have. With `journalGeneration`, the transaction also
+    /// records that the journal of that generation is applied
+    /// (`CommitJournal`), so it is never applied again.
+    package func commit(
+        _ records: [JournalRecord], bootID: String, namespace: NamespaceCookie, journalGeneration: UInt64? = nil,
+        retention: Retention, intervals: (sample: Double, commit: Double)
+    ) throws(StoreError) {
+        guard let last = records.last else { return }
+        try writeTransaction { () throws(StoreError) in
+            // The daemon's heartbeat for readers: when it last committed, and how often it means to.
+            try writeMeta([
+                ("boot_id", bootID), ("netns", String(namespace)), ("last_commit", String(last.time)),
+                ("sample_interval", String(intervals.sample)), ("commit_interval", String(intervals.commit)), ("timezone", zone),
+            ] + (journalGeneration.map { [("journal_generation", String($0))] } ?? []))
+            for record in records {
+                try write(record.batch, at: record.time, bootID: bootID, namespace: namespace)
+                try prune(retention, at: record.time)
             }
+        }
+    }
+
+    /// One commit's rows.
+    private func write(_ batch: CommitBatch, at now: Int64, bootID: String, namespace: NamespaceCookie) throws(StoreError) {
+        let pending = batch.pending
+        for (name, info) in pending.interfaces { _ = try interfaceID(name, info: info, at: now) }
+        try writeDeltas(pending.deltas, bootID: bootID, at: now)
+        for (time, event) in pending.events { try writeEvent(event, at: time, bootID: bootID) }
+        for (ended, time) in pending.endedLives {
+            try writeLife(ended.life, bootID: ended.bootID, namespace: ended.namespace, ended: (time, ended.end))
+        }
+        for life in batch.changedLives { try writeLife(life, bootID: bootID, namespace: namespace, ended: nil) }
+        if let presence = batch.presence { try writePresence(presence) }
+    }
+
+    /// A write transaction; after a rollback, what this connection cached
+    /// of the rows it wrote is forgotten.
+    private func writeTransaction(_ body: () throws(StoreError) -> Void) throws(StoreError) {
+        do {
+            try database.transaction(body)
         } catch {
-            // A rolled-back transaction may have cached what it wrote.
             interfaceIDs.removeAll()
             writtenMeta.removeAll()
             lastBucketPrune = nil
             lastDetailPrune = nil
             throw error
         }
+    }
+
+    // MARK: The journal
+
+    /// The store's identity, which the header of its journal names, so a
+    /// journal is only ever applied to the store it was written for. The
+    /// first writer that needs it draws it.
+    package func journalIdentity() throws(StoreError) -> UInt64 {
+        if let stored = try meta("store_id").flatMap({ UInt64($0) }) { return stored }
+        let drawn = UInt64.random(in: 1 ... .max)
+        try database.run("INSERT INTO meta(key, value) VALUES ('store_id', ?) ON CONFLICT(key) DO NOTHING", [.text(String(drawn))])
+        return try meta("store_id").flatMap({ UInt64($0) }) ?? drawn
+    }
+
+    /// The last journal generation this store applied (0: none).
+    package func appliedJournalGeneration() throws(StoreError) -> UInt64 {
+        try meta("journal_generation").flatMap { UInt64($0) } ?? 0
+    }
+
+    /// What applying a journal found.
+    package enum JournalApplication: Equatable, Sendable {
+        /// No journal, or nothing in it the store lacks.
+        case nothing
+        /// A journal of another store (its identity differs).
+        case foreign
+        /// These many records applied.
+        case applied(Int)
+    }
+
+    /// Applies what `contents` holds that the store does not: the records of
+    /// a generation after the one it last applied (the daemon stopped before
+    /// its next commit). `apply` and the daemon's own commits are the same
+    /// transaction, so the result is the store that commit would have left.
+    package func apply(_ contents: JournalContents, retention: Retention, intervals: (sample: Double, commit: Double)) throws(StoreError) -> JournalApplication {
+        guard contents.header.storeID == (try journalIdentity()) else { return .foreign }
+        guard contents.header.generation > (try appliedJournalGeneration()), !contents.records.isEmpty else { return .nothing }
+        try commit(
+            contents.records, bootID: contents.header.bootID, namespace: contents.header.namespace,
+            journalGeneration: contents.header.generation, retention: retention, intervals: intervals)
+        return .applied(contents.records.count)
+    }
+
+    /// For readers: the store as the daemon's journal completes it. When
+    /// the journal holds the records of the generation after the one the
+    /// store applied, they are applied to a private copy in memory, which
+    /// every query then reads; the files are never written. Returns the
+    /// records applied (0: the store alone is complete).
+    ///
+    /// The copy is taken before the journal is read: a daemon that commits
+    /// in between moves the journal past the copy's next generation, and
+    /// the copy is taken again, so a record is never counted twice.
+    @discardableResult
+    package func includeJournal(at path: String) throws(StoreError) -> Int {
+        guard foundVersion >= 2 else { return 0 }
+        let original = database
+        for _ in 0..<3 {
+            guard let preview = try? CommitJournal.read(path), !preview.records.isEmpty,
+                  preview.header.storeID == (try meta("store_id")).flatMap({ UInt64($0) }) else { return 0 }
+            do {
+                database = try SQLiteDatabase(memoryCopyOf: original)
+            } catch {
+                throw .sqlite(error)
+            }
+            let applied = try appliedJournalGeneration()
+            guard let contents = try? CommitJournal.read(path), contents.header.storeID == preview.header.storeID,
+                  contents.header.generation > applied else {
+                database = original
+                return 0
+            }
+            guard contents.header.generation == applied + 1 else {
+                database = original
+                continue
+            }
+            try writeTransaction { () throws(StoreError) in
+                try writeMeta([("journal_generation", String(contents.header.generation))])
+                for record in contents.records {
+                    try write(record.batch, at: record.time, bootID: contents.header.bootID, namespace: contents.header.namespace)
+                }
+            }
+            return contents.records.count
+        }
+        database = original
+        return 0
     }
 
     /// The zone the buckets are cut in: glibc reads it once, at the first

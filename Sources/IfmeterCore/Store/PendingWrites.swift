@@ -52,6 +52,23 @@ package struct PendingWrites: Sendable {
     }
 }
 
+/// What one commit writes: the meter's pending writes, the open lives
+/// whose row must be written (new, renamed, or with counters that moved
+/// since the last commit; a row left as it is still holds the baseline its
+/// totals came from, only its last_seen is older), and the links present
+/// when that changed.
+package struct CommitBatch: Sendable {
+    package var pending: PendingWrites
+    package var changedLives: [TrackedLife]
+    package var presence: PresenceUpdate?
+
+    package init(pending: PendingWrites = PendingWrites(), changedLives: [TrackedLife] = [], presence: PresenceUpdate? = nil) {
+        self.pending = pending
+        self.changedLives = changedLives
+        self.presence = presence
+    }
+}
+
 /// The links present at a commit, and what the store held before (nil when
 /// this run has not written it yet: the whole record is then replaced).
 package struct PresenceUpdate: Sendable, Equatable {

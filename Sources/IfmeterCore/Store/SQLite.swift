@@ -68,6 +68,36 @@ final class SQLiteDatabase {
         sqlite3_busy_timeout(handle, 5000)
     }
 
+    /// A private copy of `source` in memory (`sqlite3_backup`), taken in
+    /// one read transaction: a consistent snapshot, whatever a writer does
+    /// meanwhile. Errors name the source's path.
+    init(memoryCopyOf source: SQLiteDatabase) throws(SQLiteError) {
+        path = source.path
+        var connection: OpaquePointer?
+        let status = sqlite3_open_v2(":memory:", &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
+        guard status == SQLITE_OK, let connection else {
+            if let connection { sqlite3_close_v2(connection) }
+            throw SQLiteError(code: status, message: String(cString: sqlite3_errstr(status)), path: source.path, operation: "open a copy in memory")
+        }
+        handle = connection
+        sqlite3_extended_result_codes(handle, 1)
+        guard let backup = sqlite3_backup_init(handle, "main", source.handle, "main") else {
+            let error = error("copy into memory")
+            sqlite3_close_v2(handle)
+            throw error
+        }
+        let stepped = sqlite3_backup_step(backup, -1)
+        let finished = sqlite3_backup_finish(backup)
+        guard stepped == SQLITE_DONE, finished == SQLITE_OK else {
+            let error = SQLiteError(
+                code: stepped == SQLITE_DONE ? finished : stepped, message: String(cString: sqlite3_errmsg(handle)), path: source.path,
+                operation: "copy into memory")
+            sqlite3_close_v2(handle)
+            throw error
+        }
+        try? execute("PRAGMA foreign_keys = ON")
+    }
+
     private var isOpen = true
 
     deinit { close() }

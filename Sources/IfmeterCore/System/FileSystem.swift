@@ -105,6 +105,14 @@ package enum FileSystem {
         }
     }
 
+    /// A file written only at its end, each write whole or not at all (see `AppendFile`).
+    package static func openForAppending(_ path: String, mode: mode_t) throws -> AppendFile {
+        // O_NOFOLLOW: a symlink planted at the name is refused, not written through.
+        let fd = retrying { open(path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, mode) }
+        if fd < 0 { throw SystemError("open", path: path, errno: errno) }
+        return AppendFile(path: path, descriptor: fd)
+    }
+
     /// The part of path before its last slash ("." when none).
     package static func directoryName(_ path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
@@ -164,6 +172,19 @@ package enum FileSystem {
         let fields = bytes[(close + 1)...].split(separator: UInt8(ascii: " "))
         guard fields.count > 19 else { return nil }
         return UInt64(String(decoding: fields[19], as: UTF8.self))
+    }
+
+    /// Moves a file aside to `path.SUFFIX-UNIXTIME`, never over another
+    /// file: what could not be used is kept for a person to look at.
+    package static func moveAside(_ path: String, suffix: String, now: Int64) throws -> String {
+        var target = "\(path).\(suffix)-\(now)"
+        var attempt = 1
+        while exists(target) {
+            attempt += 1
+            target = "\(path).\(suffix)-\(now)-\(attempt)"
+        }
+        if rename(path, target) != 0 { throw SystemError("rename to \(target)", path: path, errno: errno) }
+        return target
     }
 
     /// Creates an empty regular file with exactly `mode`, failing if
@@ -302,5 +323,43 @@ extension FileSystem {
             fsync(directoryFD)
             close(directoryFD)
         }
+    }
+}
+
+
+/// An open file that grows by whole records: a write the disk cannot take
+/// in full (ENOSPC, EIO) is cut back off, so the file never ends inside a
+/// record this process wrote. Not synced: it outlives the process, and a
+/// power cut may lose its tail like any page cache.
+package final class AppendFile {
+    package let path: String
+    private let descriptor: Int32
+    package private(set) var size: Int
+
+    fileprivate init(path: String, descriptor: Int32) {
+        self.path = path
+        self.descriptor = descriptor
+        var status = stat()
+        size = fstat(descriptor, &status) == 0 ? Int(status.st_size) : 0
+    }
+
+    deinit { close(descriptor) }
+
+    /// Appends `bytes` whole, or leaves the file as it was and throws.
+    package func append(_ bytes: [UInt8]) throws {
+        do {
+            try FileSystem.writeAll(descriptor, bytes, path: path)
+            size += bytes.count
+        } catch {
+            _ = FileSystem.retrying { ftruncate(descriptor, off_t(size)) }
+            throw error
+        }
+    }
+
+    /// Empties the file and writes `bytes` as its whole content.
+    package func replaceContents(with bytes: [UInt8]) throws {
+        if FileSystem.retrying({ ftruncate(descriptor, 0) }) != 0 { throw SystemError("truncate", path: path, errno: errno) }
+        size = 0
+        try append(bytes)
     }
 }

@@ -42,14 +42,21 @@ final class DaemonHarness {
 
     /// `ifmeterd --once`; must succeed.
     func runOnce(clockOffset: Double = 0, extra: [String] = [], environment extraEnvironment: [String: String] = [:]) throws {
-        let arguments = command(["--once"] + extra)
-        var environment = ProcessInfo.processInfo.environment.merging(extraEnvironment) { _, new in new }
-        environment["IFMETER_TEST_CLOCK_OFFSET"] = String(clockOffset)
-        let result = try runProcess(arguments[0], Array(arguments.dropFirst()), environment: environment)
+        let result = try runOnceAllowingFailure(clockOffset: clockOffset, extra: extra, environment: extraEnvironment)
         if result.status != 0 {
             Issue.record("ifmeterd --once exited \(result.status): \(result.standardError)")
             throw CancellationError()
         }
+    }
+
+    /// `ifmeterd --once`, whatever its exit status, with what it printed.
+    func runOnceAllowingFailure(
+        clockOffset: Double = 0, extra: [String] = [], environment extraEnvironment: [String: String] = [:]
+    ) throws -> ProcessResult {
+        let arguments = command(["--once"] + extra)
+        var environment = ProcessInfo.processInfo.environment.merging(extraEnvironment) { _, new in new }
+        environment["IFMETER_TEST_CLOCK_OFFSET"] = String(clockOffset)
+        return try runProcess(arguments[0], Array(arguments.dropFirst()), environment: environment)
     }
 
     /// Starts the daemon loop and waits until its first commit is in the store.
@@ -104,8 +111,18 @@ final class DaemonHarness {
 
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
-    /// The store as a read-only reader sees it.
-    func store() throws -> CounterStore { try CounterStore(directory: stateDirectory, readOnly: true) }
+    /// The store as `ifmeter` reads it: the file, completed by what the
+    /// daemon journaled since its last store commit.
+    func store() throws -> CounterStore {
+        let store = try storeFile()
+        try store.includeJournal(at: journalPath)
+        return store
+    }
+
+    /// The store file alone, without the journal.
+    func storeFile() throws -> CounterStore { try CounterStore(directory: stateDirectory, readOnly: true) }
+
+    var journalPath: String { stateDirectory + "/" + Configuration.defaultJournalName }
 
     /// The stored totals of an interface; the test fails when it has none.
     func totals(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> LinkCounters {

@@ -1,0 +1,222 @@
+import Glibc
+
+/// One commit the daemon made durable in the journal instead of the store:
+/// what `CounterStore.commit` would have written at `time`.
+package struct JournalRecord: Sendable {
+    package var time: Int64
+    package var batch: CommitBatch
+
+    package init(time: Int64, batch: CommitBatch) {
+        self.time = time
+        self.batch = batch
+    }
+}
+
+/// Whose records a journal file holds: which store they belong to, the
+/// generation the store records when it has applied them, and the boot and
+/// namespace of the daemon that wrote them.
+package struct JournalHeader: Sendable, Equatable {
+    package var storeID: UInt64
+    package var generation: UInt64
+    package var bootID: String
+    package var namespace: NamespaceCookie
+
+    package init(storeID: UInt64, generation: UInt64, bootID: String, namespace: NamespaceCookie) {
+        self.storeID = storeID
+        self.generation = generation
+        self.bootID = bootID
+        self.namespace = namespace
+    }
+}
+
+/// What a journal file holds, read back.
+package struct JournalContents: Sendable {
+    package var header: JournalHeader
+    package var records: [JournalRecord]
+    /// Why reading stopped before the end of the file: a record cut short
+    /// (the daemon was killed while writing it) or damaged. Nil: read whole.
+    package var stoppedEarly: String?
+    /// Whether what stopped the reading is more than a last record cut short.
+    package var isDamaged: Bool
+}
+
+/// A journal file that cannot be read as one.
+package struct JournalError: Error, Sendable, CustomStringConvertible {
+    package var path: String
+    package var detail: String
+    package var description: String { "\(path): \(detail)" }
+}
+
+/// The commit journal. A life that begins or ends must survive a crash
+/// (docs/ACCOUNTING.md, "life ends committed promptly"), but an SQLite
+/// commit per tunnel life costs about half a millisecond and ten kilobytes
+/// of writes. So between store commits each such change is appended here,
+/// one `write(2)` of a checksummed record, and the store commit that follows
+/// applies the records and the meter's own batch in one transaction.
+///
+/// A daemon killed before that commit leaves the records behind; the next
+/// start applies them (`CounterStore.apply`) before anything else, exactly
+/// as the commits they stand for. The store records the generation it has
+/// applied in the same transaction, so a crash between the commit and the
+/// journal's reset can never apply a record twice.
+///
+/// The file is not synced: like SQLite's WAL at synchronous=NORMAL it
+/// survives a crash of the daemon, not a power cut. In a runtime directory
+/// (tmpfs, `JournalFile=`) it costs no disk writes at all.
+package final class CommitJournal {
+    /// The first bytes of every journal file.
+    static let magic: [UInt8] = Array("ifmeter journal\n".utf8)
+    static let formatVersion: UInt32 = 1
+    /// Owner and group, like the store whose records it holds.
+    package static let fileMode: mode_t = 0o640
+
+    package let path: String
+    package private(set) var header: JournalHeader
+    /// The records of this generation: what the next store commit applies.
+    package private(set) var records: [JournalRecord] = []
+    private let file: AppendFile
+
+    /// Starts a new journal at `path` (replacing what it held) for `header`.
+    package init(path: String, header: JournalHeader) throws(JournalError) {
+        self.path = path
+        self.header = header
+        do {
+            file = try FileSystem.openForAppending(path, mode: Self.fileMode)
+        } catch {
+            throw JournalError(path: path, detail: "\(error)")
+        }
+        FileSystem.restrictMode(path, to: Self.fileMode)
+        try startGeneration(header.generation)
+    }
+
+    /// The file's size in bytes: the daemon commits to the store once it
+    /// holds more than a bound, so the journal (and memory) stay small
+    /// whatever the churn.
+    package var size: Int { file.size }
+
+    /// Appends one record; once this returns, a crash no longer loses it.
+    package func append(_ record: JournalRecord) throws(JournalError) {
+        var payload = ByteWriter()
+        payload.i64(record.time)
+        payload.batch(record.batch)
+        do {
+            try file.append(Self.frame(payload.bytes))
+        } catch {
+            throw JournalError(path: path, detail: "\(error)")
+        }
+        records.append(record)
+    }
+
+    /// Empties the journal for the records that follow a store commit.
+    package func startGeneration(_ generation: UInt64) throws(JournalError) {
+        header.generation = generation
+        records.removeAll()
+        var writer = ByteWriter()
+        writer.bytes(Self.magic)
+        writer.u32(Self.formatVersion)
+        var fields = ByteWriter()
+        fields.u64(header.storeID)
+        fields.u64(header.generation)
+        fields.string(header.bootID)
+        fields.u64(header.namespace)
+        writer.bytes(Self.frame(fields.bytes))
+        do {
+            try file.replaceContents(with: writer.bytes)
+        } catch {
+            throw JournalError(path: path, detail: "\(error)")
+        }
+    }
+
+    /// A record as stored: its length, its CRC-32, then its bytes.
+    private static func frame(_ payload: [UInt8]) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.count(payload.count)
+        writer.u32(CRC32.checksum(payload[...]))
+        writer.bytes(payload)
+        return writer.bytes
+    }
+
+    // MARK: Reading
+
+    /// What the journal at `path` holds; nil when there is none (no file,
+    /// or an empty one: a reset cut short).
+    package static func read(_ path: String) throws(JournalError) -> JournalContents? {
+        let bytes: [UInt8]
+        do {
+            guard let read = try FileSystem.readBytes(path), !read.isEmpty else { return nil }
+            bytes = read
+        } catch {
+            throw JournalError(path: path, detail: "\(error)")
+        }
+        return try parse(bytes, path: path)
+    }
+
+    /// Parses a whole journal file. A header that is not one refuses the
+    /// file; a record that is not whole ends the reading there.
+    static func parse(_ bytes: [UInt8], path: String) throws(JournalError) -> JournalContents {
+        guard bytes.starts(with: magic) else { throw JournalError(path: path, detail: "not an ifmeter journal") }
+        var reader = ByteReader(bytes, from: magic.count)
+        let header: JournalHeader
+        do {
+            let version = try reader.u32()
+            guard version == formatVersion else {
+                throw JournalError(path: path, detail: "journal format \(version) is not one this ifmeter reads (\(formatVersion))")
+            }
+            guard case .whole(let start, let end) = frame(in: bytes, at: reader.offset) else {
+                throw JournalError(path: path, detail: "journal header damaged")
+            }
+            var fields = ByteReader(bytes, from: start, to: end)
+            header = JournalHeader(storeID: try fields.u64(), generation: try fields.u64(), bootID: try fields.string(), namespace: try fields.u64())
+            reader = ByteReader(bytes, from: end)
+        } catch let error as JournalError {
+            throw error
+        } catch {
+            throw JournalError(path: path, detail: "journal header damaged (\(error))")
+        }
+        var records: [JournalRecord] = []
+        var offset = reader.offset
+        while offset < bytes.count {
+            let stopped: String
+            switch frame(in: bytes, at: offset) {
+            case .whole(let start, let end):
+                var fields = ByteReader(bytes, from: start, to: end)
+                do {
+                    let record = JournalRecord(time: try fields.time(), batch: try fields.batch())
+                    guard fields.isAtEnd else { throw ByteReader.Malformed(description: "\(fields.remaining) bytes left over") }
+                    records.append(record)
+                    offset = end
+                    continue
+                } catch {
+                    stopped = "record \(records.count + 1) is malformed (\(error))"
+                }
+            case .cutShort:
+                return JournalContents(
+                    header: header, records: records, stoppedEarly: "record \(records.count + 1) was cut short", isDamaged: false)
+            case .badChecksum(let end):
+                stopped = "record \(records.count + 1) fails its checksum"
+                // The last record, whole in length but not in content: a
+                // write cut short by a power cut, not damage.
+                if end == bytes.count {
+                    return JournalContents(header: header, records: records, stoppedEarly: stopped, isDamaged: false)
+                }
+            }
+            return JournalContents(header: header, records: records, stoppedEarly: stopped, isDamaged: true)
+        }
+        return JournalContents(header: header, records: records, stoppedEarly: nil, isDamaged: false)
+    }
+
+    private enum Frame {
+        case whole(start: Int, end: Int)
+        case cutShort
+        case badChecksum(end: Int)
+    }
+
+    private static func frame(in bytes: [UInt8], at offset: Int) -> Frame {
+        var reader = ByteReader(bytes, from: offset)
+        guard let length = try? reader.u32(), let checksum = try? reader.u32() else { return .cutShort }
+        let start = reader.offset
+        guard Int(length) <= bytes.count - start else { return .cutShort }
+        let end = start + Int(length)
+        return CRC32.checksum(bytes[start..<end]) == checksum ? .whole(start: start, end: end) : .badChecksum(end: end)
+    }
+}

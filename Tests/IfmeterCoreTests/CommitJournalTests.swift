@@ -1,0 +1,333 @@
+import Foundation
+import Testing
+@testable import IfmeterCore
+
+/// The commit journal without root: its bytes read back as they were
+/// written, a crash mid-write and damage are told apart, and the store
+/// applies a journal exactly once, to the store it was written for.
+@Suite struct CommitJournalTests {
+    let directory: URL
+    var journalPath: String { directory.appendingPathComponent("ifmeterd.journal").path }
+
+    init() throws { directory = try TestEnvironment.temporaryDirectory("journal") }
+
+    /// A batch with every field the format has, and names a file must carry
+    /// unchanged: empty, non-ASCII, quotes, a newline, 4 KiB.
+    static func batch(_ seed: Int64) -> CommitBatch {
+        let names = ["tun\(seed)", "", "wwan0 \"x\"\n", "ü-∆-🚀", String(repeating: "a", count: 4096)]
+        var pending = PendingWrites()
+        for (index, name) in names.enumerated() {
+            pending.deltas[PendingWrites.Slot(name: name, start: 1_700_000_100 + Int64(index) * 300)] =
+                LinkCounters(fields: (0..<8).map { UInt64($0) &* 0x0101_0101_0101 &+ UInt64(seed) &+ (index == 0 ? 1 << 61 : 0) })
+        }
+        pending.interfaces[names[2]] = InterfaceInfo(interfaceClass: .cellular, signal: "wwan devtype", kind: "")
+        pending.interfaces[names[3]] = InterfaceInfo(interfaceClass: .tunnel, signal: "kind wireguard", kind: "wireguard")
+        let losses: [ResetEvent.Loss] = [.none, .unknown, .discarded(rxBytes: .max, txBytes: 0)]
+        for (index, loss) in losses.enumerated() {
+            pending.events.append((1_700_000_000 + Int64(index), ResetEvent(
+                ResetEvent.Reason.allCases[(Int(seed) + index) % ResetEvent.Reason.allCases.count], name: names[index],
+                old: index == 0 ? nil : Int32(index), new: index == 1 ? nil : -Int32(index), loss: loss, detail: "detail \(names[index])")))
+        }
+        let life = TrackedLife(
+            ifindex: Int32(seed), name: names[3], counters: LinkCounters(rxBytes: .max, txBytes: 1), sinceBoot: -12.25, firstSeen: 0, lastSeen: 1 << 40)
+        for end in LifeEnd.allCases {
+            pending.endedLives.append((EndedLife(life: life, end: end, bootID: "boot \(end)", namespace: .max), 1_700_000_200))
+        }
+        return CommitBatch(
+            pending: pending, changedLives: [life, TrackedLife(ifindex: .min, name: "", counters: .zero, sinceBoot: 0, firstSeen: 0, lastSeen: 0)],
+            presence: seed.isMultiple(of: 2) ? PresenceUpdate(present: [1: "lo", 7: names[3]], previous: seed == 0 ? nil : [1: "lo", 9: "gone"]) : nil)
+    }
+
+    /// The bytes a record is made of, to compare batches whose lists of
+    /// tuples are not Equatable.
+    static func encoded(_ record: JournalRecord) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.i64(record.time)
+        writer.batch(record.batch)
+        return writer.bytes
+    }
+
+    static let header = JournalHeader(storeID: 0xDEAD_BEEF, generation: 7, bootID: "boot-1", namespace: 4096)
+
+    private func writeJournal(_ records: [JournalRecord], header: JournalHeader = Self.header) throws -> [UInt8] {
+        let journal = try CommitJournal(path: journalPath, header: header)
+        for record in records { try journal.append(record) }
+        #expect(journal.records.count == records.count)
+        return try #require(try FileSystem.readBytes(journalPath))
+    }
+
+    @Test func recordsReadBackAsTheyWereWritten() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let records = (0..<4).map { JournalRecord(time: 1_700_000_000 + $0, batch: Self.batch($0)) }
+        _ = try writeJournal(records)
+        let contents = try #require(try CommitJournal.read(journalPath))
+        #expect(contents.header == Self.header)
+        #expect(contents.stoppedEarly == nil)
+        #expect(contents.records.map(Self.encoded) == records.map(Self.encoded))
+        #expect(contents.records[0].batch.presence == records[0].batch.presence)
+        #expect(contents.records[1].batch.presence == nil)
+        #expect(contents.records[2].batch.presence?.previous == [1: "lo", 9: "gone"])
+        #expect(contents.records[3].batch.pending.deltas == records[3].batch.pending.deltas)
+        #expect(contents.records[3].batch.pending.interfaces == records[3].batch.pending.interfaces)
+        #expect(contents.records[3].batch.changedLives == records[3].batch.changedLives)
+    }
+
+    @Test func aNewGenerationStartsEmpty() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let journal = try CommitJournal(path: journalPath, header: Self.header)
+        try journal.append(JournalRecord(time: 1, batch: Self.batch(1)))
+        try journal.startGeneration(8)
+        #expect(journal.records.isEmpty)
+        let contents = try #require(try CommitJournal.read(journalPath))
+        #expect(contents.header.generation == 8)
+        #expect(contents.records.isEmpty)
+        #expect(journal.size == (try FileSystem.readBytes(journalPath))?.count)
+    }
+
+    /// A kill while the last record was being written leaves it short: the
+    /// records before it are read, and it is not damage.
+    @Test func aRecordCutShortAtAnyByteEndsTheReadingQuietly() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let records = (0..<3).map { JournalRecord(time: $0, batch: Self.batch($0)) }
+        let whole = try writeJournal(records)
+        let lastStart = whole.count - (Self.encoded(records[2]).count + 8)
+        for cut in lastStart..<whole.count {
+            let contents = try CommitJournal.parse(Array(whole[..<cut]), path: journalPath)
+            #expect(contents.records.count == 2)
+            #expect(contents.stoppedEarly != nil || cut == lastStart)
+            #expect(!contents.isDamaged)
+        }
+    }
+
+    /// A flipped bit anywhere in a record ends the reading there; inside
+    /// the file it is damage (the file is kept aside), in the last record a
+    /// write torn by a power cut.
+    @Test(arguments: [0, 1])
+    func aDamagedRecordEndsTheReading(_ damagedRecord: Int) throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let records = (0..<2).map { JournalRecord(time: $0, batch: Self.batch($0)) }
+        var bytes = try writeJournal(records)
+        let recordStart = bytes.count - records[damagedRecord...].map { Self.encoded($0).count + 8 }.reduce(0, +)
+        bytes[recordStart + 20] ^= 0x10
+        let contents = try CommitJournal.parse(bytes, path: journalPath)
+        #expect(contents.records.count == damagedRecord)
+        #expect(contents.stoppedEarly?.contains("checksum") == true)
+        #expect(contents.isDamaged == (damagedRecord == 0))
+    }
+
+    static let notJournals: [(expected: String, bytes: [UInt8])] = [
+        ("not an ifmeter journal", Array("SQLite format 3\0".utf8) + [UInt8](repeating: 0, count: 64)),
+        ("not an ifmeter journal", Array("ifmeter journ".utf8)),
+        ("journal format 2", CommitJournal.magic + [2, 0, 0, 0]),
+        ("journal header damaged", CommitJournal.magic + [1, 0, 0, 0, 200, 0, 0, 0]),
+        ("journal header damaged", CommitJournal.magic + [1, 0, 0, 0]),
+    ]
+
+    @Test(arguments: Self.notJournals)
+    func aFileThatIsNotAJournalIsRefused(_ expected: String, _ bytes: [UInt8]) throws {
+        #expect {
+            _ = try CommitJournal.parse(bytes, path: "/run/ifmeter/ifmeterd.journal")
+        } throws: { error in
+            let message = "\(error)"
+            return message.hasPrefix("/run/ifmeter/ifmeterd.journal: ") && message.contains(expected)
+        }
+    }
+
+    /// A record claiming more elements than it has bytes is refused before
+    /// anything is allocated for them.
+    @Test func aRecordClaimingHugeCountsIsMalformed() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var payload = ByteWriter()
+        payload.i64(1)
+        payload.u32(.max)
+        var frame = ByteWriter()
+        frame.count(payload.bytes.count)
+        frame.u32(CRC32.checksum(payload.bytes[...]))
+        frame.bytes(payload.bytes)
+        let bytes = try writeJournal([]) + frame.bytes
+        let contents = try CommitJournal.parse(bytes, path: journalPath)
+        #expect(contents.records.isEmpty)
+        #expect(contents.stoppedEarly?.contains("malformed") == true)
+        #expect(contents.isDamaged)
+    }
+
+    /// Values no daemon writes and the store's readers refuse: refused
+    /// here, so applying a journal never leaves a store the daemon declines.
+    @Test(arguments: [("time", 0), ("time", 1), ("since boot", 2), ("delta", 3)])
+    func aRecordWithAValueTheStoreRefusesIsMalformed(_ what: String, _ variant: Int) throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var batch = Self.batch(1)
+        var record = JournalRecord(time: 1_700_000_000, batch: batch)
+        switch variant {
+        case 0: record.time = -1
+        case 1: batch.changedLives[0].lastSeen = (1 << 40) + 1
+        case 2: batch.changedLives[0].sinceBoot = .infinity
+        default: batch.pending.deltas[PendingWrites.Slot(name: "x", start: 0)] = LinkCounters(rxBytes: (1 << 62) + 1)
+        }
+        if variant > 0 { record.batch = batch }
+        let contents = try CommitJournal.parse(try writeJournal([record]), path: journalPath)
+        #expect(contents.records.isEmpty)
+        #expect(contents.stoppedEarly?.contains("malformed") == true, "\(what)")
+    }
+
+    @Test func checksumIsZlibsCRC32() {
+        #expect(CRC32.checksum(Array("123456789".utf8)[...]) == 0xCBF4_3926)
+        #expect(CRC32.checksum([][...]) == 0)
+    }
+
+    // MARK: Applying
+
+    /// A tunnel life begun and ended, journaled as the daemon does.
+    private func tunnelLife(ifindex: Int32, bytes: UInt64) -> [JournalRecord] {
+        let begun = TrackedLife(ifindex: ifindex, name: "vpn0", counters: .zero, sinceBoot: 10, firstSeen: 1_700_000_000, lastSeen: 1_700_000_000)
+        var start = PendingWrites()
+        start.interfaces["vpn0"] = InterfaceInfo(interfaceClass: .tunnel, signal: "kind tun", kind: "tun")
+        var ended = begun
+        ended.counters = LinkCounters(rxBytes: bytes, txBytes: bytes / 2)
+        ended.lastSeen = 1_700_000_004
+        var end = PendingWrites()
+        var outcome = AccountingOutcome()
+        outcome.deltas = [Delta(name: "vpn0", ifindex: ifindex, counters: ended.counters)]
+        outcome.events = [ResetEvent(.removed, name: "vpn0", old: ifindex, new: nil, loss: .none, detail: "deleted")]
+        outcome.endedLives = [EndedLife(life: ended, end: .removed, bootID: "boot-1", namespace: 4096)]
+        end.record(outcome, at: Instant(wall: 1_700_000_004, sinceBoot: 14))
+        return [
+            JournalRecord(time: 1_700_000_000, batch: CommitBatch(pending: start, changedLives: [begun])),
+            JournalRecord(time: 1_700_000_004, batch: CommitBatch(pending: end)),
+        ]
+    }
+
+    private func journalFor(_ store: CounterStore, generation: UInt64, records: [JournalRecord]) throws -> JournalContents {
+        let header = JournalHeader(storeID: try store.journalIdentity(), generation: generation, bootID: "boot-1", namespace: 4096)
+        _ = try writeJournal(records, header: header)
+        return try #require(try CommitJournal.read(journalPath))
+    }
+
+    /// A daemon killed after its store commit but before the journal
+    /// started over: the records are in the store once, never twice.
+    @Test func aJournalIsAppliedOnceToItsOwnStore() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try CounterStore(directory: directory.path)
+        let contents = try journalFor(store, generation: 1, records: tunnelLife(ifindex: 9, bytes: 300_000))
+        #expect(try store.apply(contents, retention: Retention(), intervals: (15, 300)) == .applied(2))
+        #expect(try store.apply(contents, retention: Retention(), intervals: (15, 300)) == .nothing)
+        #expect(try store.appliedJournalGeneration() == 1)
+        let vpn = try #require(try store.interfaces().first { $0.name == "vpn0" })
+        #expect(vpn.totals.rxBytes == 300_000)
+        #expect(vpn.totals.txBytes == 150_000)
+        #expect(vpn.interfaceClass == .tunnel)
+        #expect(try store.events().map(\.reason) == [.removed])
+        #expect(try store.loadState().openLives.isEmpty)
+
+        var foreign = contents
+        foreign.header.storeID &+= 1
+        foreign.header.generation = 2
+        #expect(try store.apply(foreign, retention: Retention(), intervals: (15, 300)) == .foreign)
+        #expect(try store.interfaces().first { $0.name == "vpn0" }?.totals.rxBytes == 300_000)
+    }
+
+    /// `ifmeter` sees what only the journal holds yet; the store file is
+    /// not written, and a journal already applied adds nothing.
+    @Test func readersSeeTheJournalWithoutWritingTheStore() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let writer = try CounterStore(directory: directory.path)
+        try writer.commit(PendingWrites(), openLives: [], bootID: "boot-1", at: 1_699_999_000, retention: Retention(), intervals: (15, 300))
+        _ = try journalFor(writer, generation: 1, records: tunnelLife(ifindex: 9, bytes: 300_000))
+
+        let reader = try CounterStore(directory: directory.path, readOnly: true)
+        #expect(try reader.includeJournal(at: journalPath) == 2)
+        #expect(try reader.interfaces().first { $0.name == "vpn0" }?.totals.rxBytes == 300_000)
+        #expect(try CounterStore(directory: directory.path, readOnly: true).interfaces().isEmpty)
+
+        // After the daemon's commit the journal starts its next generation:
+        // the old one is never shown twice.
+        let contents = try #require(try CommitJournal.read(journalPath))
+        _ = try writer.apply(contents, retention: Retention(), intervals: (15, 300))
+        let later = try CounterStore(directory: directory.path, readOnly: true)
+        #expect(try later.includeJournal(at: journalPath) == 0)
+        #expect(try later.interfaces().first { $0.name == "vpn0" }?.totals.rxBytes == 300_000)
+        #expect(try CounterStore(directory: directory.path, readOnly: true).includeJournal(at: directory.path + "/none") == 0)
+    }
+}
+
+/// The journal with the real daemon and kernel: where `JournalFile=` puts
+/// it, what a kill leaves there, and files at its path that are not its own.
+@Suite(.enabled(if: TestEnvironment.isRoot, TestEnvironment.rootReason))
+struct JournalDaemonTests {
+    private func ifmeter(_ daemon: DaemonHarness, _ arguments: [String]) throws -> ProcessResult {
+        try daemon.namespace.run([TestEnvironment.binary("ifmeter"), "--state-dir", daemon.stateDirectory, "--config", daemon.configPath] + arguments)
+    }
+
+    /// A tunnel life between store commits costs one journal append; killed
+    /// then, `ifmeter` shows it from the journal and the next start commits
+    /// it, to the byte.
+    @Test func aLifeJournaledElsewhereSurvivesAKill() throws {
+        let runtime = try TestEnvironment.temporaryDirectory("runtime")
+        defer { try? FileManager.default.removeItem(at: runtime) }
+        let journal = runtime.path + "/ifmeterd.journal"
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "JournalFile=\(journal)\n")
+        try daemon.start(interval: 3600, commitInterval: 3600)
+        let committed = try FileManager.default.attributesOfItem(atPath: daemon.stateDirectory + "/ifmeter.db-wal")[.size] as? Int
+        try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 300, txPackets: 200, size: 1000)
+        try daemon.waitForLog("vpn0: removed")
+        #expect(daemon.stop(with: SIGKILL) == SIGKILL)
+        // The store file was not written for it: the WAL did not grow.
+        #expect(try FileManager.default.attributesOfItem(atPath: daemon.stateDirectory + "/ifmeter.db-wal")[.size] as? Int == committed)
+        #expect(FileManager.default.fileExists(atPath: daemon.journalPath) == false)
+        #expect(try #require(try CommitJournal.read(journal)).records.isEmpty == false)
+
+        let shown = try ifmeter(daemon, ["status", "--json", "--all"])
+        #expect(shown.status == 0)
+        #expect(shown.standardOutput.contains("\"vpn0\""))
+        #expect(shown.standardOutput.contains("300000"))
+
+        try daemon.runOnce()
+        let stored = try #require(try daemon.storeFile().interfaces().first { $0.name == "vpn0" })
+        #expect(stored.totals.rxBytes == 300_000)
+        #expect(stored.totals.txBytes == 200_000)
+        #expect(try CommitJournal.read(journal)?.records.isEmpty == true)
+    }
+
+    /// Garbage, another store's journal and a damaged one at the journal's
+    /// path: the daemon starts, says so in one line naming the file, and
+    /// keeps the file aside unchanged.
+    @Test(arguments: ["garbage", "other-store", "damaged"])
+    func aFileThatIsNotThisStoresJournalIsKeptAside(_ kind: String) throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.runOnce()
+        var bytes: [UInt8]
+        switch kind {
+        case "garbage":
+            bytes = Array("not a journal at all\n".utf8)
+        case "other-store":
+            let other = try CommitJournal(path: daemon.journalPath, header: JournalHeader(storeID: 42, generation: 9, bootID: "test-boot-1", namespace: 0))
+            try other.append(JournalRecord(time: 1_700_000_000, batch: CommitJournalTests.batch(1)))
+            bytes = try #require(try FileSystem.readBytes(daemon.journalPath))
+        default:
+            let store = try CounterStore(directory: daemon.stateDirectory)
+            let journal = try CommitJournal(path: daemon.journalPath, header: JournalHeader(
+                storeID: try store.journalIdentity(), generation: try store.appliedJournalGeneration() + 1, bootID: "test-boot-1", namespace: 0))
+            store.close()
+            for seed: Int64 in 1...2 { try journal.append(JournalRecord(time: 1_700_000_000, batch: CommitJournalTests.batch(seed))) }
+            bytes = try #require(try FileSystem.readBytes(daemon.journalPath))
+            bytes[bytes.count - 40] ^= 0xff
+            bytes[bytes.count / 2] ^= 0xff
+        }
+        try FileSystem.write(bytes, to: daemon.journalPath)
+        let result = try daemon.runOnceAllowingFailure()
+        #expect(result.status == 0, "\(result.standardError)")
+        let line = try #require(result.standardError.split(separator: "\n").first { $0.contains(daemon.journalPath + ":") && $0.contains("kept as") })
+        let kept = try #require(try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory).first { $0.hasPrefix("ifmeterd.journal.") })
+        #expect(line.contains(kept))
+        #expect(try FileSystem.readBytes(daemon.stateDirectory + "/" + kept) == bytes)
+        #expect(try CommitJournal.read(daemon.journalPath)?.records.isEmpty == true)
+        #expect(try daemon.storeFile().integrityCheck() == "ok")
+    }
+
+    @Test func aJournalDirectoryThatIsMissingIsAStartError() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "JournalFile=/nonexistent/ifmeter/ifmeterd.journal\n")
+        let result = try daemon.runOnceAllowingFailure()
+        #expect(result.status == 73)
+        #expect(result.standardError.contains("/nonexistent/ifmeter/ifmeterd.journal: journal directory /nonexistent/ifmeter does not exist"))
+    }
+}
