@@ -293,6 +293,13 @@ package struct CounterTracker: Sendable {
     /// never seen before is left to its RTM_NEWLINK, still queued, whose
     /// counters tell a new device from one moved in; only when events were
     /// lost does the dump start it.
+    /// Records a link as present under its name. Written only when that
+    /// changes: the record is shared with the last commit's copy, and an
+    /// unchanged write would copy it whole at every sample.
+    private mutating func notePresent(_ link: LinkSample) {
+        if presentLinks[link.ifindex] != link.name { presentLinks[link.ifindex] = link.name }
+    }
+
     package mutating func observe(
         dump links: [LinkSample], at now: Instant, eventsWereLost: Bool, isWatched: WatchPolicy = { _ in true }
     ) -> AccountingOutcome {
@@ -303,13 +310,13 @@ package struct CounterTracker: Sendable {
             if var life = lives[link.ifindex] {
                 outcome.append(advance(&life, to: link, at: now, detectResets: true))
                 lives[link.ifindex] = life
-                presentLinks[link.ifindex] = link.name
+                notePresent(link)
             } else if presentLinks[link.ifindex] != nil {
                 // Known but not counted; renamed into a watched name maybe.
-                presentLinks[link.ifindex] = link.name
+                notePresent(link)
                 if isWatched(link) { outcome.append(startWatching(link, at: now)) }
             } else if eventsWereLost {
-                presentLinks[link.ifindex] = link.name
+                notePresent(link)
                 guard isWatched(link) else { continue }
                 // Created or moved in while events were lost: which one, no
                 // message says. Count what is certain.
@@ -341,7 +348,7 @@ package struct CounterTracker: Sendable {
         switch event.kind {
         case .new:
             let wasPresent = presentLinks[link.ifindex] != nil
-            presentLinks[link.ifindex] = link.name
+            notePresent(link)
             if var life = lives[link.ifindex] {
                 outcome.append(advance(&life, to: link, at: now, detectResets: false))
                 lives[link.ifindex] = life
@@ -381,7 +388,7 @@ package struct CounterTracker: Sendable {
     package mutating func rewatch(links: [LinkSample], at now: Instant, isWatched: WatchPolicy) -> AccountingOutcome {
         var outcome = AccountingOutcome()
         for link in links {
-            presentLinks[link.ifindex] = link.name
+            notePresent(link)
             if var life = lives[link.ifindex] {
                 guard !isWatched(link) else { continue }
                 outcome.append(advance(&life, to: link, at: now, detectResets: true))

@@ -300,13 +300,15 @@ package final class Daemon {
     /// first (before any commit could write them), then the log lines.
     private func finish(_ step: Meter.Step) {
         adoptHistory()
+        var lines: [(priority: Log.Priority, message: String)] = []
         for life in step.begun {
-            Log.info("\(life.name): counting (ifindex \(life.ifindex), \(meter.interfaceInfo[life.name]?.interfaceClass.rawValue ?? "other"))")
+            lines.append((.info, "\(life.name): counting (ifindex \(life.ifindex), \(meter.interfaceInfo[life.name]?.interfaceClass.rawValue ?? "other"))"))
         }
         for event in step.events {
             let indexes = [event.oldIfindex, event.newIfindex].map { $0.map(String.init) ?? "-" }.joined(separator: " -> ")
-            Log.info("\(event.name): \(event.reason.rawValue) (ifindex \(indexes), loss \(event.loss.name)): \(event.detail)")
+            lines.append((.info, "\(event.name): \(event.reason.rawValue) (ifindex \(indexes), loss \(event.loss.name)): \(event.detail)"))
         }
+        Log.write(lines)
     }
 
     /// Gives the ledger the stored totals of names counted again after a

@@ -34,9 +34,18 @@ package enum Log {
     package static func notice(_ message: String) { write(.notice, message) }
     package static func info(_ message: String) { write(.info, message) }
 
-    static func write(_ priority: Priority, _ message: String) {
-        let line = message.replacingNewlines()
-        Output.standardError(toJournal ? "<\(priority.rawValue)>\(line)\n" : "\(line)\n")
+    static func write(_ priority: Priority, _ message: String) { write([(priority, message)]) }
+
+    /// Several records in one write(2): what one burst of link events
+    /// logs costs one system call, not one per line.
+    package static func write(_ records: [(priority: Priority, message: String)]) {
+        guard !records.isEmpty else { return }
+        var text = ""
+        for (priority, message) in records {
+            let line = message.replacingNewlines()
+            text += toJournal ? "<\(priority.rawValue)>\(line)\n" : "\(line)\n"
+        }
+        Output.standardError(text)
     }
 }
 
