@@ -58,7 +58,13 @@ struct Context {
         TimeText.showsUTC = globals.utc
         // Tunnel lives that began or ended since the daemon's last store
         // commit wait in its journal: what they counted is shown too.
-        do { try store.includeJournal(at: configuration.resolvedJournalFile(stateDirectory: stateDirectory)) } catch { throw .store(error) }
+        let journal = configuration.resolvedJournalFile(stateDirectory: stateDirectory)
+        do {
+            _ = try CommitJournal.read(journal)
+        } catch {
+            Log.warning("ifmeter: \(error); tunnel lives since the daemon's last commit are not shown")
+        }
+        do { try store.includeJournal(at: journal) } catch { throw .store(error) }
         return store
     }
 

@@ -288,40 +288,115 @@ struct JournalDaemonTests {
         #expect(try CommitJournal.read(journal)?.records.isEmpty == true)
     }
 
-    /// Garbage, another store's journal and a damaged one at the journal's
-    /// path: the daemon starts, says so in one line naming the file, and
-    /// keeps the file aside unchanged.
-    @Test(arguments: ["garbage", "other-store", "damaged"])
+    /// Garbage, another store's journal, a damaged one, one that would take
+    /// a total past 2^62, a FIFO, a symlink and a directory at the journal's
+    /// path: the daemon starts, says so in one line naming the file, keeps
+    /// the file aside unchanged, and the store stays whole and in range.
+    @Test(arguments: ["garbage", "other-store", "damaged", "out-of-range", "fifo", "symlink", "directory"])
     func aFileThatIsNotThisStoresJournalIsKeptAside(_ kind: String) throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.tunTraffic(name: "tun0", persist: true)
         try daemon.runOnce()
-        var bytes: [UInt8]
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 3, size: 1000)
+        try FileManager.default.removeItem(atPath: daemon.journalPath)
+        var bytes: [UInt8]? = nil
+        func journal(generation: UInt64? = nil, storeID: UInt64? = nil) throws -> CommitJournal {
+            let store = try CounterStore(directory: daemon.stateDirectory)
+            defer { store.close() }
+            return try CommitJournal(path: daemon.journalPath, header: JournalHeader(
+                storeID: try storeID ?? store.journalIdentity(), generation: try generation ?? store.appliedJournalGeneration() + 1,
+                bootID: "test-boot-1", namespace: 0))
+        }
         switch kind {
         case "garbage":
             bytes = Array("not a journal at all\n".utf8)
         case "other-store":
-            let other = try CommitJournal(path: daemon.journalPath, header: JournalHeader(storeID: 42, generation: 9, bootID: "test-boot-1", namespace: 0))
-            try other.append(JournalRecord(time: 1_700_000_000, batch: CommitJournalTests.batch(1)))
-            bytes = try #require(try FileSystem.readBytes(daemon.journalPath))
+            try journal(generation: 9, storeID: 42).append(JournalRecord(time: 1_700_000_000, batch: CommitJournalTests.batch(1)))
+        case "damaged":
+            let damaged = try journal()
+            for seed: Int64 in 1...2 { try damaged.append(JournalRecord(time: 1_700_000_000, batch: CommitJournalTests.batch(seed))) }
+            var written = try #require(try FileSystem.readBytes(daemon.journalPath))
+            written[written.count - 40] ^= 0xff
+            written[written.count / 2] ^= 0xff
+            bytes = written
+        case "out-of-range":
+            var pending = PendingWrites()
+            pending.deltas[PendingWrites.Slot(name: "tun0", start: 1_700_000_000)] = LinkCounters(rxBytes: 1 << 62)
+            let crafted = try journal()
+            for _ in 0..<2 { try crafted.append(JournalRecord(time: 1_700_000_000, batch: CommitBatch(pending: pending))) }
+        case "fifo":
+            #expect(mkfifo(daemon.journalPath, 0o600) == 0)
+        case "symlink":
+            #expect(symlink("/dev/zero", daemon.journalPath) == 0)
         default:
-            let store = try CounterStore(directory: daemon.stateDirectory)
-            let journal = try CommitJournal(path: daemon.journalPath, header: JournalHeader(
-                storeID: try store.journalIdentity(), generation: try store.appliedJournalGeneration() + 1, bootID: "test-boot-1", namespace: 0))
-            store.close()
-            for seed: Int64 in 1...2 { try journal.append(JournalRecord(time: 1_700_000_000, batch: CommitJournalTests.batch(seed))) }
-            bytes = try #require(try FileSystem.readBytes(daemon.journalPath))
-            bytes[bytes.count - 40] ^= 0xff
-            bytes[bytes.count / 2] ^= 0xff
+            try FileManager.default.createDirectory(atPath: daemon.journalPath, withIntermediateDirectories: false)
         }
-        try FileSystem.write(bytes, to: daemon.journalPath)
+        if let bytes { try FileSystem.write(bytes, to: daemon.journalPath) }
+        let original = ["fifo", "symlink", "directory"].contains(kind) ? nil : try FileSystem.readBytes(daemon.journalPath)
         let result = try daemon.runOnceAllowingFailure()
         #expect(result.status == 0, "\(result.standardError)")
         let line = try #require(result.standardError.split(separator: "\n").first { $0.contains(daemon.journalPath + ":") && $0.contains("kept as") })
         let kept = try #require(try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory).first { $0.hasPrefix("ifmeterd.journal.") })
         #expect(line.contains(kept))
-        #expect(try FileSystem.readBytes(daemon.stateDirectory + "/" + kept) == bytes)
+        if let original { #expect(try FileSystem.readBytes(daemon.stateDirectory + "/" + kept) == original) }
         #expect(try CommitJournal.read(daemon.journalPath)?.records.isEmpty == true)
         #expect(try daemon.storeFile().integrityCheck() == "ok")
+        #expect(try daemon.totals("tun0").rxBytes == 3000)
+        // And the store stays one the daemon counts into.
+        try daemon.runOnce()
+    }
+
+    /// Two daemons on one journal would empty each other's records: the
+    /// second leaves it alone and commits to its store directly.
+    @Test func aJournalAnotherDaemonHoldsIsLeftAlone() throws {
+        let runtime = try TestEnvironment.temporaryDirectory("runtime")
+        defer { try? FileManager.default.removeItem(at: runtime) }
+        let journal = runtime.path + "/ifmeterd.journal"
+        let first = try DaemonHarness(namespace: NetworkNamespace(), configuration: "JournalFile=\(journal)\n")
+        try first.start(interval: 3600, commitInterval: 3600)
+        try first.namespace.tunTraffic(name: "vpn0", rxPackets: 30, size: 1000)
+        try first.waitForLog("vpn0: removed")
+        let held = try FileSystem.readBytes(journal)
+
+        let second = try DaemonHarness(namespace: first.namespace, configuration: "JournalFile=\(journal)\n")
+        let result = try second.runOnceAllowingFailure()
+        #expect(result.status == 0)
+        #expect(result.standardError.contains("\(journal): another process holds this journal"))
+        #expect(try FileSystem.readBytes(journal) == held)
+
+        #expect(first.stop(with: SIGKILL) == SIGKILL)
+        try first.runOnce()
+        #expect(try first.storeFile().interfaces().first { $0.name == "vpn0" }?.totals.rxBytes == 30_000)
+    }
+
+    @Test(arguments: ["ifmeter.db", "ifmeter.db-wal", "ifmeterd.lock"])
+    func aJournalFileNamingTheStoreIsAConfigurationError(_ name: String) throws {
+        let probe = try DaemonHarness(namespace: NetworkNamespace())
+        try probe.writeConfiguration("JournalFile=\(probe.stateDirectory)/\(name)\n")
+        let result = try probe.runOnceAllowingFailure()
+        #expect(result.status == 78)
+        #expect(result.standardError.contains("JournalFile=\(probe.stateDirectory)/\(name): the same file as"))
+    }
+
+    /// A journal directory the daemon cannot write does not keep it from
+    /// counting: life changes go to the store, and it says so once.
+    @Test func aJournalThatCannotBeWrittenFallsBackToTheStore() throws {
+        let runtime = try TestEnvironment.temporaryDirectory("runtime")
+        defer { try? FileManager.default.removeItem(at: runtime) }
+        try FileSystem.write(Array("x".utf8), to: runtime.path + "/ifmeterd.journal", mode: 0o000)
+        #expect(chattrImmutable(runtime.path + "/ifmeterd.journal"))
+        defer { _ = chattrImmutable(runtime.path + "/ifmeterd.journal", set: false) }
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "JournalFile=\(runtime.path)/ifmeterd.journal\n")
+        try daemon.start(interval: 3600, commitInterval: 3600)
+        try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 30, size: 1000)
+        try daemon.waitForLog("vpn0: removed")
+        #expect(daemon.stop(with: SIGKILL) == SIGKILL)
+        #expect(daemon.log.contains("committing life changes to the store directly"))
+        #expect(try daemon.storeFile().interfaces().first { $0.name == "vpn0" }?.totals.rxBytes == 30_000)
+    }
+
+    private func chattrImmutable(_ path: String, set: Bool = true) -> Bool {
+        (try? runProcess("/usr/bin/chattr", [set ? "+i" : "-i", path]))?.status == 0
     }
 
     @Test func aJournalDirectoryThatIsMissingIsAStartError() throws {

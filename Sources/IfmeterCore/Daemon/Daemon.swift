@@ -49,6 +49,8 @@ package final class Daemon {
     /// not be written (they then go straight to the store).
     private var journal: CommitJournal?
     private var journalFailing = false
+    /// Another process held the journal at start: it is left alone.
+    private var journalHeldElsewhere = false
 
     // Health, for STATUS=, the watchdog and the metrics file.
     private var lastCommit = SystemClock.monotonic()
@@ -103,6 +105,12 @@ package final class Daemon {
         meter = Meter(bootID: bootID, namespace: namespace, width: linkSource.counterWidth, policy: Meter.Policy(configuration))
         metrics = try Self.metricsFile(configuration.metricsFile)
         journalPath = configuration.resolvedJournalFile(stateDirectory: stateDirectory)
+        // A journal is emptied and rewritten: it must never be a file the daemon keeps for something else.
+        let taken = [CounterStore.fileName, CounterStore.fileName + "-wal", CounterStore.fileName + "-shm", "ifmeterd.lock", "ifmeterd.pid"]
+            .map { stateDirectory + "/" + $0 } + [configuration.metricsFile].compactMap { $0 }
+        if let clash = taken.first(where: { FileSystem.sameFile($0, journalPath) }) {
+            throw DaemonStartError(message: "JournalFile=\(journalPath): the same file as \(clash); choose a file of its own", exitCode: .config)
+        }
         let journalDirectory = FileSystem.directoryName(journalPath)
         guard FileSystem.isDirectory(journalDirectory) else {
             throw DaemonStartError(message: "\(journalPath): journal directory \(journalDirectory) does not exist", exitCode: .cannotCreate)
@@ -126,9 +134,7 @@ package final class Daemon {
     package func start() throws(DaemonStartError) {
         let stored: StoredState
         do {
-            try applyJournal()
-            journal = try CommitJournal(path: journalPath, header: JournalHeader(
-                storeID: try store.journalIdentity(), generation: try store.appliedJournalGeneration() + 1, bootID: bootID, namespace: namespace))
+            journal = try openJournal()
             stored = try store.loadState()
             // The ledger starts with what the metrics file may still show;
             // an older name is adopted from the store if it comes back.
@@ -138,12 +144,8 @@ package final class Daemon {
             meter = Meter(
                 bootID: bootID, namespace: namespace, width: linkSource.counterWidth, policy: Meter.Policy(configuration),
                 storedInterfaces: recent, storedResetCounts: try store.resetCounts().filter { names.contains($0.key) })
-        } catch let error as JournalError {
-            throw DaemonStartError(message: "cannot start the journal: \(error)", exitCode: .cannotCreate)
-        } catch let error as StoreError {
-            throw DaemonStartError(message: error.description, exitCode: error.exitCode)
         } catch {
-            throw DaemonStartError(message: "\(error)", exitCode: .software)
+            throw DaemonStartError(message: error.description, exitCode: error.exitCode)
         }
         let now = clock.now()
         let links: [LinkSample]
@@ -168,27 +170,81 @@ package final class Daemon {
         Log.notice("ifmeterd: store \(store.path), boot \(bootID), counters from \(source), \(meter.lives.count) watched interfaces (\(names)); \(Estimate.basis)")
     }
 
-    /// Applies what the journal holds that the store lacks: the life
-    /// changes of a daemon that stopped before its next store commit. A file
-    /// that cannot be read as the journal of this store is moved aside,
-    /// never overwritten.
-    private func applyJournal() throws {
+    /// Opens the journal for this daemon alone and applies what it holds
+    /// that the store lacks: the life changes of a daemon that stopped
+    /// before its next store commit. Anything at the path that is not this
+    /// store's journal is kept aside, never applied or overwritten. Without
+    /// a journal (another daemon holds it, or it cannot be written) life
+    /// changes are committed to the store at once, as they always were.
+    private func openJournal(quietly: Bool = false) throws(StoreError) -> CommitJournal? {
         let wall = clock.now().wall
-        let contents: JournalContents?
+        var locked: (file: AppendFile, previous: [UInt8])?
+        for attempt in 0..<2 {
+            do {
+                guard let opened = try CommitJournal.lock(journalPath) else {
+                    journalHeldElsewhere = true
+                    Log.warning("\(journalPath): another process holds this journal; committing life changes to the store directly")
+                    return nil
+                }
+                locked = opened
+                break
+            } catch where error.isNotAJournalFile && attempt == 0 {
+                let kept = try? FileSystem.moveAside(journalPath, suffix: "unreadable", now: wall)
+                Log.warning("\(error); kept as \(kept ?? "it is"), starting a new journal")
+            } catch {
+                if !quietly { Log.error("\(error); committing life changes to the store directly") }
+                journalFailing = true
+                return nil
+            }
+        }
+        guard let locked else { return nil }
+        if CommitJournal.isSQLiteDatabase(locked.previous) {
+            journalFailing = true
+            Log.error("\(journalPath): JournalFile= names an SQLite database; left untouched, committing life changes to the store directly")
+            return nil
+        }
+        if !locked.previous.isEmpty { try apply(journal: locked.previous, at: wall) }
         do {
-            contents = try CommitJournal.read(journalPath)
+            return try CommitJournal(file: locked.file, header: JournalHeader(
+                storeID: try store.journalIdentity(), generation: try store.appliedJournalGeneration() + 1, bootID: bootID, namespace: namespace))
+        } catch let error as JournalError {
+            if !quietly { Log.error("\(error); committing life changes to the store directly") }
+            journalFailing = true
+            return nil
+        } catch let error as StoreError {
+            throw error
         } catch {
-            let kept = try? FileSystem.moveAside(journalPath, suffix: "unreadable", now: wall)
-            Log.warning("\(error); kept as \(kept ?? "it is"), starting a new journal")
+            return nil
+        }
+    }
+
+    /// Applies a journal's bytes to the store; what cannot be applied (not
+    /// a journal, another store's, damaged, values the store refuses) is
+    /// copied aside first, for a person to look at.
+    private func apply(journal bytes: [UInt8], at wall: Int64) throws(StoreError) {
+        func keep(_ suffix: String) -> String {
+            let target = "\(journalPath).\(suffix)-\(wall)"
+            do {
+                try FileSystem.writeAtomically(bytes, to: target, mode: CommitJournal.fileMode)
+                return target
+            } catch {
+                return "nowhere (\(error))"
+            }
+        }
+        let contents: JournalContents
+        do {
+            contents = try CommitJournal.parse(bytes, path: journalPath)
+        } catch {
+            Log.warning("\(error); kept as \(keep("unreadable")), starting a new journal")
             return
         }
-        guard let contents else { return }
-        let outcome = try store.apply(
-            contents, retention: configuration.retention, intervals: (configuration.sampleInterval, configuration.commitInterval))
-        switch outcome {
+        switch try store.apply(contents, retention: configuration.retention, intervals: (configuration.sampleInterval, configuration.commitInterval)) {
         case .foreign:
-            let kept = try? FileSystem.moveAside(journalPath, suffix: "other-store", now: wall)
-            Log.warning("\(journalPath): the journal of another store (not \(store.path)); kept as \(kept ?? "it is"), starting a new journal")
+            Log.warning("\(journalPath): the journal of another store (not \(store.path)); kept as \(keep("other-store")), starting a new journal")
+            return
+        case .refused(let detail):
+            Log.warning("\(journalPath): not applied, it would leave \(store.path) out of range (\(detail)); kept as \(keep("damaged"))")
+            return
         case .applied(let count):
             Log.notice("\(journalPath): applied \(count) journaled commit\(count == 1 ? "" : "s") to \(store.path) (the daemon had stopped before committing them)")
         case .nothing:
@@ -196,8 +252,7 @@ package final class Daemon {
         }
         if let why = contents.stoppedEarly {
             if contents.isDamaged {
-                let kept = try? FileSystem.moveAside(journalPath, suffix: "damaged", now: wall)
-                Log.warning("\(journalPath): \(why): applied the \(contents.records.count) records before it; kept as \(kept ?? "it is")")
+                Log.warning("\(journalPath): \(why): applied the \(contents.records.count) records before it; kept as \(keep("damaged"))")
             } else {
                 Log.notice("\(journalPath): \(why) (the daemon was stopped while writing it); the records before it were applied")
             }
@@ -483,18 +538,19 @@ package final class Daemon {
     /// and records its generation as applied, so nothing counts twice) and
     /// life changes go to the store until a later commit opens it again.
     private func startNextJournalGeneration() {
+        guard let journal else {
+            // Opened again after a failure of its own; never while another
+            // process holds it, whose records are not this daemon's to empty.
+            if journalFailing && !journalHeldElsewhere { self.journal = try? openJournal(quietly: true) }
+            return
+        }
         do {
-            if let journal {
-                try journal.startGeneration(journal.header.generation + 1)
-            } else {
-                journal = try CommitJournal(path: journalPath, header: JournalHeader(
-                    storeID: try store.journalIdentity(), generation: try store.appliedJournalGeneration() + 1, bootID: bootID, namespace: namespace))
-            }
+            try journal.startGeneration(journal.header.generation + 1)
         } catch {
             if !journalFailing { Log.error("\(error); committing life changes to the store instead") }
             journalFailing = true
             // Its records are in the store: nothing may be appended after them.
-            journal = nil
+            self.journal = nil
         }
     }
 

@@ -40,11 +40,33 @@ package struct JournalContents: Sendable {
     package var isDamaged: Bool
 }
 
-/// A journal file that cannot be read as one.
+/// A journal file that cannot be read or written as one.
 package struct JournalError: Error, Sendable, CustomStringConvertible {
     package var path: String
     package var detail: String
+    /// Something else stands at the path (a symlink, a FIFO, a directory,
+    /// a file larger than any journal): it can be moved aside.
+    package var isNotAJournalFile = false
+
+    package init(path: String, detail: String, isNotAJournalFile: Bool = false) {
+        self.path = path
+        self.detail = detail
+        self.isNotAJournalFile = isNotAJournalFile
+    }
+
+    init(path: String, _ error: any Error) {
+        switch error {
+        case let error as SystemError: self.init(path: path, detail: error.reason)
+        case let error as FileSystem.NotARegularFile: self.init(path: path, detail: "\(error)".dropPrefix(path + ": "), isNotAJournalFile: true)
+        default: self.init(path: path, detail: "\(error)")
+        }
+    }
+
     package var description: String { "\(path): \(detail)" }
+}
+
+extension String {
+    fileprivate func dropPrefix(_ prefix: String) -> String { hasPrefix(prefix) ? String(dropFirst(prefix.count)) : self }
 }
 
 /// The commit journal. A life that begins or ends must survive a crash
@@ -76,17 +98,46 @@ package final class CommitJournal {
     package private(set) var records: [JournalRecord] = []
     private let file: AppendFile
 
-    /// Starts a new journal at `path` (replacing what it held) for `header`.
-    package init(path: String, header: JournalHeader) throws(JournalError) {
-        self.path = path
-        self.header = header
+    /// The largest file read as a journal. The daemon commits to the store
+    /// once its journal passes 64 KiB, so only a burst of thousands of links
+    /// comes near this; anything larger was not written by ifmeter.
+    static let sizeLimit = 16 << 20
+
+    /// Opens the journal at `path` for this process alone, creating it when
+    /// absent, and returns it with what it held (to apply before anything
+    /// is written). Nil when another process holds it: two daemons on one
+    /// journal would empty each other's records.
+    package static func lock(_ path: String) throws(JournalError) -> (file: AppendFile, previous: [UInt8])? {
         do {
-            file = try FileSystem.openForAppending(path, mode: Self.fileMode)
+            guard let (fd, size) = try FileSystem.openRegularFile(path, flags: O_RDWR | O_CREAT, mode: fileMode, limit: sizeLimit) else {
+                throw SystemError("open", path: path, errno: ENOENT)
+            }
+            guard try FileSystem.tryLock(fd, path: path) else {
+                close(fd)
+                return nil
+            }
+            let file = AppendFile(path: path, descriptor: fd)
+            FileSystem.restrictMode(path, to: fileMode)
+            return (file, try FileSystem.readPrefix(fd, size: size, path: path))
         } catch {
-            throw JournalError(path: path, detail: "\(error)")
+            throw JournalError(path: path, error)
         }
-        FileSystem.restrictMode(path, to: Self.fileMode)
+    }
+
+    /// Starts a new journal for `header` in `file`, locked by `lock`,
+    /// replacing what it held.
+    package init(file: AppendFile, header: JournalHeader) throws(JournalError) {
+        path = file.path
+        self.header = header
+        self.file = file
         try startGeneration(header.generation)
+    }
+
+    /// Locks and starts a journal at `path` that holds nothing to apply
+    /// (tests; the daemon applies what `lock` returned first).
+    package convenience init(path: String, header: JournalHeader) throws(JournalError) {
+        guard let (file, _) = try Self.lock(path) else { throw JournalError(path: path, detail: "in use by another process") }
+        try self.init(file: file, header: header)
     }
 
     /// The file's size in bytes: the daemon commits to the store once it
@@ -102,7 +153,7 @@ package final class CommitJournal {
         do {
             try file.append(Self.frame(payload.bytes))
         } catch {
-            throw JournalError(path: path, detail: "\(error)")
+            throw JournalError(path: path, error)
         }
         records.append(record)
     }
@@ -123,7 +174,7 @@ package final class CommitJournal {
         do {
             try file.replaceContents(with: writer.bytes)
         } catch {
-            throw JournalError(path: path, detail: "\(error)")
+            throw JournalError(path: path, error)
         }
     }
 
@@ -138,18 +189,24 @@ package final class CommitJournal {
 
     // MARK: Reading
 
-    /// What the journal at `path` holds; nil when there is none (no file,
-    /// or an empty one: a reset cut short).
+    /// What the journal at `path` holds, for a reader; nil when there is
+    /// none (no file, or an empty one: a reset cut short).
     package static func read(_ path: String) throws(JournalError) -> JournalContents? {
         let bytes: [UInt8]
         do {
-            guard let read = try FileSystem.readBytes(path), !read.isEmpty else { return nil }
-            bytes = read
+            guard let (fd, size) = try FileSystem.openRegularFile(path, flags: O_RDONLY, limit: sizeLimit) else { return nil }
+            defer { close(fd) }
+            bytes = try FileSystem.readPrefix(fd, size: size, path: path)
         } catch {
-            throw JournalError(path: path, detail: "\(error)")
+            throw JournalError(path: path, error)
         }
+        guard !bytes.isEmpty else { return nil }
         return try parse(bytes, path: path)
     }
+
+    /// Whether `bytes` begin like an SQLite database: a journal path that
+    /// names the store by mistake must never have its file moved or emptied.
+    static func isSQLiteDatabase(_ bytes: [UInt8]) -> Bool { bytes.starts(with: Array("SQLite format 3\0".utf8)) }
 
     /// Parses a whole journal file. A header that is not one refuses the
     /// file; a record that is not whole ends the reading there.

@@ -344,17 +344,25 @@ package final class CounterStore {
         _ records: [JournalRecord], bootID: String, namespace: NamespaceCookie, journalGeneration: UInt64? = nil,
         retention: Retention, intervals: (sample: Double, commit: Double)
     ) throws(StoreError) {
-        guard let last = records.last else { return }
+        guard !records.isEmpty else { return }
         try writeTransaction { () throws(StoreError) in
-            // The daemon's heartbeat for readers: when it last committed, and how often it means to.
-            try writeMeta([
-                ("boot_id", bootID), ("netns", String(namespace)), ("last_commit", String(last.time)),
-                ("sample_interval", String(intervals.sample)), ("commit_interval", String(intervals.commit)), ("timezone", zone),
-            ] + (journalGeneration.map { [("journal_generation", String($0))] } ?? []))
-            for record in records {
-                try write(record.batch, at: record.time, bootID: bootID, namespace: namespace)
-                try prune(retention, at: record.time)
-            }
+            try write(records, bootID: bootID, namespace: namespace, journalGeneration: journalGeneration, retention: retention, intervals: intervals)
+        }
+    }
+
+    private func write(
+        _ records: [JournalRecord], bootID: String, namespace: NamespaceCookie, journalGeneration: UInt64?,
+        retention: Retention, intervals: (sample: Double, commit: Double)
+    ) throws(StoreError) {
+        guard let last = records.last else { return }
+        // The daemon's heartbeat for readers: when it last committed, and how often it means to.
+        try writeMeta([
+            ("boot_id", bootID), ("netns", String(namespace)), ("last_commit", String(last.time)),
+            ("sample_interval", String(intervals.sample)), ("commit_interval", String(intervals.commit)), ("timezone", zone),
+        ] + (journalGeneration.map { [("journal_generation", String($0))] } ?? []))
+        for record in records {
+            try write(record.batch, at: record.time, bootID: bootID, namespace: namespace)
+            try prune(retention, at: record.time)
         }
     }
 
@@ -410,6 +418,8 @@ package final class CounterStore {
         case foreign
         /// These many records applied.
         case applied(Int)
+        /// Not applied: the store would hold values out of range after it.
+        case refused(String)
     }
 
     /// Applies what `contents` holds that the store does not: the records of
@@ -419,9 +429,18 @@ package final class CounterStore {
     package func apply(_ contents: JournalContents, retention: Retention, intervals: (sample: Double, commit: Double)) throws(StoreError) -> JournalApplication {
         guard contents.header.storeID == (try journalIdentity()) else { return .foreign }
         guard contents.header.generation > (try appliedJournalGeneration()), !contents.records.isEmpty else { return .nothing }
-        try commit(
-            contents.records, bootID: contents.header.bootID, namespace: contents.header.namespace,
-            journalGeneration: contents.header.generation, retention: retention, intervals: intervals)
+        do {
+            try writeTransaction { () throws(StoreError) in
+                try write(
+                    contents.records, bootID: contents.header.bootID, namespace: contents.header.namespace,
+                    journalGeneration: contents.header.generation, retention: retention, intervals: intervals)
+                // A journal is a file others could have written: the store
+                // it leaves must be one the daemon goes on counting into.
+                try checkHeadroom()
+            }
+        } catch .invalidValue(_, let detail) {
+            return .refused(detail)
+        }
         return .applied(contents.records.count)
     }
 
@@ -457,7 +476,9 @@ package final class CounterStore {
                 continue
             }
             try writeTransaction { () throws(StoreError) in
-                try writeMeta([("journal_generation", String(contents.header.generation))])
+                // Each record is a commit: rates run from the last one.
+                let last = contents.records.map(\.time).max() ?? 0
+                try writeMeta([("journal_generation", String(contents.header.generation)), ("last_commit", String(last))])
                 for record in contents.records {
                     try write(record.batch, at: record.time, bootID: contents.header.bootID, namespace: contents.header.namespace)
                 }

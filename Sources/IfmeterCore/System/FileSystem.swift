@@ -14,9 +14,10 @@ package struct SystemError: Error, Sendable, CustomStringConvertible {
         self.errno = errno
     }
 
-    package var description: String {
-        "\(path): \(operation): \(String(cString: strerror(errno)))"
-    }
+    package var description: String { "\(path): \(reason)" }
+
+    /// What failed, without the path (for a message that names it already).
+    package var reason: String { "\(operation): \(String(cString: strerror(errno)))" }
 }
 
 /// Minimal file access on libc, kept out of Foundation so the daemon stays small.
@@ -105,12 +106,76 @@ package enum FileSystem {
         }
     }
 
-    /// A file written only at its end, each write whole or not at all (see `AppendFile`).
-    package static func openForAppending(_ path: String, mode: mode_t) throws -> AppendFile {
-        // O_NOFOLLOW: a symlink planted at the name is refused, not written through.
-        let fd = retrying { open(path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, mode) }
-        if fd < 0 { throw SystemError("open", path: path, errno: errno) }
-        return AppendFile(path: path, descriptor: fd)
+    /// What `openRegularFile` refuses to read or write.
+    package enum NotARegularFile: Error, CustomStringConvertible {
+        case symbolicLink(path: String)
+        case special(path: String)
+        case tooLarge(path: String, size: Int, limit: Int)
+
+        package var description: String {
+            switch self {
+            case .symbolicLink(let path): "\(path): a symbolic link, not followed"
+            case .special(let path): "\(path): not a regular file"
+            case .tooLarge(let path, let size, let limit): "\(path): \(size) bytes, more than the \(limit) it may hold"
+            }
+        }
+    }
+
+    /// Opens a file that must be a regular one of at most `limit` bytes:
+    /// a symlink planted at the name is not followed (O_NOFOLLOW), a FIFO
+    /// or device is never waited on (O_NONBLOCK), and an oversized file is
+    /// never read into memory. Nil when it does not exist (without O_CREAT).
+    package static func openRegularFile(_ path: String, flags: Int32, mode: mode_t = 0o600, limit: Int) throws -> (descriptor: Int32, size: Int)? {
+        let fd = retrying { open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode) }
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            if errno == ELOOP { throw NotARegularFile.symbolicLink(path: path) }
+            if errno == EISDIR || errno == ENXIO { throw NotARegularFile.special(path: path) }
+            throw SystemError("open", path: path, errno: errno)
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw NotARegularFile.special(path: path)
+        }
+        guard Int(info.st_size) <= limit else {
+            close(fd)
+            throw NotARegularFile.tooLarge(path: path, size: Int(info.st_size), limit: limit)
+        }
+        return (fd, Int(info.st_size))
+    }
+
+    /// The first `size` bytes of an open file (fewer if it is shorter).
+    package static func readPrefix(_ fd: Int32, size: Int, path: String) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: size)
+        var offset = 0
+        while offset < size {
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                retrying { pread(fd, buffer.baseAddress! + offset, size - offset, off_t(offset)) }
+            }
+            if count < 0 { throw SystemError("read", path: path, errno: errno) }
+            if count == 0 { break }
+            offset += count
+        }
+        return Array(bytes[..<offset])
+    }
+
+    /// Takes an exclusive flock(2) without waiting; false when another
+    /// process holds one.
+    package static func tryLock(_ fd: Int32, path: String) throws -> Bool {
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
+        if errno == EWOULDBLOCK { return false }
+        throw SystemError("flock", path: path, errno: errno)
+    }
+
+    /// Whether two paths name one file: the same text, or (both existing)
+    /// the same device and inode, whatever symlinks or `..` lead there.
+    package static func sameFile(_ a: String, _ b: String) -> Bool {
+        if a == b { return true }
+        var first = stat()
+        var second = stat()
+        guard stat(a, &first) == 0, stat(b, &second) == 0 else { return false }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
     /// The part of path before its last slash ("." when none).
@@ -336,7 +401,9 @@ package final class AppendFile {
     private let descriptor: Int32
     package private(set) var size: Int
 
-    fileprivate init(path: String, descriptor: Int32) {
+    /// Takes over `descriptor`, an open regular file, positioned by
+    /// O_APPEND or not: every write goes to its end.
+    package init(path: String, descriptor: Int32) {
         self.path = path
         self.descriptor = descriptor
         var status = stat()
@@ -348,6 +415,7 @@ package final class AppendFile {
     /// Appends `bytes` whole, or leaves the file as it was and throws.
     package func append(_ bytes: [UInt8]) throws {
         do {
+            if lseek(descriptor, off_t(size), SEEK_SET) < 0 { throw SystemError("seek", path: path, errno: errno) }
             try FileSystem.writeAll(descriptor, bytes, path: path)
             size += bytes.count
         } catch {
