@@ -453,7 +453,6 @@ package final class Daemon {
             journalLifeChanges(at: now)
         }
         publishMetrics()
-        meter.forgetGone(at: now.wall, keepGone: configuration.metricsKeepGone)
     }
 
     /// Writes the metrics file; a failure is logged once until it recovers.
@@ -516,6 +515,9 @@ package final class Daemon {
                 retention: configuration.retention, intervals: (configuration.sampleInterval, configuration.commitInterval))
             meter.committed(batch)
             startNextJournalGeneration()
+            // At each commit, not each sample: a name gone a week can wait
+            // minutes longer, and the sample stays a pass over the links.
+            meter.forgetGone(at: now.wall, keepGone: configuration.metricsKeepGone)
             lastCommit = SystemClock.monotonic()
             lastCommitWall = now.wall
             if storeFailing {

@@ -299,7 +299,10 @@ package struct Meter {
     /// Adds an outcome to the pending writes and the ledger; returns what to log.
     private mutating func record(_ outcome: AccountingOutcome, links: [LinkSample], at now: Instant) -> Step {
         lifeChangesSinceCommit += outcome.begunLives.count + outcome.endedLives.count
-        let byIndex = Dictionary(links.map { ($0.ifindex, $0) }, uniquingKeysWith: { first, _ in first })
+        // Most samples begin no life and count under known names: the
+        // links by ifindex are only built when something needs them.
+        let needsLinks = !outcome.begunLives.isEmpty || outcome.deltas.contains { !recordedNames.contains($0.name) }
+        let byIndex = needsLinks ? Dictionary(links.map { ($0.ifindex, $0) }, uniquingKeysWith: { first, _ in first }) : [:]
         // A name's class is recorded when a life starts under it.
         for life in outcome.begunLives { noteInterface(named: life.name, link: byIndex[life.ifindex], force: true) }
         for life in outcome.begunLives { lastSeen[life.name] = now.wall }
