@@ -101,6 +101,7 @@ func main() -> Never {
         CommandLine.environment.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
 
     // Run.
+    LocalZone.pinForProcess()
     do {
         let daemon = try Daemon(Daemon.Options(
             configuration: configuration, configurationPath: configPath ?? (FileSystem.exists(Configuration.defaultPath) ? Configuration.defaultPath : nil),

@@ -244,7 +244,10 @@ package struct Meter {
         lifeChangesSinceCommit = 0
         if let presence = commit.presence { committedPresence = presence.present }
         for life in commit.changedLives { committedLives[life.ifindex] = life }
-        committedLives = committedLives.filter { tracker.lives[$0.key] != nil }
+        // A life leaves the tracker only by ending: its row is closed now.
+        for (ended, _) in commit.pending.endedLives where tracker.lives[ended.life.ifindex] == nil {
+            committedLives[ended.life.ifindex] = nil
+        }
     }
 
     /// Every interface the ledger knows, for the metrics file.

@@ -508,7 +508,7 @@ package final class CounterStore {
     /// Only what changed: a link that comes and goes beside many others
     /// rewrites one row, not the whole record.
     private func writePresence(_ presence: PresenceUpdate) throws(StoreError) {
-        if presence.previous == nil {
+        if presence.replacesAll {
             try database.run("DELETE FROM present_link")
             try database.run("INSERT INTO meta(key, value) VALUES ('presence', 'recorded') ON CONFLICT(key) DO NOTHING")
         }

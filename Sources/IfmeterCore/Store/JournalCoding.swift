@@ -187,9 +187,13 @@ extension ByteWriter {
         }
         count(value.changedLives.count)
         for changed in value.changedLives { life(changed) }
+        // The change, not the whole record: a link coming and going beside
+        // a hundred others writes one entry.
         optional(value.presence) { writer, presence in
-            writer.links(presence.present)
-            writer.optional(presence.previous) { $0.links($1) }
+            writer.u8(presence.replacesAll ? 1 : 0)
+            writer.links(presence.added)
+            writer.count(presence.removed.count)
+            for ifindex in presence.removed { writer.i32(ifindex) }
         }
     }
 }
@@ -272,7 +276,16 @@ extension ByteReader {
         var changedLives: [TrackedLife] = []
         for _ in 0..<(try count(minimumSize: 96)) { changedLives.append(try life()) }
         let presence = try optional { (reader) throws(Malformed) in
-            PresenceUpdate(present: try reader.links(), previous: try reader.optional { (inner) throws(Malformed) in try inner.links() })
+            let replacesAll: Bool
+            switch try reader.u8() {
+            case 0: replacesAll = false
+            case 1: replacesAll = true
+            case let flag: throw Malformed(description: "presence flag \(flag)")
+            }
+            let added = try reader.links()
+            var removed: [Int32] = []
+            for _ in 0..<(try reader.count(minimumSize: 4)) { removed.append(try reader.i32()) }
+            return PresenceUpdate(added: added, removed: removed, replacesAll: replacesAll)
         }
         return CommitBatch(pending: pending, changedLives: changedLives, presence: presence)
     }

@@ -69,19 +69,33 @@ package struct CommitBatch: Sendable {
     }
 }
 
-/// The links present at a commit, and what the store held before (nil when
-/// this run has not written it yet: the whole record is then replaced).
+/// The links present at a commit, as a change to what the store held: the
+/// links to record (new, or under a new name) and those gone, or, when
+/// this run has not written the record yet, the whole record replaced.
 package struct PresenceUpdate: Sendable, Equatable {
+    /// Every link present now (what the meter compares the next commit
+    /// with); read back from a journal, only the links added.
     package var present: [Int32: String]
-    package var previous: [Int32: String]?
+    /// Links to record (new, or under a new name).
+    package var added: [Int32: String]
+    /// Links recorded before and gone now.
+    package var removed: [Int32]
+    /// The whole record is replaced by `added`.
+    package var replacesAll: Bool
 
+    /// The change from `previous` (nil: unknown, replace it all) to `present`.
     package init(present: [Int32: String], previous: [Int32: String]? = nil) {
         self.present = present
-        self.previous = previous
+        added = present.filter { previous?[$0.key] != $0.value }
+        removed = previous.map { $0.keys.filter { present[$0] == nil }.sorted() } ?? []
+        replacesAll = previous == nil
     }
 
-    /// Links to record (new, or under a new name).
-    package var added: [Int32: String] { present.filter { previous?[$0.key] != $0.value } }
-    /// Links recorded before and gone now.
-    package var removed: [Int32] { previous.map { $0.keys.filter { present[$0] == nil } } ?? [] }
+    /// A change as a journal holds it.
+    package init(added: [Int32: String], removed: [Int32], replacesAll: Bool) {
+        present = added
+        self.added = added
+        self.removed = removed
+        self.replacesAll = replacesAll
+    }
 }
