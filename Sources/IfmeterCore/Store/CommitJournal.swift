@@ -72,8 +72,9 @@ extension String {
 /// The commit journal. A life that begins or ends must survive a crash
 /// (docs/ACCOUNTING.md, "life ends committed promptly"), but an SQLite
 /// commit per tunnel life cost about 0.3 ms of CPU and ten kilobytes of
-/// writes (measured: a VPN life 0.56-0.61 ms with it, 0.27-0.30 without). So between store commits each such change is appended here,
-/// one `write(2)` of a checksummed record, and the store commit that follows
+/// writes (measured: a VPN life 0.56-0.61 ms with it, 0.27-0.30 without).
+/// So between store commits each such change is appended here, one
+/// `write(2)` of a checksummed record, and the store commit that follows
 /// applies the records and the meter's own batch in one transaction.
 ///
 /// A daemon killed before that commit leaves the records behind; the next
