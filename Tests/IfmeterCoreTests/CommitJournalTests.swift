@@ -173,6 +173,17 @@ import Testing
         #expect(contents.stoppedEarly?.contains("malformed") == true, "\(what)")
     }
 
+    /// After a power cut a file can end in zeros where records were going.
+    @Test func aTailOfZerosIsNotDamage() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let records = (0..<2).map { JournalRecord(time: $0, batch: Self.batch($0)) }
+        let bytes = try writeJournal(records) + [UInt8](repeating: 0, count: 4096)
+        let contents = try CommitJournal.parse(bytes, path: journalPath)
+        #expect(contents.records.count == 2)
+        #expect(contents.stoppedEarly?.contains("zeros") == true)
+        #expect(!contents.isDamaged)
+    }
+
     @Test func checksumIsZlibsCRC32() {
         #expect(CRC32.checksum(Array("123456789".utf8)[...]) == 0xCBF4_3926)
         #expect(CRC32.checksum([][...]) == 0)

@@ -214,6 +214,8 @@ package final class Daemon {
         } catch let error as StoreError {
             throw error
         } catch {
+            if !quietly { Log.error("\(journalPath): \(error); committing life changes to the store directly") }
+            journalFailing = true
             return nil
         }
     }
@@ -223,7 +225,12 @@ package final class Daemon {
     /// copied aside first, for a person to look at.
     private func apply(journal bytes: [UInt8], at wall: Int64) throws(StoreError) {
         func keep(_ suffix: String) -> String {
-            let target = "\(journalPath).\(suffix)-\(wall)"
+            var target = "\(journalPath).\(suffix)-\(wall)"
+            var attempt = 1
+            while FileSystem.exists(target) {
+                attempt += 1
+                target = "\(journalPath).\(suffix)-\(wall)-\(attempt)"
+            }
             do {
                 try FileSystem.writeAtomically(bytes, to: target, mode: CommitJournal.fileMode)
                 return target

@@ -234,6 +234,12 @@ package final class CommitJournal {
         var records: [JournalRecord] = []
         var offset = reader.offset
         while offset < bytes.count {
+            // A power cut can leave a file's last blocks allocated but never
+            // written: zeros where records were going, not damage.
+            if bytes[offset...].allSatisfy({ $0 == 0 }) {
+                return JournalContents(
+                    header: header, records: records, stoppedEarly: "the file ends in zeros after record \(records.count)", isDamaged: false)
+            }
             let stopped: String
             switch frame(in: bytes, at: offset) {
             case .whole(let start, let end):
