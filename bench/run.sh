@@ -430,7 +430,7 @@ and names gone longer than the daily retention are folded into one
 | PSS at most 7.0 MiB (alone) | $(mib "${pss[ifmeterd]}") MiB | $(verdict "${pss[ifmeterd]}" 7168) |
 | writes per hour at most 0.34x vnstatd's (traffic window) | ${writes_ratio}x | $(verdict "$writes_ratio" 0.34) |
 | writes per hour at most 0.34x vnstatd's (idle window) | ${writes_idle_ratio}x | $(verdict "$writes_idle_ratio" 0.34) |
-| writes per hour at most 0.34x vnstatd's (link events window) | ${writes_events_ratio}x | $(verdict "$writes_events_ratio" 0.34): vnstatd writes nothing for a life it never saw; ifmeterd commits each one |
+| writes per hour at most 0.34x vnstatd's (link events window) | ${writes_events_ratio}x | $(verdict "$writes_events_ratio" 0.34): vnstatd writes nothing for a life it never saw; ifmeterd journals each one in RAM and applies them at its next store commit, whose rows it writes |
 REPORT
 # A measured try kept beside the generated figures (bench/embedded).
 if [ -f bench/embedded/RESULT.md ]; then printf '\n' >> BENCHMARKS.md; cat bench/embedded/RESULT.md >> BENCHMARKS.md; fi
