@@ -62,7 +62,7 @@ import Testing
         _ = try writeJournal(records)
         let contents = try #require(try CommitJournal.read(journalPath))
         #expect(contents.header == Self.header)
-        #expect(contents.stoppedEarly == nil)
+        #expect(contents.ending == .whole)
         #expect(contents.records.map(Self.encoded) == records.map(Self.encoded))
         #expect(contents.records[0].batch.presence?.replacesAll == true)
         #expect(contents.records[0].batch.presence?.added == [1: "lo", 7: "ü-∆-🚀"])
@@ -97,8 +97,7 @@ import Testing
         for cut in lastStart..<whole.count {
             let contents = try CommitJournal.parse(Array(whole[..<cut]), path: journalPath)
             #expect(contents.records.count == 2)
-            #expect(contents.stoppedEarly != nil || cut == lastStart)
-            #expect(!contents.isDamaged)
+            if cut == lastStart { #expect(contents.ending == .whole) } else { #expect(contents.ending.isCutShort) }
         }
     }
 
@@ -114,8 +113,8 @@ import Testing
         bytes[recordStart + 20] ^= 0x10
         let contents = try CommitJournal.parse(bytes, path: journalPath)
         #expect(contents.records.count == damagedRecord)
-        #expect(contents.stoppedEarly?.contains("checksum") == true)
-        #expect(contents.isDamaged == (damagedRecord == 0))
+        #expect(contents.ending.text.contains("checksum"))
+        #expect(contents.ending.isCutShort == (damagedRecord == 1))
     }
 
     static let notJournals: [(expected: String, bytes: [UInt8])] = [
@@ -150,8 +149,8 @@ import Testing
         let bytes = try writeJournal([]) + frame.bytes
         let contents = try CommitJournal.parse(bytes, path: journalPath)
         #expect(contents.records.isEmpty)
-        #expect(contents.stoppedEarly?.contains("malformed") == true)
-        #expect(contents.isDamaged)
+        #expect(contents.ending.text.contains("malformed"))
+        #expect(!contents.ending.isCutShort)
     }
 
     /// Values no daemon writes and the store's readers refuse: refused
@@ -170,7 +169,7 @@ import Testing
         if variant > 0 { record.batch = batch }
         let contents = try CommitJournal.parse(try writeJournal([record]), path: journalPath)
         #expect(contents.records.isEmpty)
-        #expect(contents.stoppedEarly?.contains("malformed") == true, "\(what)")
+        #expect(contents.ending.text.contains("malformed"), "\(what)")
     }
 
     /// After a power cut a file can end in zeros where records were going.
@@ -180,8 +179,8 @@ import Testing
         let bytes = try writeJournal(records) + [UInt8](repeating: 0, count: 4096)
         let contents = try CommitJournal.parse(bytes, path: journalPath)
         #expect(contents.records.count == 2)
-        #expect(contents.stoppedEarly?.contains("zeros") == true)
-        #expect(!contents.isDamaged)
+        #expect(contents.ending.isCutShort)
+        #expect(contents.ending.text.contains("zeros"))
     }
 
     @Test func checksumIsZlibsCRC32() {
@@ -418,5 +417,15 @@ struct JournalDaemonTests {
         let result = try daemon.runOnceAllowingFailure()
         #expect(result.status == 73)
         #expect(result.standardError.contains("/nonexistent/ifmeter/ifmeterd.journal: journal directory /nonexistent/ifmeter does not exist"))
+    }
+}
+
+extension JournalEnding {
+    var isCutShort: Bool { if case .cutShort = self { true } else { false } }
+    var text: String {
+        switch self {
+        case .whole: ""
+        case .cutShort(let why), .damaged(let why): why
+        }
     }
 }

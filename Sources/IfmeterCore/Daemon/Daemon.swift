@@ -257,12 +257,13 @@ package final class Daemon {
         case .nothing:
             break
         }
-        if let why = contents.stoppedEarly {
-            if contents.isDamaged {
-                Log.warning("\(journalPath): \(why): applied the \(contents.records.count) records before it; kept as \(keep("damaged"))")
-            } else {
-                Log.notice("\(journalPath): \(why) (the daemon was stopped while writing it); the records before it were applied")
-            }
+        switch contents.ending {
+        case .whole:
+            break
+        case .cutShort(let why):
+            Log.notice("\(journalPath): \(why) (the daemon was stopped while writing it); the records before it were applied")
+        case .damaged(let why):
+            Log.warning("\(journalPath): \(why): applied the \(contents.records.count) records before it; kept as \(keep("damaged"))")
         }
     }
 

@@ -33,11 +33,19 @@ package struct JournalHeader: Sendable, Equatable {
 package struct JournalContents: Sendable {
     package var header: JournalHeader
     package var records: [JournalRecord]
-    /// Why reading stopped before the end of the file: a record cut short
-    /// (the daemon was killed while writing it) or damaged. Nil: read whole.
-    package var stoppedEarly: String?
-    /// Whether what stopped the reading is more than a last record cut short.
-    package var isDamaged: Bool
+    /// How the reading ended.
+    package var ending: JournalEnding
+}
+
+/// How the reading of a journal file ended.
+package enum JournalEnding: Sendable, Equatable {
+    /// Every byte was read as records.
+    case whole
+    /// The last record is not whole: the daemon was killed while writing
+    /// it, or a power cut left its blocks unwritten. Not damage.
+    case cutShort(String)
+    /// A record before the end is not whole: the file was damaged.
+    case damaged(String)
 }
 
 /// A journal file that cannot be read or written as one.
@@ -238,7 +246,7 @@ package final class CommitJournal {
             // written: zeros where records were going, not damage.
             if bytes[offset...].allSatisfy({ $0 == 0 }) {
                 return JournalContents(
-                    header: header, records: records, stoppedEarly: "the file ends in zeros after record \(records.count)", isDamaged: false)
+                    header: header, records: records, ending: .cutShort("the file ends in zeros after record \(records.count)"))
             }
             let stopped: String
             switch frame(in: bytes, at: offset) {
@@ -255,18 +263,18 @@ package final class CommitJournal {
                 }
             case .cutShort:
                 return JournalContents(
-                    header: header, records: records, stoppedEarly: "record \(records.count + 1) was cut short", isDamaged: false)
+                    header: header, records: records, ending: .cutShort("record \(records.count + 1) was cut short"))
             case .badChecksum(let end):
                 stopped = "record \(records.count + 1) fails its checksum"
                 // The last record, whole in length but not in content: a
                 // write cut short by a power cut, not damage.
                 if end == bytes.count {
-                    return JournalContents(header: header, records: records, stoppedEarly: stopped, isDamaged: false)
+                    return JournalContents(header: header, records: records, ending: .cutShort(stopped))
                 }
             }
-            return JournalContents(header: header, records: records, stoppedEarly: stopped, isDamaged: true)
+            return JournalContents(header: header, records: records, ending: .damaged(stopped))
         }
-        return JournalContents(header: header, records: records, stoppedEarly: nil, isDamaged: false)
+        return JournalContents(header: header, records: records, ending: .whole)
     }
 
     private enum Frame {
