@@ -5,8 +5,12 @@ struct ByteWriter {
     private(set) var bytes: [UInt8] = []
 
     mutating func u8(_ value: UInt8) { bytes.append(value) }
-    mutating func u32(_ value: UInt32) { for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) } }
-    mutating func u64(_ value: UInt64) { for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) } }
+    mutating func u32(_ value: UInt32) { littleEndian(value) }
+    mutating func u64(_ value: UInt64) { littleEndian(value) }
+
+    private mutating func littleEndian<T: FixedWidthInteger>(_ value: T) {
+        for shift in stride(from: 0, to: T.bitWidth, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) }
+    }
     mutating func i32(_ value: Int32) { u32(UInt32(bitPattern: value)) }
     mutating func i64(_ value: Int64) { u64(UInt64(bitPattern: value)) }
     mutating func f64(_ value: Double) { u64(value.bitPattern) }
@@ -52,19 +56,15 @@ struct ByteReader {
         return bytes[offset]
     }
 
-    mutating func u32() throws(Malformed) -> UInt32 {
-        guard remaining >= 4 else { throw Malformed(description: "ends inside a field") }
-        var value: UInt32 = 0
-        for index in 0..<4 { value |= UInt32(bytes[offset + index]) << (8 * index) }
-        offset += 4
-        return value
-    }
+    mutating func u32() throws(Malformed) -> UInt32 { try littleEndian() }
+    mutating func u64() throws(Malformed) -> UInt64 { try littleEndian() }
 
-    mutating func u64() throws(Malformed) -> UInt64 {
-        guard remaining >= 8 else { throw Malformed(description: "ends inside a field") }
-        var value: UInt64 = 0
-        for index in 0..<8 { value |= UInt64(bytes[offset + index]) << (8 * index) }
-        offset += 8
+    private mutating func littleEndian<T: FixedWidthInteger>() throws(Malformed) -> T {
+        let size = T.bitWidth / 8
+        guard remaining >= size else { throw Malformed(description: "ends inside a field") }
+        var value: T = 0
+        for index in 0..<size { value |= T(bytes[offset + index]) << (8 * index) }
+        offset += size
         return value
     }
 
