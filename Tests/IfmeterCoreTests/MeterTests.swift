@@ -323,32 +323,38 @@ import Testing
 }
 
 @Suite struct EventGatheringTests {
-    /// (time the socket became readable, the deadline it gets); each row's
-    /// events are read at its deadline.
-    @Test(arguments: [
+    /// (time the socket became readable, or nil when the read was already
+    /// due; the deadline; the events read then), in order.
+    static let readings: [[(readable: Double?, deadline: Double, events: Int)]] = [
         // An isolated burst is read `window` after its first event.
-        [(100.0, 100.02)],
+        [(100.0, 100.02, 1)],
         // Bursts apart: each on its own, however close, until they churn.
-        [(100.0, 100.02), (100.3, 100.32), (110.0, 110.02)],
+        [(100.0, 100.02, 1), (100.3, 100.32, 1), (110.0, 110.02, 1)],
         // Three reads within a second: from the next burst on, each waits
-        // for `spacing` after the last read, one read a second...
-        [(100.0, 100.02), (100.1, 100.12), (100.2, 100.22), (100.3, 101.22), (101.3, 102.22), (102.3, 103.22),
-         // ...until a burst comes `spacing` after the last read.
-         (104.5, 104.52), (104.6, 104.62)],
+        // for `spacing` after the last read, one read a second, and each
+        // read sets the next (nil: the socket is out of the poll, its bursts
+        // wake nothing)...
+        [(100.0, 100.02, 1), (100.1, 100.12, 1), (100.2, 100.22, 1), (100.3, 101.22, 1), (nil, 102.22, 1), (nil, 103.22, 1),
+         // ...until a read finds nothing: the next burst is on its own again.
+         (nil, 104.22, 0), (104.5, 104.52, 1), (104.6, 104.62, 1)],
         // Churn that stops: the next burst is read after `window` again.
-        [(100.0, 100.02), (100.1, 100.12), (100.2, 100.22), (105.0, 105.02)],
-    ])
-    func aBurstIsReadAfterTheWindowOrUnderChurnTheSpacing(rows: [(Double, Double)]) {
+        [(100.0, 100.02, 1), (100.1, 100.12, 1), (100.2, 100.22, 1), (105.0, 105.02, 1)],
+    ]
+
+    @Test(arguments: Self.readings)
+    func aBurstIsReadAfterTheWindowOrUnderChurnTheSpacing(rows: [(readable: Double?, deadline: Double, events: Int)]) {
         var gathering = EventGathering()
-        for (readable, expected) in rows {
-            gathering.begin(at: readable)
-            #expect(abs((gathering.deadline ?? 0) - expected) < 1e-9, "\(readable)")
-            // More events of the same burst do not move the deadline.
-            gathering.begin(at: readable + 0.005)
-            #expect(abs((gathering.deadline ?? 0) - expected) < 1e-9, "\(readable)")
-            gathering.end(at: gathering.deadline ?? readable)
-            #expect(!gathering.isGathering)
+        for (readable, expected, events) in rows {
+            if let readable {
+                #expect(!gathering.isGathering, "\(readable)")
+                gathering.begin(at: readable)
+                // More events of the same burst do not move the deadline.
+                gathering.begin(at: readable + 0.005)
+            }
+            #expect(abs((gathering.deadline ?? 0) - expected) < 1e-9, "\(expected)")
+            gathering.end(at: gathering.deadline ?? 0, events: events)
         }
+        #expect(!gathering.isGathering)
     }
 
     /// Events wait only while the receive buffer has room: after a read

@@ -434,7 +434,8 @@ package final class Daemon {
     private func endGathering(events count: Int) {
         guard gathering.isGathering else { return }
         gathering.end(at: SystemClock.monotonic(), events: count)
-        TimerSlack.set(seconds: sampleSlack)
+        // Under churn the next read is already due: it keeps the short slack.
+        TimerSlack.set(seconds: gathering.isGathering ? EventGathering.slack : sampleSlack)
     }
 
     /// One sample: queued events first, then a fresh dump of every link.

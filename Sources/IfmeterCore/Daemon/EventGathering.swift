@@ -9,8 +9,10 @@
 ///
 /// Under churn (a VPN server's clients coming and going, a flapping modem:
 /// `churnReads` reads within `spacing`) bursts are read together, `spacing`
-/// after the last read, until a burst comes `spacing` after it: one read a
-/// second, however fast links come and go.
+/// after the last read: one read a second, however fast links come and go.
+/// While churn lasts the next read is set when one ends, so the socket stays
+/// out of the poll meanwhile and the next burst costs no wakeup of its own
+/// to be noticed. A read that finds nothing ends the churn.
 ///
 /// The price is the crash window: a kill while a burst waits loses what
 /// only those events knew (README 'Limits'). A burst waits `window`; under
@@ -59,11 +61,14 @@ package struct EventGathering: Sendable, Equatable {
         deadline = churning ? max(now + Self.window, last + Self.spacing) : now + Self.window
     }
 
-    /// `events` were read at `now` (at the deadline, or by a sample).
+    /// `events` were read at `now` (at the deadline, or by a sample). Under
+    /// churn the next read is due `spacing` later, without waiting for the
+    /// socket to wake the daemon first.
     package mutating func end(at now: Double, events: Int = 0) {
-        deadline = nil
         lastReadEvents = events
         reads.append(now)
         if reads.count > Self.churnReads { reads.removeFirst() }
+        churning = churning && events > 0 && events <= capacity / 4
+        deadline = churning ? now + Self.spacing : nil
     }
 }
