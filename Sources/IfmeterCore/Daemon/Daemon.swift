@@ -204,17 +204,12 @@ package final class Daemon {
             return nil
         }
         if !locked.previous.isEmpty { try apply(journal: locked.previous, at: wall) }
+        let header = JournalHeader(
+            storeID: try store.journalIdentity(), generation: try store.appliedJournalGeneration() + 1, bootID: bootID, namespace: namespace)
         do {
-            return try CommitJournal(file: locked.file, header: JournalHeader(
-                storeID: try store.journalIdentity(), generation: try store.appliedJournalGeneration() + 1, bootID: bootID, namespace: namespace))
-        } catch let error as JournalError {
-            if !quietly { Log.error("\(error); committing life changes to the store directly") }
-            journalFailing = true
-            return nil
-        } catch let error as StoreError {
-            throw error
+            return try CommitJournal(file: locked.file, header: header)
         } catch {
-            if !quietly { Log.error("\(journalPath): \(error); committing life changes to the store directly") }
+            if !quietly { Log.error("\(error); committing life changes to the store directly") }
             journalFailing = true
             return nil
         }
@@ -225,12 +220,7 @@ package final class Daemon {
     /// copied aside first, for a person to look at.
     private func apply(journal bytes: [UInt8], at wall: Int64) throws(StoreError) {
         func keep(_ suffix: String) -> String {
-            var target = "\(journalPath).\(suffix)-\(wall)"
-            var attempt = 1
-            while FileSystem.exists(target) {
-                attempt += 1
-                target = "\(journalPath).\(suffix)-\(wall)-\(attempt)"
-            }
+            let target = FileSystem.asideName(for: journalPath, suffix: suffix, now: wall)
             do {
                 try FileSystem.writeAtomically(bytes, to: target, mode: CommitJournal.fileMode)
                 return target

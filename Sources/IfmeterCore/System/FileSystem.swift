@@ -239,15 +239,22 @@ package enum FileSystem {
         return UInt64(String(decoding: fields[19], as: UTF8.self))
     }
 
-    /// Moves a file aside to `path.SUFFIX-UNIXTIME`, never over another
-    /// file: what could not be used is kept for a person to look at.
-    package static func moveAside(_ path: String, suffix: String, now: Int64) throws -> String {
+    /// Where a file that could not be used is kept for a person to look
+    /// at: `path.SUFFIX-UNIXTIME`, or `-2`, `-3`... after it, never the
+    /// name of a file already there.
+    package static func asideName(for path: String, suffix: String, now: Int64) -> String {
         var target = "\(path).\(suffix)-\(now)"
         var attempt = 1
         while exists(target) {
             attempt += 1
             target = "\(path).\(suffix)-\(now)-\(attempt)"
         }
+        return target
+    }
+
+    /// Moves a file aside (`asideName`), never over another file.
+    package static func moveAside(_ path: String, suffix: String, now: Int64) throws -> String {
+        let target = asideName(for: path, suffix: suffix, now: now)
         if rename(path, target) != 0 { throw SystemError("rename to \(target)", path: path, errno: errno) }
         return target
     }
