@@ -58,13 +58,13 @@ struct Context {
         TimeText.showsUTC = globals.utc
         // Tunnel lives that began or ended since the daemon's last store
         // commit wait in its journal: what they counted is shown too.
-        let journal = configuration.resolvedJournalFile(stateDirectory: stateDirectory)
+        let journal: CounterStore.JournalInclusion
         do {
-            _ = try CommitJournal.read(journal)
+            journal = try store.includeJournal(at: configuration.resolvedJournalFile(stateDirectory: stateDirectory))
         } catch {
-            Log.warning("ifmeter: \(error); tunnel lives since the daemon's last commit are not shown")
+            throw .store(error)
         }
-        do { try store.includeJournal(at: journal) } catch { throw .store(error) }
+        if let why = journal.unreadable { Log.warning("ifmeter: \(why); tunnel lives since the daemon's last commit are not shown") }
         return store
     }
 

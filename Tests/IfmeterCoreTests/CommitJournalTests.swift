@@ -248,7 +248,7 @@ import Testing
         _ = try journalFor(writer, generation: 1, records: tunnelLife(ifindex: 9, bytes: 300_000))
 
         let reader = try CounterStore(directory: directory.path, readOnly: true)
-        #expect(try reader.includeJournal(at: journalPath) == 2)
+        #expect(try reader.includeJournal(at: journalPath) == CounterStore.JournalInclusion(applied: 2))
         #expect(try reader.interfaces().first { $0.name == "vpn0" }?.totals.rxBytes == 300_000)
         #expect(try CounterStore(directory: directory.path, readOnly: true).interfaces().isEmpty)
 
@@ -257,9 +257,9 @@ import Testing
         let contents = try #require(try CommitJournal.read(journalPath))
         _ = try writer.apply(contents, retention: Retention(), intervals: (15, 300))
         let later = try CounterStore(directory: directory.path, readOnly: true)
-        #expect(try later.includeJournal(at: journalPath) == 0)
+        #expect(try later.includeJournal(at: journalPath) == CounterStore.JournalInclusion(applied: 0))
         #expect(try later.interfaces().first { $0.name == "vpn0" }?.totals.rxBytes == 300_000)
-        #expect(try CounterStore(directory: directory.path, readOnly: true).includeJournal(at: directory.path + "/none") == 0)
+        #expect(try CounterStore(directory: directory.path, readOnly: true).includeJournal(at: directory.path + "/none") == CounterStore.JournalInclusion(applied: 0))
     }
 }
 
@@ -410,6 +410,20 @@ struct JournalDaemonTests {
 
     private func chattrImmutable(_ path: String, set: Bool = true) -> Bool {
         (try? runProcess("/usr/bin/chattr", [set ? "+i" : "-i", path]))?.status == 0
+    }
+
+    /// A journal `ifmeter` cannot read is said in one line; the store is
+    /// still shown.
+    @Test func aJournalTheCLICannotReadIsSaid() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.runOnce()
+        try FileManager.default.removeItem(atPath: daemon.journalPath)
+        try FileManager.default.createDirectory(atPath: daemon.journalPath, withIntermediateDirectories: false)
+        let shown = try ifmeter(daemon, ["status"])
+        #expect(shown.status == 0)
+        let lines = shown.standardError.split(separator: "\n")
+        #expect(lines.count == 1)
+        #expect(lines.first?.contains("\(daemon.journalPath): not a regular file; tunnel lives since the daemon's last commit are not shown") == true)
     }
 
     @Test func aJournalDirectoryThatIsMissingIsAStartError() throws {

@@ -444,22 +444,35 @@ package final class CounterStore {
         return .applied(contents.records.count)
     }
 
+    /// What `includeJournal` found.
+    package struct JournalInclusion: Equatable, Sendable {
+        /// The records applied (0: the store alone is complete).
+        package var applied = 0
+        /// Why the journal could not be read, when it could not.
+        package var unreadable: String?
+    }
+
     /// For readers: the store as the daemon's journal completes it. When
     /// the journal holds the records of the generation after the one the
     /// store applied, they are applied to a private copy in memory, which
-    /// every query then reads; the files are never written. Returns the
-    /// records applied (0: the store alone is complete).
+    /// every query then reads; the files are never written.
     ///
     /// The copy is taken before the journal is read: a daemon that commits
     /// in between moves the journal past the copy's next generation, and
     /// the copy is taken again, so a record is never counted twice.
     @discardableResult
-    package func includeJournal(at path: String) throws(StoreError) -> Int {
-        guard foundVersion >= 2 else { return 0 }
+    package func includeJournal(at path: String) throws(StoreError) -> JournalInclusion {
+        guard foundVersion >= 2 else { return JournalInclusion() }
         let original = database
         for _ in 0..<3 {
-            guard let preview = try? CommitJournal.read(path), !preview.records.isEmpty,
-                  preview.header.storeID == (try meta("store_id")).flatMap({ UInt64($0) }) else { return 0 }
+            let preview: JournalContents?
+            do {
+                preview = try CommitJournal.read(path)
+            } catch {
+                return JournalInclusion(unreadable: error.description)
+            }
+            guard let preview, !preview.records.isEmpty,
+                  preview.header.storeID == (try meta("store_id")).flatMap({ UInt64($0) }) else { return JournalInclusion() }
             do {
                 database = try SQLiteDatabase(memoryCopyOf: original)
             } catch {
@@ -469,7 +482,7 @@ package final class CounterStore {
             guard let contents = try? CommitJournal.read(path), contents.header.storeID == preview.header.storeID,
                   contents.header.generation > applied else {
                 database = original
-                return 0
+                return JournalInclusion()
             }
             guard contents.header.generation == applied + 1 else {
                 database = original
@@ -483,10 +496,10 @@ package final class CounterStore {
                     try write(record.batch, at: record.time, bootID: contents.header.bootID, namespace: contents.header.namespace)
                 }
             }
-            return contents.records.count
+            return JournalInclusion(applied: contents.records.count)
         }
         database = original
-        return 0
+        return JournalInclusion()
     }
 
     /// The zone the buckets are cut in: glibc reads it once, at the first
