@@ -48,16 +48,16 @@ package final class Daemon {
     /// Where life changes wait for the next store commit; nil when it could
     /// not be written (they then go straight to the store).
     private var journal: CommitJournal?
-    private var journalFailing = false
+    private var journalWrites = RetriedCondition()
     /// Another process held the journal at start: it is left alone.
     private var journalHeldElsewhere = false
 
     // Health, for STATUS=, the watchdog and the metrics file.
     private var lastCommit = SystemClock.monotonic()
     private var lastCommitWall: Int64?
-    private var storeFailing = false
+    private var storeWrites = RetriedCondition()
     private var storeWriteErrors: UInt64 = 0
-    private var metricsFailing = false
+    private var metricsWrites = RetriedCondition()
     private var lastSampleWall = 0.0
     private var lastSampleDuration = 0.0
     private var lastHealthySample = SystemClock.monotonic()
@@ -157,7 +157,7 @@ package final class Daemon {
         finish(meter.start(stored: stored, links: links, at: now))
         _ = readEvents()
         commit(at: clock.now())
-        if storeFailing {
+        if storeWrites.isFailing {
             throw DaemonStartError(message: "\(store.path): the first commit failed", exitCode: .ioError)
         }
         lastSampleWall = Double(now.wall)
@@ -176,7 +176,7 @@ package final class Daemon {
     /// store's journal is kept aside, never applied or overwritten. Without
     /// a journal (another daemon holds it, or it cannot be written) life
     /// changes are committed to the store at once, as they always were.
-    private func openJournal(quietly: Bool = false) throws(StoreError) -> CommitJournal? {
+    private func openJournal() throws(StoreError) -> CommitJournal? {
         let wall = clock.now().wall
         var locked: (file: AppendFile, previous: [UInt8])?
         for attempt in 0..<2 {
@@ -192,15 +192,13 @@ package final class Daemon {
                 let kept = try? FileSystem.moveAside(journalPath, suffix: "unreadable", now: wall)
                 Log.warning("\(error); kept as \(kept ?? "it is"), starting a new journal")
             } catch {
-                if !quietly { Log.error("\(error); committing life changes to the store directly") }
-                journalFailing = true
+                journalWrites.failed("\(error); committing life changes to the store directly")
                 return nil
             }
         }
         guard let locked else { return nil }
         if CommitJournal.isSQLiteDatabase(locked.previous) {
-            journalFailing = true
-            Log.error("\(journalPath): JournalFile= names an SQLite database; left untouched, committing life changes to the store directly")
+            journalWrites.failed("\(journalPath): JournalFile= names an SQLite database; left untouched, committing life changes to the store directly")
             return nil
         }
         if !locked.previous.isEmpty { try apply(journal: locked.previous, at: wall) }
@@ -209,8 +207,7 @@ package final class Daemon {
         do {
             return try CommitJournal(file: locked.file, header: header)
         } catch {
-            if !quietly { Log.error("\(error); committing life changes to the store directly") }
-            journalFailing = true
+            journalWrites.failed("\(error); committing life changes to the store directly")
             return nil
         }
     }
@@ -343,7 +340,7 @@ package final class Daemon {
 
     private func statusLine() -> String {
         let last = lastCommitWall.map { ", last commit \(TimeText.moment($0))" } ?? ""
-        let trouble = storeFailing ? "; STORE WRITES FAILING, deltas kept in memory" : ""
+        let trouble = storeWrites.isFailing ? "; STORE WRITES FAILING, deltas kept in memory" : ""
         return "counting \(meter.lives.count) interfaces\(last)\(trouble)"
     }
 
@@ -464,13 +461,9 @@ package final class Daemon {
             try metrics.write(MetricsSnapshot(
                 interfaces: interfaces, lastSample: lastSampleWall, sampleDuration: lastSampleDuration,
                 storeWriteErrors: storeWriteErrors, lastCommit: lastCommitWall))
-            if metricsFailing {
-                metricsFailing = false
-                Log.notice("\(metrics.path): metrics written again")
-            }
+            metricsWrites.succeeded("\(metrics.path): metrics written again")
         } catch {
-            if !metricsFailing { Log.error("metrics file not written, will retry after each sample: \(error)") }
-            metricsFailing = true
+            metricsWrites.failed("metrics file not written, will retry after each sample: \(error)")
         }
     }
 
@@ -489,13 +482,9 @@ package final class Daemon {
         do {
             try journal.append(JournalRecord(time: now.wall, batch: batch))
             meter.committed(batch)
-            if journalFailing {
-                journalFailing = false
-                Log.notice("\(journal.path): journal written again")
-            }
+            journalWrites.succeeded("\(journal.path): journal written again")
         } catch {
-            if !journalFailing { Log.error("\(error); committing life changes to the store instead") }
-            journalFailing = true
+            journalWrites.failed("\(error); committing life changes to the store instead")
             commit(at: now)
         }
     }
@@ -519,16 +508,11 @@ package final class Daemon {
             meter.forgetGone(at: now.wall, keepGone: configuration.metricsKeepGone)
             lastCommit = SystemClock.monotonic()
             lastCommitWall = now.wall
-            if storeFailing {
-                storeFailing = false
-                Log.notice("\(store.path): writes succeed again; pending deltas committed")
-            }
+            storeWrites.succeeded("\(store.path): writes succeed again; pending deltas committed")
             ServiceManager.notify("STATUS=\(statusLine())")
         } catch {
             storeWriteErrors += 1
-            if !storeFailing {
-                Log.error("\(error); keeping deltas in memory and retrying")
-                storeFailing = true
+            if storeWrites.failed("\(error); keeping deltas in memory and retrying") {
                 ServiceManager.notify("STATUS=\(statusLine())")
             }
         }
@@ -542,14 +526,13 @@ package final class Daemon {
         guard let journal else {
             // Opened again after a failure of its own; never while another
             // process holds it, whose records are not this daemon's to empty.
-            if journalFailing && !journalHeldElsewhere { self.journal = try? openJournal(quietly: true) }
+            if journalWrites.isFailing && !journalHeldElsewhere { self.journal = try? openJournal() }
             return
         }
         do {
             try journal.startGeneration(journal.header.generation + 1)
         } catch {
-            if !journalFailing { Log.error("\(error); committing life changes to the store instead") }
-            journalFailing = true
+            journalWrites.failed("\(error); committing life changes to the store instead")
             // Its records are in the store: nothing may be appended after them.
             self.journal = nil
         }
@@ -562,8 +545,8 @@ package final class Daemon {
         commit(at: clock.now())
         publishMetrics(last: true)
         store.close()
-        Log.notice("ifmeterd: stopped\(storeFailing ? " with uncommitted deltas (the store could not be written)" : "")")
-        return storeFailing ? .ioError : .success
+        Log.notice("ifmeterd: stopped\(storeWrites.isFailing ? " with uncommitted deltas (the store could not be written)" : "")")
+        return storeWrites.isFailing ? .ioError : .success
     }
 
     /// SIGHUP: commit what was counted under the old configuration, then
@@ -599,7 +582,7 @@ package final class Daemon {
             do {
                 metrics = try Self.metricsFile(reloaded.metricsFile)
                 configuration.metricsFile = reloaded.metricsFile
-                metricsFailing = false
+                metricsWrites.reset()
             } catch {
                 Log.error("reload: keeping MetricsFile=\(configuration.metricsFile ?? ""): \(error)")
             }
@@ -645,6 +628,6 @@ package final class Daemon {
     package func finishOnce() -> ExitCode {
         publishMetrics(last: true)
         store.close()
-        return storeFailing ? .ioError : .success
+        return storeWrites.isFailing ? .ioError : .success
     }
 }

@@ -58,3 +58,32 @@ extension String {
         return unicodeScalars.split(separator: "\n").map { String(String.UnicodeScalarView($0)) }.joined(separator: " ")
     }
 }
+
+/// Something the daemon keeps retrying (store writes, the metrics file, the
+/// journal): logged when it starts failing and when it works again, not at
+/// every retry.
+package struct RetriedCondition: Sendable {
+    package private(set) var isFailing = false
+
+    package init() {}
+
+    /// A failure; logged only when it starts the condition. Returns whether
+    /// it did.
+    @discardableResult
+    package mutating func failed(_ message: @autoclosure () -> String) -> Bool {
+        defer { isFailing = true }
+        guard !isFailing else { return false }
+        Log.error(message())
+        return true
+    }
+
+    /// A success; logged only when it ends the condition.
+    package mutating func succeeded(_ message: @autoclosure () -> String) {
+        guard isFailing else { return }
+        isFailing = false
+        Log.notice(message())
+    }
+
+    /// Forgets the condition without a word (what failed was replaced).
+    package mutating func reset() { isFailing = false }
+}
