@@ -20,16 +20,8 @@ duration=${CHURN_PROBE_DURATION:-90}
 bin=${CHURN_PROBE_BIN:-$root/.build/release}
 work=$(mktemp -d /var/tmp/ifmeter-churn.XXXXXX)
 cpuacct=/sys/fs/cgroup/cpuacct
-pids=()
+cgroups="$cpuacct/ifmchurn-*-$$"
 . "$root/bench/namespace.sh"
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${holders[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rmdir "$cpuacct"/ifmchurn-*-$$ 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
 [ $# -gt 0 ] || { echo "usage: bench/churn-probe.sh kind:rate:hold:names ..." >&2; exit 64; }
 
 cc -O2 -o "$work/floor" bench/floor.c

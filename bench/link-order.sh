@@ -24,12 +24,6 @@ done
 [ "$(id -u)" -eq 0 ] || { echo "link-order: needs root (a network namespace with tun devices)" >&2; exit 77; }
 work=$(mktemp -d /var/tmp/ifmeter-order.XXXXXX)
 . "$root/bench/namespace.sh"
-cleanup() {
-  for pid in "${holders[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
 
 # valgrind 3.19 (bookworm) cannot read this toolchain's DWARF: profile a copy
 # without it (same code, same symbols).

@@ -21,15 +21,7 @@ for binary in "$@"; do
 done
 [ "$(id -u)" -eq 0 ] || { echo "memory: needs root (a network namespace with 50 tun devices)" >&2; exit 77; }
 work=$(mktemp -d /var/tmp/ifmeter-memory.XXXXXX)
-daemon=""
 . "$root/bench/namespace.sh"
-cleanup() {
-  [ -z "$daemon" ] || kill "$daemon" 2>/dev/null || true
-  for pid in "${holders[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
 
 new_namespace 50
 declare -A runs
@@ -41,6 +33,7 @@ for round in $(seq "$rounds"); do
     cp "$binary" "$run/ifmeterd"   # a private copy: no other process shares its pages
     ( exec nsenter -t "$holder" --net --mount -- "$run/ifmeterd" --state-dir "$run/state" ) 2>>"$work/ifmeterd.log" &
     daemon=$!
+    pids+=("$daemon")
     sleep "$wait_seconds"
     kill -0 "$daemon" 2>/dev/null || { echo "memory: $binary exited early:" >&2; cat "$work/ifmeterd.log" >&2; exit 70; }
     read -r rss pss uss < <(awk '/^Rss:/{r=$2} /^Pss:/{p=$2} /^Private_(Clean|Dirty):/{u+=$2} END{print r, p, u}' "/proc/$daemon/smaps_rollup")
@@ -58,7 +51,7 @@ for round in $(seq "$rounds"); do
         sed "s|$run/||" | sort -rn
     fi
     kill -TERM "$daemon"; wait "$daemon" 2>/dev/null || true
-    daemon=""
+    pids=()
     rm -rf "$run"
     echo "round $round: $binary: rss $rss pss $pss uss $uss KiB; binary $binary_rss, libraries $libraries_rss (pss $libraries_pss), heap and the rest $rest_rss"
     runs[$index]+="$rss $pss $uss $binary_rss $libraries_rss $libraries_pss $rest_rss "

@@ -1,12 +1,22 @@
-# Sourced by the bench scripts (run.sh, memory.sh, link-order.sh): the
-# namespace their daemons run in. Needs $work; the caller's cleanup kills
-# "${holders[@]}".
+# Sourced by the bench scripts (run.sh, memory.sh, link-order.sh,
+# churn-probe.sh): the namespace their daemons run in, and the cleanup at
+# their exit. Needs $work; a caller may set $cgroups (a glob of the cpuacct
+# cgroups it made) and add what it starts to "${pids[@]}".
 #
 # A namespace held by a process rather than named in /run/netns (a name can
 # be deleted under a long run by anyone's `ip -all netns del`), with its own
 # sysfs so /sys/class/net shows its links, as `ip netns exec` does.
 holders=()
 holder=""
+pids=()
+cleanup() {
+  for pid in "${pids[@]}" "${holders[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  # Unquoted: a glob of cgroup directories.
+  [ -z "${cgroups:-}" ] || rmdir $cgroups 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
 new_namespace() {  # count: tun0 ... tun<count-1>, persistent
   unshare --net --mount --propagation private sh -c 'mount -t sysfs sysfs /sys && exec sleep infinity' &
   holder=$!

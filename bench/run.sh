@@ -17,16 +17,8 @@ memory_wait=${BENCH_MEMORY_WAIT:-35}
 bin=$root/.build/release   # `make release`: static Swift runtime, as shipped
 work=$(mktemp -d /var/tmp/ifmeter-bench.XXXXXX)   # on disk: write_bytes counts real I/O
 cpuacct=/sys/fs/cgroup/cpuacct
-pids=()
+cgroups="$cpuacct/ifmbench-*-$$"
 . "$root/bench/namespace.sh"
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${holders[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rmdir "$cpuacct"/ifmbench-*-$$ 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
 
 for tool in perf nsenter unshare vnstatd cc swiftc; do
   command -v "$tool" >/dev/null || { echo "bench: $tool is missing (make bench-deps)" >&2; exit 69; }
