@@ -36,4 +36,21 @@ struct ForgetTests {
         try daemon.runOnce()
         #expect(try daemon.store().integrityCheck() == "ok")
     }
+
+    /// A daemon killed with a tunnel life only in its journal: `forget`
+    /// applies the journal first, so the next start cannot bring the
+    /// forgotten interface back.
+    @Test func forgetAppliesAJournalLeftByAKillFirst() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 3600, commitInterval: 3600)
+        try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 3, size: 500)
+        try daemon.waitForLog("vpn0: removed")
+        #expect(daemon.stop(with: SIGKILL) == SIGKILL)
+        #expect(try daemon.storeFile().interfaces().first { $0.name == "vpn0" } == nil)
+        let removed = try ifmeter(daemon, ["forget", "vpn0"])
+        #expect(removed.status == 0, "\(removed.standardError)")
+        try daemon.runOnce()
+        #expect(try daemon.totalsIfAny("vpn0") == nil)
+        #expect(try daemon.reasons("vpn0").isEmpty)
+    }
 }
