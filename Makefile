@@ -123,10 +123,10 @@ STORE_FUZZ_SOURCES := $(filter-out Sources/IfmeterCore/Kernel/Netlink.swift Sour
 fuzz: deps
 	mkdir -p .build/fuzz
 	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name IfmeterFuzz -package-name ifmeter $(FUZZ_SOURCES) Fuzz/ParserFuzzer.swift -o .build/fuzz/parsers
-	.build/fuzz/parsers -max_total_time=$(FUZZ_SECONDS) -max_len=8192 Tests/IfmeterCoreTests/Corpus/config
+	.build/fuzz/parsers -artifact_prefix=.build/fuzz/ -max_total_time=$(FUZZ_SECONDS) -max_len=8192 Tests/IfmeterCoreTests/Corpus/config
 	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name IfmeterFuzz -package-name ifmeter -D IFMETER_FUZZ -I Sources/CSQLite \
 	  $(STORE_FUZZ_SOURCES) Tests/IfmeterCoreTests/Support/StoreFuzzHarness.swift Fuzz/StoreFuzzer.swift -o .build/fuzz/store
-	.build/fuzz/store -max_total_time=$(FUZZ_SECONDS) -max_len=600 Tests/IfmeterCoreTests/Corpus/store
+	.build/fuzz/store -artifact_prefix=.build/fuzz/ -max_total_time=$(FUZZ_SECONDS) -max_len=600 Tests/IfmeterCoreTests/Corpus/store
 
 # The whole suite under AddressSanitizer (the daemons and CLIs it starts
 # too). Leak checking is off for the test runner, whose harness leaks inside
