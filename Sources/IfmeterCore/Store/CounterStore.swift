@@ -51,13 +51,13 @@ package final class CounterStore {
     /// checkpointed back: it grows for as long as the daemon commits
     /// (README 'Security'). Readers are the owner and the group's members.
     package static let fileMode: mode_t = 0o640
-    package static let schemaVersion: Int64 = 2
+    package static let schemaVersion: Int64 = 3
     /// The label stored on every row.
     package static let basis = "estimate: kernel interface counters"
 
     package let path: String
     private(set) var database: SQLiteDatabase
-    /// The schema version of the file: a reader may meet a version-1 store
+    /// The schema version of the file: a reader may meet an older store
     /// that no daemon has upgraded yet.
     private(set) var foundVersion: Int64 = CounterStore.schemaVersion
     private var interfaceIDs: [String: Int64] = [:]
@@ -106,8 +106,8 @@ package final class CounterStore {
         if version > Self.schemaVersion {
             throw StoreError.newerSchema(path: path, found: version, supported: Self.schemaVersion)
         }
-        if version == 1 || version == Self.schemaVersion {
-            // A reader may meet a version-1 store no daemon has upgraded yet.
+        if (1...Self.schemaVersion).contains(version) {
+            // A reader may meet an older store no daemon has upgraded yet.
             foundVersion = version
             if !readOnly {
                 // A writer never builds on a damaged file: quick_check reads
@@ -121,10 +121,11 @@ package final class CounterStore {
                 }
                 try checkHeadroom()
                 try configureWriter()
-                if version == 1 {
-                    try upgradeFromVersion1()
-                    foundVersion = Self.schemaVersion
-                }
+                // Each step is one transaction: a crash between them leaves
+                // a store of the version between, upgraded at the next start.
+                if version == 1 { try upgradeFromVersion1() }
+                if version <= 2 { try upgradeFromVersion2() }
+                foundVersion = Self.schemaVersion
             }
             return
         }
@@ -154,6 +155,24 @@ package final class CounterStore {
                   SELECT boot_id, interface_id, sum(counted_rx_bytes), sum(counted_tx_bytes), sum(counted_rx_packets), sum(counted_tx_packets)
                   FROM life GROUP BY boot_id, interface_id;
                 PRAGMA user_version = 2;
+                """)
+        }
+    }
+
+    /// Version 3 keys buckets by (granularity, start, interface): a commit's
+    /// new and updated rows are the newest of each granularity, side by side
+    /// in one leaf page per granularity, where the version-2 key (interface
+    /// first) spread them over a page per interface and granularity and
+    /// kept an index (bucket_age) on the order version 3 has natively.
+    private func upgradeFromVersion2() throws(StoreError) {
+        try database.transaction { () throws(StoreError) in
+            try database.execute("""
+                \(Self.bucketTable(named: "bucket_v3"))
+                INSERT INTO bucket_v3(interface_id, granularity, start, rx_bytes, tx_bytes, rx_packets, tx_packets, basis, incomplete)
+                  SELECT interface_id, granularity, start, rx_bytes, tx_bytes, rx_packets, tx_packets, basis, incomplete FROM bucket;
+                DROP TABLE bucket;
+                ALTER TABLE bucket_v3 RENAME TO bucket;
+                PRAGMA user_version = 3;
                 """)
         }
     }
@@ -248,17 +267,7 @@ package final class CounterStore {
             counted_rx_packets INTEGER NOT NULL DEFAULT 0, counted_tx_packets INTEGER NOT NULL DEFAULT 0
         );
         \(version2Additions)
-        CREATE TABLE bucket (
-            interface_id INTEGER NOT NULL REFERENCES interface(id),
-            granularity TEXT NOT NULL CHECK (granularity IN ('5min', 'hour', 'day', 'month', 'year')),
-            start INTEGER NOT NULL,
-            rx_bytes INTEGER NOT NULL DEFAULT 0, tx_bytes INTEGER NOT NULL DEFAULT 0,
-            rx_packets INTEGER NOT NULL DEFAULT 0, tx_packets INTEGER NOT NULL DEFAULT 0,
-            basis TEXT NOT NULL DEFAULT '\(basis)',
-            incomplete TEXT,
-            PRIMARY KEY (interface_id, granularity, start)
-        ) WITHOUT ROWID;
-        CREATE INDEX bucket_age ON bucket(granularity, start);
+        \(bucketTable(named: "bucket"))
         CREATE TABLE event (
             id INTEGER PRIMARY KEY,
             time INTEGER NOT NULL,
@@ -275,6 +284,23 @@ package final class CounterStore {
         );
         CREATE INDEX event_time ON event(time);
         """
+
+    /// The bucket table of version 3: reports and the prune read one
+    /// granularity over a span of time, which is the key's order.
+    static func bucketTable(named name: String) -> String {
+        """
+        CREATE TABLE \(name) (
+            interface_id INTEGER NOT NULL REFERENCES interface(id),
+            granularity TEXT NOT NULL CHECK (granularity IN ('5min', 'hour', 'day', 'month', 'year')),
+            start INTEGER NOT NULL,
+            rx_bytes INTEGER NOT NULL DEFAULT 0, tx_bytes INTEGER NOT NULL DEFAULT 0,
+            rx_packets INTEGER NOT NULL DEFAULT 0, tx_packets INTEGER NOT NULL DEFAULT 0,
+            basis TEXT NOT NULL DEFAULT '\(basis)',
+            incomplete TEXT,
+            PRIMARY KEY (granularity, start, interface_id)
+        ) WITHOUT ROWID;
+        """
+    }
 
     /// What version 2 added to version 1's tables.
     static let version2Additions = """
@@ -562,7 +588,7 @@ package final class CounterStore {
             for granularity in Granularity.allCases {
                 try database.run("""
                     INSERT INTO bucket(interface_id, granularity, start, rx_bytes, tx_bytes, rx_packets, tx_packets) VALUES (?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT(interface_id, granularity, start) DO UPDATE SET
+                    ON CONFLICT(granularity, start, interface_id) DO UPDATE SET
                       rx_bytes = rx_bytes + excluded.rx_bytes, tx_bytes = tx_bytes + excluded.tx_bytes,
                       rx_packets = rx_packets + excluded.rx_packets, tx_packets = tx_packets + excluded.tx_packets
                     """, [.integer(id), .text(granularity.rawValue), .integer(TimeBuckets.start(of: granularity, containing: slot.start))]
@@ -608,7 +634,7 @@ package final class CounterStore {
         for granularity in Granularity.allCases {
             try database.run("""
                 INSERT INTO bucket(interface_id, granularity, start, incomplete) VALUES (?, ?, ?, ?)
-                ON CONFLICT(interface_id, granularity, start) DO UPDATE SET incomplete = excluded.incomplete
+                ON CONFLICT(granularity, start, interface_id) DO UPDATE SET incomplete = excluded.incomplete
                 """, [.integer(id), .text(granularity.rawValue), .integer(TimeBuckets.start(of: granularity, containing: time)), .text(why)])
         }
     }
@@ -620,11 +646,15 @@ package final class CounterStore {
         let counters = life.counters.fields.map(Self.value)
         let end: [SQLiteValue] = ended.map { [.integer($0.time), .text($0.end.rawValue)] } ?? [.null, .null]
         let identity: [SQLiteValue] = [.text(bootID), Self.value(namespace), .integer(Int64(life.ifindex))]
+        // An open life's row is updated without naming `ended`: setting it,
+        // even to NULL again, rewrites the row's entry in the partial index
+        // life_open, one more page in every commit.
+        let ending = ended == nil ? "" : "ended = ?, end_reason = ?,"
         let updated = try database.run("""
-            UPDATE life SET name = ?, last_seen = ?, since_boot = ?, ended = ?, end_reason = ?,
+            UPDATE life SET name = ?, last_seen = ?, since_boot = ?, \(ending)
               rx_bytes = ?, tx_bytes = ?, rx_packets = ?, tx_packets = ?, rx_errors = ?, tx_errors = ?, rx_dropped = ?, tx_dropped = ?
             WHERE boot_id = ? AND netns = ? AND ifindex = ? AND ended IS NULL
-            """, [.text(life.name), .integer(life.lastSeen), .real(life.sinceBoot)] + end + counters + identity)
+            """, [.text(life.name), .integer(life.lastSeen), .real(life.sinceBoot)] + (ended == nil ? [] : end) + counters + identity)
         guard updated == 0 else { return }
         try database.run("""
             INSERT INTO life(interface_id, boot_id, netns, ifindex, name, first_seen, last_seen, since_boot, ended, end_reason, \(Self.counterColumns))

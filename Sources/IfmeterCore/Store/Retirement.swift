@@ -135,7 +135,7 @@ extension CounterStore {
                 max(CASE WHEN b.incomplete IS NOT NULL THEN i.name || ': ' || b.incomplete END)
               FROM temp.retiring r JOIN interface i ON i.id = r.id JOIN bucket b ON b.interface_id = r.id JOIN interface a ON \(aggregate)
               WHERE true GROUP BY a.id, b.granularity, b.start
-            ON CONFLICT(interface_id, granularity, start) DO UPDATE SET
+            ON CONFLICT(granularity, start, interface_id) DO UPDATE SET
               \(list(four) { "\($0) = \($0) + excluded.\($0)" }), incomplete = coalesce(incomplete, excluded.incomplete)
             """)
         try database.run("""

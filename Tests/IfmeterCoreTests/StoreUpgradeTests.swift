@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+@testable import IfmeterCore
+
+/// Stores as earlier versions wrote them (Stores/versionN.sql, built with
+/// the sqlite3 shell from the schema text of that version): the CLI reads
+/// them as they are, the daemon upgrades them in place, and no row's
+/// figures change on the way.
+@Suite struct StoreUpgradeTests {
+    let directory: URL
+    var path: String { directory.appendingPathComponent(CounterStore.fileName).path }
+
+    init() throws { directory = try TestEnvironment.temporaryDirectory("upgrade") }
+
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Stores")
+
+    private func createStore(version: Int) throws {
+        _ = try mustRun("/usr/bin/sqlite3", [path, ".read \(Self.fixtures.appendingPathComponent("version\(version).sql").path)"])
+    }
+
+    /// What the reports and the daemon's start read, as one comparable value.
+    private struct Contents: Equatable {
+        var interfaces: [StoredInterface]
+        var buckets: [[StoredBucket]]
+        var events: [StoredEvent]
+        var openLives: [StoredLife]
+        var lastBootID: String?
+    }
+
+    private func contents(_ store: CounterStore) throws -> Contents {
+        let state = try store.loadState()
+        return Contents(
+            interfaces: try store.interfaces().sorted { $0.name < $1.name },
+            buckets: try Granularity.allCases.map { try store.buckets($0) },
+            events: try store.events(), openLives: state.openLives, lastBootID: state.lastBootID)
+    }
+
+    @Test(arguments: [1, 2])
+    func anOlderStoreIsReadAsItIsAndUpgradedInPlaceWithEveryRow(version: Int) throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try createStore(version: version)
+        let original = try Data(contentsOf: URL(fileURLWithPath: path))
+
+        // The CLI reads it without writing a byte.
+        let read = try contents(CounterStore(directory: directory.path, readOnly: true))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == original)
+        #expect(read.interfaces.map(\.name) == ["tun0", "wwan0"])
+        #expect(read.interfaces.map(\.totals.rxBytes) == [300, 1000])
+        #expect(read.buckets.map(\.count) == [3, 2, 2, 2, 2])
+        #expect(read.buckets[2].first { $0.name == "tun0" }?.incomplete == "history-unknown at 1767225600: first seen")
+        #expect(read.openLives.map(\.life.name) == ["wwan0"])
+
+        // The daemon's open upgrades it; every figure reads back the same.
+        let store = try CounterStore(directory: directory.path)
+        #expect(try store.database.query("PRAGMA user_version") { $0.integer(0) } == [CounterStore.schemaVersion])
+        #expect(try contents(store) == read)
+        #expect(try store.integrityCheck() == "ok")
+        #expect(try store.database.query("PRAGMA foreign_key_check") { $0.text(0) } == [])
+        // Version 3's bucket key, and no index left on what it now orders.
+        let key = try store.database.query("SELECT name FROM pragma_table_info('bucket') WHERE pk > 0 ORDER BY pk") { $0.text(0) }
+        #expect(key == ["granularity", "start", "interface_id"])
+        #expect(try store.database.query("SELECT name FROM sqlite_schema WHERE tbl_name = 'bucket' AND sql IS NOT NULL AND type = 'index'") { $0.text(0) } == [])
+        // "Since boot" agrees with all-time after an upgrade from version 1 too.
+        #expect(try store.counted(bootID: "boot-a") == ["wwan0": LinkCounters(rxBytes: 1000, txBytes: 2000, rxPackets: 10, txPackets: 20),
+                                                          "tun0": LinkCounters(rxBytes: 300, txBytes: 400, rxPackets: 3, txPackets: 4)])
+
+        // A commit adds to the upgraded rows rather than beside them.
+        var pending = PendingWrites()
+        var outcome = AccountingOutcome()
+        outcome.deltas = [Delta(name: "wwan0", ifindex: 3, counters: LinkCounters(rxBytes: 5, txBytes: 7, rxPackets: 1, txPackets: 1))]
+        pending.record(outcome, at: Instant(wall: 1_767_225_600 + 310, sinceBoot: 400))
+        try store.commit(pending, openLives: [], bootID: "boot-a", at: 1_767_225_600 + 320, retention: Retention(), intervals: (15, 300))
+        let fiveMinutes = try store.buckets(.fiveMinutes).filter { $0.name == "wwan0" }.map(\.counters.rxBytes)
+        #expect(fiveMinutes == [400, 605])
+        #expect(try store.buckets(.year).filter { $0.name == "wwan0" }.map(\.counters.rxBytes) == [1005])
+        #expect(try store.interface(named: "wwan0")?.totals.rxBytes == 1005)
+        store.close()
+
+        // Upgraded once: opening again changes nothing.
+        let again = try CounterStore(directory: directory.path)
+        #expect(try again.database.query("PRAGMA user_version") { $0.integer(0) } == [CounterStore.schemaVersion])
+        #expect(try again.bucketTotals(.fiveMinutes)["wwan0"]?.rxBytes == 1005)
+    }
+}
