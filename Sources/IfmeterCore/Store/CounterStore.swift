@@ -386,17 +386,34 @@ package final class CounterStore {
             ("boot_id", bootID), ("netns", String(namespace)), ("last_commit", String(last.time)),
             ("sample_interval", String(intervals.sample)), ("commit_interval", String(intervals.commit)), ("timezone", zone),
         ] + (journalGeneration.map { [("journal_generation", String($0))] } ?? []))
-        for record in records {
-            try write(record.batch, at: record.time, bootID: bootID, namespace: namespace)
-            try prune(retention, at: record.time)
-        }
+        try write(records, bootID: bootID, namespace: namespace)
+        try prune(retention, at: last.time)
     }
 
-    /// One commit's rows.
+    /// The rows of `records`, each as its own commit would have left them.
+    /// Their deltas are summed first and written once per interface and
+    /// slot: buckets, boot totals and all-time totals are sums, so the rows
+    /// are the same, and a journal of tunnel lives (mostly the same few
+    /// names) costs one row update per name rather than one per life.
+    private func write(_ records: [JournalRecord], bootID: String, namespace: NamespaceCookie) throws(StoreError) {
+        var deltas: [PendingWrites.Slot: LinkCounters] = [:]
+        var lastCounted: [String: Int64] = [:]
+        for record in records {
+            try write(record.batch, at: record.time, bootID: bootID, namespace: namespace)
+            for (slot, counters) in record.batch.pending.deltas {
+                // A name new to the store is first seen in its own record.
+                _ = try interfaceID(slot.name, info: nil, at: record.time)
+                deltas[slot, default: .zero] += counters
+                lastCounted[slot.name] = max(lastCounted[slot.name] ?? record.time, record.time)
+            }
+        }
+        try writeDeltas(deltas, lastCounted: lastCounted, bootID: bootID)
+    }
+
+    /// One commit's rows but its deltas (`write(_:bootID:namespace:)`).
     private func write(_ batch: CommitBatch, at now: Int64, bootID: String, namespace: NamespaceCookie) throws(StoreError) {
         let pending = batch.pending
         for (name, info) in pending.interfaces { _ = try interfaceID(name, info: info, at: now) }
-        try writeDeltas(pending.deltas, bootID: bootID, at: now)
         for (time, event) in pending.events { try writeEvent(event, at: time, bootID: bootID) }
         for (ended, time) in pending.endedLives {
             try writeLife(ended.life, bootID: ended.bootID, namespace: ended.namespace, ended: (time, ended.end))
@@ -518,9 +535,7 @@ package final class CounterStore {
                 // Each record is a commit: rates run from the last one.
                 let last = contents.records.map(\.time).max() ?? 0
                 try writeMeta([("journal_generation", String(contents.header.generation)), ("last_commit", String(last))])
-                for record in contents.records {
-                    try write(record.batch, at: record.time, bootID: contents.header.bootID, namespace: contents.header.namespace)
-                }
+                try write(contents.records, bootID: contents.header.bootID, namespace: contents.header.namespace)
             }
             return JournalInclusion(applied: contents.records.count)
         }
@@ -580,10 +595,13 @@ package final class CounterStore {
         return id
     }
 
-    private func writeDeltas(_ deltas: [PendingWrites.Slot: LinkCounters], bootID: String, at now: Int64) throws(StoreError) {
-        var totals: [String: LinkCounters] = [:]
+    /// `lastCounted`: per name, the time of the last commit that counted it
+    /// (its last_seen; a name missing there is dated by its slot).
+    private func writeDeltas(_ deltas: [PendingWrites.Slot: LinkCounters], lastCounted: [String: Int64], bootID: String) throws(StoreError) {
+        var totals: [String: (counters: LinkCounters, time: Int64)] = [:]
         for (slot, counters) in deltas {
-            totals[slot.name, default: .zero] += counters
+            let now = lastCounted[slot.name] ?? slot.start
+            totals[slot.name, default: (.zero, now)].counters += counters
             let id = try interfaceID(slot.name, info: nil, at: now)
             for granularity in Granularity.allCases {
                 try database.run("""
@@ -595,7 +613,7 @@ package final class CounterStore {
                     + [counters.rxBytes, counters.txBytes, counters.rxPackets, counters.txPackets].map(Self.value))
             }
         }
-        for (name, counters) in totals {
+        for (name, (counters, now)) in totals {
             // What this boot counted, so "since boot" always agrees with the
             // all-time totals, whatever the lives and names did meanwhile.
             try database.run("""
