@@ -364,7 +364,7 @@ ifmeterd makes a watched life's beginning and end durable when it reads
 them (a crash must not lose one silently): it reads a burst of link events
 20 ms after the first one and appends the burst to its commit journal, which
 the next store commit applies (every 300 s, or once the journal holds
-64 KiB). It ran as the Debian package configures it: the journal in a
+256 KiB). It ran as the Debian package configures it: the journal in a
 runtime directory (a tmpfs here, /run/ifmeter there) and its log on a
 stream another process reads (journald's socket under systemd), so neither
 is a disk write of its own. The generator's whole life (create, up, 30

@@ -108,7 +108,7 @@ package final class CommitJournal {
     private let file: AppendFile
 
     /// The largest file read as a journal. The daemon commits to the store
-    /// once its journal passes 64 KiB, so only a burst of thousands of links
+    /// once its journal passes 256 KiB, so only a burst of thousands of links
     /// comes near this; anything larger was not written by ifmeter.
     static let sizeLimit = 16 << 20
 
