@@ -80,6 +80,17 @@ import Testing
         #expect(try store.integrityCheck() == "ok")
     }
 
+    /// An error names the statement that failed on one line, whatever
+    /// lines the statement spans.
+    @Test(arguments: [
+        ("CREATE TABLE bucket_v3 (\n    interface_id INTEGER NOT NULL,\n\tstart INTEGER\n)", "CREATE TABLE bucket_v3 ( interface_id INTEGER NOT NULL, star"),
+        ("SELECT 1", "SELECT 1"),
+        ("  \n  ", ""),
+    ])
+    func aStatementIsNamedOnOneLine(_ sql: String, _ expected: String) {
+        #expect(SQLiteDatabase.summary(of: sql) == expected)
+    }
+
     @Test func aNonSQLiteFileIsRefusedAndLeftUntouched() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 7) })

@@ -111,6 +111,12 @@ final class SQLiteDatabase {
         sqlite3_close_v2(handle)
     }
 
+    /// The start of `sql` on one line, for an error message: statements
+    /// span lines, and every error is said in one.
+    static func summary(of sql: String) -> String {
+        String(sql.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).joined(separator: " ").prefix(60))
+    }
+
     func error(_ operation: String, code: Int32? = nil) -> SQLiteError {
         SQLiteError(code: code ?? sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), path: path, operation: operation)
     }
@@ -118,7 +124,7 @@ final class SQLiteDatabase {
     /// Runs SQL text that returns no rows (`sqlite3_exec`).
     func execute(_ sql: String) throws(StoreError) {
         let status = sqlite3_exec(handle, sql, nil, nil, nil)
-        guard status == SQLITE_OK else { throw .sqlite(error(sql.prefix(60).description, code: status)) }
+        guard status == SQLITE_OK else { throw .sqlite(error(Self.summary(of: sql), code: status)) }
     }
 
     /// A prepared statement for `sql`, compiled once and reused.
@@ -126,7 +132,7 @@ final class SQLiteDatabase {
         if let cached = statements[sql] { return cached }
         var compiled: OpaquePointer?
         let status = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &compiled, nil)
-        guard status == SQLITE_OK, let compiled else { throw error("prepare \(sql.prefix(60))", code: status) }
+        guard status == SQLITE_OK, let compiled else { throw error("prepare \(Self.summary(of: sql))", code: status) }
         let statement = SQLiteStatement(handle: compiled, database: self)
         statements[sql] = statement
         return statement
@@ -217,7 +223,7 @@ final class SQLiteStatement {
         switch status {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
-        default: throw database.error("step \(String(cString: sqlite3_sql(handle)).prefix(60))")
+        default: throw database.error("step \(SQLiteDatabase.summary(of: String(cString: sqlite3_sql(handle))))")
         }
     }
 
