@@ -15,6 +15,9 @@ sizes=${BENCH_SIZES:-"10 100 1000 4000"}
 iterations=${BENCH_ITERATIONS:-200}
 memory_wait=${BENCH_MEMORY_WAIT:-35}
 bin=$root/.build/release   # `make release`: static Swift runtime, as shipped
+# What the binaries were built from: the tree is free to change while the
+# windows run (only a release build would disturb them).
+measured_commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources Package.swift || echo ' with local changes')
 work=$(mktemp -d /var/tmp/ifmeter-bench.XXXXXX)   # on disk: write_bytes counts real I/O
 cpuacct=/sys/fs/cgroup/cpuacct
 cgroups="$cpuacct/ifmbench-*-$$"
@@ -277,7 +280,7 @@ wakeups_per_event=$(awk -v a="${wake_min[events,ifmeterd]}" -v b="${wake_min[idl
 cat > BENCHMARKS.md <<REPORT
 # Benchmarks
 
-Measured by \`make bench\` ($(date -u +%Y-%m-%d), one run, commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources Package.swift || echo ' with local changes')) on: $machine.
+Measured by \`make bench\` ($(date -u +%Y-%m-%d), one run, commit $measured_commit) on: $machine.
 Every figure below was measured in that one run: medians of repeated runs, or
 rates over the same window for the daemons side by side. These machines are
 shared and noisy: read the ratios, not the absolute times. Reproduce with
@@ -358,6 +361,8 @@ writes from \`/proc/PID/io\` (\`write_bytes\`, what reached the disk).
 | bytes written per hour, churn seen by every daemon $(side writes_h seen)
 | bytes written per VPN life (link events window / lives) | $per_teardown | $vn_per_teardown | 0 | $(ratio "$per_teardown" "$vn_per_teardown") |
 | RSS (KiB) at the end of the link events window $(side rss_end events)
+| RSS (KiB) at the end of the churn window $(side rss_end churn)
+| RSS (KiB) at the end of the churn seen by every daemon $(side rss_end seen)
 | interfaces in its database, after every window | $ifmeter_interfaces | $vnstat_interfaces | | |
 
 ifmeterd makes a watched life's beginning and end durable when it reads
