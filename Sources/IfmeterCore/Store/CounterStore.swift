@@ -159,11 +159,14 @@ package final class CounterStore {
         }
     }
 
-    /// Version 3 keys buckets by (granularity, start, interface): a commit's
-    /// new and updated rows are the newest of each granularity, side by side
-    /// in one leaf page per granularity, where the version-2 key (interface
-    /// first) spread them over a page per interface and granularity and
-    /// kept an index (bucket_age) on the order version 3 has natively.
+    /// Version 3 keys buckets by (granularity, start, interface), the order
+    /// reports and the prune read in, which version 2 (interface first)
+    /// kept a second index for (bucket_age), one more entry in every commit
+    /// that begins a bucket. A commit's rows of one granularity and start
+    /// are neighbours; measured, that spares pages only where few
+    /// interfaces share a start: with 50 interfaces whose first day left
+    /// them all a day, month and year row, a commit of 5 of them wrote as
+    /// many pages as with the version-2 key (BENCHMARKS.md, issue 15).
     private func upgradeFromVersion2() throws(StoreError) {
         try database.transaction { () throws(StoreError) in
             try database.execute("""
