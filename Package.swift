@@ -88,7 +88,7 @@ let package = Package(
         .testTarget(
             name: "IfmeterCoreTests",
             dependencies: ["IfmeterAccounting", "IfmeterCore", "CTestTun", "ifmeterd", "ifmeter", "ifmeter-testnet"],
-            exclude: ["Golden", "Corpus"]
+            exclude: ["Golden", "Corpus", "Stores"]
         ),
     ]
 )
