@@ -3,6 +3,11 @@
 // Both paths parse each message themselves (nl_msg_parse) rather than use
 // libnl's cache manager: its delete callback hands back the stale cached
 // object, while the DELLINK message itself carries the final counters.
+//
+// Parsing with nlmsg_parse and a policy of the six attributes read, instead
+// of into rtnl_link objects, was measured (issue 15, two side-by-side runs
+// under a churn of 1,600 link events a minute): 0.91x and 0.98x the CPU,
+// 0.25 MiB more resident in both. Not worth leaving libnl-route's parser.
 #include "ckernel.h"
 #include "lists.h"
 
