@@ -120,4 +120,25 @@ import Testing
         #expect(try store.database.query("PRAGMA user_version") { $0.integer(0) } == [CounterStore.schemaVersion])
         #expect(try store.database.query("SELECT rx_bytes FROM bucket WHERE interface_id = 99") { $0.integer(0) } == [7])
     }
+
+    /// A store whose tables are not those of its version (edited by hand)
+    /// is refused with one line naming it and exit 65, left as it was.
+    @Test(arguments: [
+        ("ALTER TABLE bucket DROP COLUMN incomplete", "no such column: incomplete"),
+        ("DROP INDEX bucket_age; ALTER TABLE bucket RENAME TO b2; CREATE VIEW bucket AS SELECT * FROM b2", "use DROP VIEW to delete view bucket"),
+    ])
+    func aVersion2StoreWithOtherTablesIsRefusedAsItIs(_ edit: String, _ detail: String) throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try createStore(version: 2)
+        _ = try mustRun("/usr/bin/sqlite3", [path, edit])
+        let before = try mustRun("/usr/bin/sqlite3", [path, ".dump"])
+        #expect {
+            _ = try CounterStore(directory: directory.path)
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.exitCode == .dataError && !error.description.contains("\n") && error.description.hasPrefix(path)
+                && error.description.contains("schema version 2 (\(detail))")
+        }
+        #expect(try mustRun("/usr/bin/sqlite3", [path, ".dump"]) == before)
+    }
 }

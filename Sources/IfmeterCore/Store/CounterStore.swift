@@ -6,6 +6,10 @@ package enum StoreError: Error, Sendable, CustomStringConvertible {
     case missing(path: String)
     case newerSchema(path: String, found: Int64, supported: Int64)
     case notAStore(path: String)
+    /// A store of an older version whose tables are not those that version
+    /// had (edited by hand): its upgrade cannot run. `version`: the one the
+    /// file is left at.
+    case unexpectedSchema(path: String, version: Int64, detail: String)
     case sqlite(SQLiteError)
     /// A value no ifmeter writes (a negative counter, a time out of range,
     /// totals too close to overflow for the daemon to go on counting).
@@ -19,6 +23,8 @@ package enum StoreError: Error, Sendable, CustomStringConvertible {
         case .newerSchema(let path, let found, let supported):
             "\(path): store schema version \(found) is newer than this ifmeter supports (\(supported)); upgrade ifmeter, the store was left untouched"
         case .notAStore(let path): "\(path): not an ifmeter store (left untouched; move it aside to start a new one)"
+        case .unexpectedSchema(let path, let version, let detail):
+            "\(path): the store's tables are not those of ifmeter's schema version \(version) (\(detail)), so it cannot be upgraded; left as it is, see README 'Recovery'"
         case .permissionDenied(let path, "?"):
             "\(path): permission denied: this user may not reach the store's directory; see README 'Security'"
         case .permissionDenied(let path, let group):
@@ -33,7 +39,7 @@ package enum StoreError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .missing: .noInput
         case .permissionDenied: .noPermission
-        case .newerSchema, .notAStore, .invalidValue: .dataError
+        case .newerSchema, .notAStore, .unexpectedSchema, .invalidValue: .dataError
         case .sqlite(let error):
             if error.isCorrupt { .dataError } else if error.isReadOnly || error.isCannotOpen || error.isFull { .cannotCreate } else { .ioError }
         }
@@ -123,8 +129,14 @@ package final class CounterStore {
                 try configureWriter()
                 // Each step is one transaction: a crash between them leaves
                 // a store of the version between, upgraded at the next start.
-                if version == 1 { try upgradeFromVersion1() }
-                if version <= 2 { try upgradeFromVersion2() }
+                do {
+                    if version == 1 { try upgradeFromVersion1() }
+                    if version <= 2 { try upgradeFromVersion2() }
+                } catch .sqlite(let error) where error.isSQLError {
+                    // The step that failed rolled back; an earlier one may have committed.
+                    let current = (try? database.query("PRAGMA user_version") { $0.integer(0) })?.first ?? version
+                    throw .unexpectedSchema(path: path, version: current, detail: error.message)
+                }
                 foundVersion = Self.schemaVersion
             }
             return

@@ -18,6 +18,8 @@ package struct SQLiteError: Error, Sendable, CustomStringConvertible {
     package var isCannotOpen: Bool { primaryCode == SQLITE_CANTOPEN }
     package var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
     package var isIOError: Bool { primaryCode == SQLITE_IOERR }
+    /// A statement the schema does not fit (no such table or column...).
+    package var isSQLError: Bool { primaryCode == SQLITE_ERROR }
 
     package var description: String { "\(path): \(operation): \(message) (SQLite code \(code))" }
 }
