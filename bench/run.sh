@@ -362,7 +362,7 @@ writes from \`/proc/PID/io\` (\`write_bytes\`, what reached the disk).
 | bytes written per VPN life (link events window / lives) | $per_teardown | $vn_per_teardown | 0 | $(ratio "$per_teardown" "$vn_per_teardown") |
 | RSS (KiB) at the end of the link events window $(side rss_end events)
 | RSS (KiB) at the end of the churn window $(side rss_end churn)
-| RSS (KiB) at the end of the churn seen by every daemon $(side rss_end seen)
+| RSS (KiB) at the end of the churn seen by every daemon window $(side rss_end seen)
 | interfaces in its database, after every window | $ifmeter_interfaces | $vnstat_interfaces | | |
 
 ifmeterd makes a watched life's beginning and end durable when it reads
