@@ -421,6 +421,31 @@ struct JournalDaemonTests {
         #expect(try CommitJournal.read(journal)?.records.isEmpty == true)
     }
 
+    /// Killed with a life journaled, then started under another
+    /// JournalFile=: the life journaled at the old path is committed all the
+    /// same, once, and the log says where it came from.
+    @Test func aLifeJournaledBeforeJournalFileMovedSurvivesAKill() throws {
+        let runtime = try TestEnvironment.temporaryDirectory("runtime")
+        defer { try? FileManager.default.removeItem(at: runtime) }
+        let before = runtime.path + "/before.journal", after = runtime.path + "/after.journal"
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "JournalFile=\(before)\n")
+        try daemon.start(interval: 3600, commitInterval: 3600)
+        try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 300, txPackets: 200, size: 1000)
+        try daemon.waitForLog("vpn0: removed")
+        #expect(daemon.stop(with: SIGKILL) == SIGKILL)
+        #expect(try #require(try CommitJournal.read(before)).records.isEmpty == false)
+
+        let configuration = try String(contentsOfFile: daemon.configPath, encoding: .utf8)
+        try configuration.replacingOccurrences(of: before, with: after).write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
+        let first = try daemon.runOnceAllowingFailure()
+        #expect(first.status == 0)
+        #expect(first.standardError.contains("\(before): applied"), "\(first.standardError)")
+        try daemon.runOnce()   // and only once
+        let stored = try #require(try daemon.storeFile().interfaces().first { $0.name == "vpn0" })
+        #expect(stored.totals.rxBytes == 300_000)
+        #expect(stored.totals.txBytes == 200_000)
+    }
+
     /// Garbage, another store's journal, a damaged one, one that would take
     /// a total past 2^62, a FIFO, a symlink and a directory at the journal's
     /// path: the daemon starts, says so in one line naming the file, keeps

@@ -202,6 +202,9 @@ package final class Daemon {
             return nil
         }
         if !locked.previous.isEmpty { try apply(journal: locked.previous, at: wall) }
+        // Before the new generation is numbered: applying moves it on.
+        try applyJournalLeftElsewhere()
+        try store.recordJournalPath(journalPath)
         let header = JournalHeader(
             storeID: try store.journalIdentity(), generation: try store.appliedJournalGeneration() + 1, bootID: bootID, namespace: namespace)
         do {
@@ -209,6 +212,23 @@ package final class Daemon {
         } catch {
             journalWrites.failed("\(error); committing life changes to the store directly")
             return nil
+        }
+    }
+
+    /// After a JournalFile= change: what the last run journaled at its old
+    /// path and never committed (it was killed) is applied, or those lives
+    /// would be lost without a trace. A file there that is not this store's
+    /// journal is not this daemon's to judge, and is left alone.
+    private func applyJournalLeftElsewhere() throws(StoreError) {
+        guard let previous = try store.meta("journal_path"), previous != journalPath,
+              let contents = try? CommitJournal.read(previous) else { return }
+        switch try store.apply(contents, retention: configuration.retention, intervals: (configuration.sampleInterval, configuration.commitInterval)) {
+        case .applied(let count):
+            Log.notice("\(previous): applied \(count) journaled commit\(count == 1 ? "" : "s") to \(store.path), left there by the last run (JournalFile= now names \(journalPath)); that file can be removed")
+        case .refused(let detail):
+            Log.warning("\(previous): the last run's journal was not applied, it would leave \(store.path) out of range (\(detail)); left as it is")
+        case .nothing, .foreign:
+            break
         }
     }
 

@@ -480,6 +480,13 @@ package final class CounterStore {
         return try meta("store_id").flatMap({ UInt64($0) }) ?? drawn
     }
 
+    /// Where the daemon journals, so that the next start, under another
+    /// JournalFile=, still finds what this run leaves there.
+    package func recordJournalPath(_ path: String) throws(StoreError) {
+        guard try meta("journal_path") != path else { return }
+        try writeTransaction { () throws(StoreError) in try writeMeta([("journal_path", path)]) }
+    }
+
     /// The last journal generation this store applied (0: none).
     package func appliedJournalGeneration() throws(StoreError) -> UInt64 {
         try meta("journal_generation").flatMap { UInt64($0) } ?? 0
