@@ -58,9 +58,15 @@ struct Context {
         TimeText.showsUTC = globals.utc
         // Tunnel lives that began or ended since the daemon's last store
         // commit wait in its journal: what they counted is shown too.
+        // The daemon journals where it was configured when it started: after
+        // a JournalFile= change, the path the store recorded may still be it.
         let journal: CounterStore.JournalInclusion
         do {
-            journal = try store.includeJournal(at: configuration.resolvedJournalFile(stateDirectory: stateDirectory))
+            let configured = configuration.resolvedJournalFile(stateDirectory: stateDirectory)
+            journal = try store.includeJournal(at: configured)
+            if journal.applied == 0, let recorded = try store.meta("journal_path"), recorded != configured {
+                _ = try store.includeJournal(at: recorded)
+            }
         } catch {
             throw .store(error)
         }
@@ -158,11 +164,15 @@ enum Commands {
         do { store = try CounterStore(directory: directory) } catch { throw .store(error) }
         defer { store.close() }
         // A daemon that stopped without committing left life changes in its
-        // journal: they go into the store first, or its next start would
+        // journal (where it was configured, or where the store says it last
+        // journaled): they go into the store first, or its next start would
         // bring the forgotten rows back.
         let configuration = context.configuration
         do {
-            if let journaled = try? CommitJournal.read(configuration.resolvedJournalFile(stateDirectory: directory)) {
+            let configured = configuration.resolvedJournalFile(stateDirectory: directory)
+            let recorded = try store.meta("journal_path").flatMap { $0 == configured ? nil : $0 }
+            for path in [configured] + (recorded.map { [$0] } ?? []) {
+                guard let journaled = try? CommitJournal.read(path) else { continue }
                 _ = try store.apply(journaled, retention: configuration.retention, intervals: (configuration.sampleInterval, configuration.commitInterval))
             }
         } catch {

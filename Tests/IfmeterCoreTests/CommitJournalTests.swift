@@ -437,6 +437,9 @@ struct JournalDaemonTests {
 
         let configuration = try String(contentsOfFile: daemon.configPath, encoding: .utf8)
         try configuration.replacingOccurrences(of: before, with: after).write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
+        // ifmeter, configured for the new path, shows it before the start too.
+        let shown = try ifmeter(daemon, ["status", "--json", "--all"])
+        #expect(shown.standardOutput.contains("300000"))
         let first = try daemon.runOnceAllowingFailure()
         #expect(first.status == 0)
         #expect(first.standardError.contains("\(before): applied"), "\(first.standardError)")
