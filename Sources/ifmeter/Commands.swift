@@ -58,15 +58,9 @@ struct Context {
         TimeText.showsUTC = globals.utc
         // Tunnel lives that began or ended since the daemon's last store
         // commit wait in its journal: what they counted is shown too.
-        // The daemon journals where it was configured when it started: after
-        // a JournalFile= change, the path the store recorded may still be it.
         let journal: CounterStore.JournalInclusion
         do {
-            let configured = configuration.resolvedJournalFile(stateDirectory: stateDirectory)
-            journal = try store.includeJournal(at: configured)
-            if journal.applied == 0, let recorded = try store.meta("journal_path"), recorded != configured {
-                _ = try store.includeJournal(at: recorded)
-            }
+            journal = try store.includeJournal(at: configuration.resolvedJournalFile(stateDirectory: stateDirectory))
         } catch {
             throw .store(error)
         }
@@ -170,8 +164,7 @@ enum Commands {
         let configuration = context.configuration
         do {
             let configured = configuration.resolvedJournalFile(stateDirectory: directory)
-            let recorded = try store.meta("journal_path").flatMap { $0 == configured ? nil : $0 }
-            for path in [configured] + (recorded.map { [$0] } ?? []) {
+            for path in [configured, try store.recordedJournalPath(besides: configured)].compactMap({ $0 }) {
                 guard let journaled = try? CommitJournal.read(path) else { continue }
                 _ = try store.apply(journaled, retention: configuration.retention, intervals: (configuration.sampleInterval, configuration.commitInterval))
             }

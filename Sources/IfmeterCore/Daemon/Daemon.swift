@@ -220,8 +220,7 @@ package final class Daemon {
     /// would be lost without a trace. A file there that is not this store's
     /// journal is not this daemon's to judge, and is left alone.
     private func applyJournalLeftElsewhere() throws(StoreError) {
-        guard let previous = try store.meta("journal_path"), previous != journalPath,
-              let contents = try? CommitJournal.read(previous) else { return }
+        guard let previous = try store.recordedJournalPath(besides: journalPath), let contents = try? CommitJournal.read(previous) else { return }
         switch try store.apply(contents, retention: configuration.retention, intervals: (configuration.sampleInterval, configuration.commitInterval)) {
         case .applied(let count):
             Log.notice("\(previous): applied \(count) journaled commit\(count == 1 ? "" : "s") to \(store.path), left there by the last run (JournalFile= now names \(journalPath)); that file can be removed")

@@ -487,6 +487,12 @@ package final class CounterStore {
         try writeTransaction { () throws(StoreError) in try writeMeta([("journal_path", path)]) }
     }
 
+    /// Where the daemon last journaled, when that is not `configured`
+    /// (JournalFile= changed since): a killed run may have left records there.
+    package func recordedJournalPath(besides configured: String) throws(StoreError) -> String? {
+        try meta("journal_path").flatMap { $0 == configured ? nil : $0 }
+    }
+
     /// The last journal generation this store applied (0: none).
     package func appliedJournalGeneration() throws(StoreError) -> UInt64 {
         try meta("journal_generation").flatMap { UInt64($0) } ?? 0
@@ -542,8 +548,19 @@ package final class CounterStore {
     /// The copy is taken before the journal is read: a daemon that commits
     /// in between moves the journal past the copy's next generation, and
     /// the copy is taken again, so a record is never counted twice.
+    ///
+    /// When `path` holds nothing the store lacks, the journal where the
+    /// daemon last journaled is read instead: it keeps its path until it
+    /// restarts, and a killed one's records wait there.
     @discardableResult
     package func includeJournal(at path: String) throws(StoreError) -> JournalInclusion {
+        let inclusion = try include(journalAt: path)
+        guard inclusion.applied == 0, let recorded = try recordedJournalPath(besides: path) else { return inclusion }
+        let other = try include(journalAt: recorded)
+        return other.applied > 0 ? other : inclusion
+    }
+
+    private func include(journalAt path: String) throws(StoreError) -> JournalInclusion {
         guard foundVersion >= 2 else { return JournalInclusion() }
         let original = database
         for _ in 0..<3 {
