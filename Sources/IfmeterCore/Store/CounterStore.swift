@@ -57,7 +57,7 @@ package final class CounterStore {
     /// checkpointed back: it grows for as long as the daemon commits
     /// (README 'Security'). Readers are the owner and the group's members.
     package static let fileMode: mode_t = 0o640
-    package static let schemaVersion: Int64 = 3
+    package static let schemaVersion: Int64 = 4
     /// The label stored on every row.
     package static let basis = "estimate: kernel interface counters"
 
@@ -132,6 +132,7 @@ package final class CounterStore {
                 do {
                     if version == 1 { try upgradeFromVersion1() }
                     if version <= 2 { try upgradeFromVersion2() }
+                    if version <= 3 { try upgradeFromVersion3() }
                 } catch .sqlite(let error) where error.isSQLError {
                     // The step that failed rolled back; an earlier one may have committed.
                     let current = (try? database.query("PRAGMA user_version") { $0.integer(0) })?.first ?? version
@@ -139,6 +140,7 @@ package final class CounterStore {
                 }
                 foundVersion = Self.schemaVersion
             }
+            try loadFoldedThrough()
             return
         }
         let tables = try database.query("SELECT count(*) FROM sqlite_schema") { $0.integer(0) }.first ?? 0
@@ -151,8 +153,10 @@ package final class CounterStore {
         try database.transaction { () throws(StoreError) in
             try database.execute(Self.schema)
             try database.execute("PRAGMA user_version = \(Self.schemaVersion)")
-            try database.run("INSERT INTO meta(key, value) VALUES ('basis', ?), ('created', strftime('%s','now'))", [.text(Self.basis)])
+            try database.run(
+                "INSERT INTO meta(key, value) VALUES ('basis', ?), ('created', strftime('%s','now')), ('folded_through', '0')", [.text(Self.basis)])
         }
+        foldedThrough = 0
     }
 
     /// Version 2 records the network namespace of each life, the links present
@@ -189,6 +193,19 @@ package final class CounterStore {
                 DROP TABLE bucket;
                 ALTER TABLE bucket_v3 RENAME TO bucket;
                 PRAGMA user_version = 3;
+                """)
+        }
+    }
+
+    /// Version 4 folds five-minute rows into the hour, day, month and year
+    /// rows once an hour rather than at every commit (`fold`). Every
+    /// five-minute row of version 3 is already in them.
+    private func upgradeFromVersion3() throws(StoreError) {
+        try database.transaction { () throws(StoreError) in
+            try database.execute("""
+                INSERT OR REPLACE INTO meta(key, value)
+                  SELECT 'folded_through', coalesce(max(start) + 300, 0) FROM bucket WHERE granularity = '5min';
+                PRAGMA user_version = 4;
                 """)
         }
     }
@@ -457,6 +474,7 @@ package final class CounterStore {
     /// A write transaction; after a rollback, what this connection cached
     /// of the rows it wrote is forgotten.
     private func writeTransaction(_ body: () throws(StoreError) -> Void) throws(StoreError) {
+        let committedFold = foldedThrough
         do {
             try database.transaction(body)
         } catch {
@@ -464,6 +482,7 @@ package final class CounterStore {
             writtenMeta.removeAll()
             lastBucketPrune = nil
             lastDetailPrune = nil
+            foldedThrough = committedFold
             throw error
         }
     }
@@ -659,14 +678,11 @@ package final class CounterStore {
             let now = lastCounted[slot.name] ?? slot.start
             totals[slot.name, default: (.zero, now)].counters += counters
             let id = try interfaceID(slot.name, info: nil, at: now)
-            for granularity in Granularity.allCases {
-                try database.run("""
-                    INSERT INTO bucket(interface_id, granularity, start, rx_bytes, tx_bytes, rx_packets, tx_packets) VALUES (?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT(granularity, start, interface_id) DO UPDATE SET
-                      rx_bytes = rx_bytes + excluded.rx_bytes, tx_bytes = tx_bytes + excluded.tx_bytes,
-                      rx_packets = rx_packets + excluded.rx_packets, tx_packets = tx_packets + excluded.tx_packets
-                    """, [.integer(id), .text(granularity.rawValue), .integer(TimeBuckets.start(of: granularity, containing: slot.start))]
-                    + [counters.rxBytes, counters.txBytes, counters.rxPackets, counters.txPackets].map(Self.value))
+            // A slot already folded (the clock stepped back, or a journal
+            // from before the fold) goes into every granularity at once.
+            let granularities = slot.start < foldedThrough ? Granularity.allCases : [.fiveMinutes]
+            for granularity in granularities {
+                try add(counters, toBucket: granularity, startingAt: TimeBuckets.start(of: granularity, containing: slot.start), of: id)
             }
         }
         for (name, (counters, now)) in totals {
@@ -742,6 +758,10 @@ package final class CounterStore {
             (.fiveMinutes, retention.fiveMinuteHours * 12), (.hour, retention.hourlyDays * 24), (.day, retention.dailyDays),
             (.month, retention.monthlyMonths), (.year, retention.yearlyYears),
         ]
+        // Before any bucket goes: a five-minute row leaves its retention
+        // long after its hour is folded, and a coarse row made by a late
+        // fold must meet its own retention.
+        try fold(at: now)
         // Every bucket boundary, in any zone, is a five-minute boundary: a
         // bucket can only fall out of its retention when a new slot begins.
         if bucketPruneIsDue(retention, at: now) {
@@ -786,7 +806,76 @@ package final class CounterStore {
 
     /// Whether `prune` would change anything at `now`.
     private func pruneIsDue(_ retention: Retention, at now: Int64) -> Bool {
-        bucketPruneIsDue(retention, at: now) || detailPruneIsDue(at: now)
+        foldIsDue(at: now) || bucketPruneIsDue(retention, at: now) || detailPruneIsDue(at: now)
+    }
+
+    private func add(_ counters: LinkCounters, toBucket granularity: Granularity, startingAt start: Int64, of id: Int64) throws(StoreError) {
+        try database.run("""
+            INSERT INTO bucket(interface_id, granularity, start, rx_bytes, tx_bytes, rx_packets, tx_packets) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(granularity, start, interface_id) DO UPDATE SET
+              rx_bytes = rx_bytes + excluded.rx_bytes, tx_bytes = tx_bytes + excluded.tx_bytes,
+              rx_packets = rx_packets + excluded.rx_packets, tx_packets = tx_packets + excluded.tx_packets
+            """, [.integer(id), .text(granularity.rawValue), .integer(start)]
+            + [counters.rxBytes, counters.txBytes, counters.rxPackets, counters.txPackets].map(Self.value))
+    }
+
+    // MARK: Folding
+
+    // A commit writes each interface's five-minute row only; once an hour
+    // the rows of the hours now past are added into the hour, day, month
+    // and year rows, and `folded_through` (meta) moves past them in the
+    // same transaction. Readers add the rows not folded yet (`buckets`).
+    // Measured (50 tuns, 5 carrying traffic): every commit wrote its rows
+    // in all five granularities, 19 of its 27 WAL pages, because the day,
+    // month and year rows of all 50 interfaces share a start and the 5 fall
+    // on different pages of it; folded, a commit writes one or two.
+
+    /// Five-minute rows that start before this are in the coarser rows too.
+    private var foldedThrough: Int64 = 0
+
+    /// Checked like every other number a writer builds on (a reader
+    /// writes too, to its in-memory copy: `include(journalAt:)`).
+    private func loadFoldedThrough() throws(StoreError) {
+        let value = try meta("folded_through")
+        if value == nil && foundVersion < 4 {
+            // An older store read as it is: every five-minute row is in
+            // the coarser ones, and so goes each one added to it.
+            foldedThrough = .max
+            return
+        }
+        guard let through = value.flatMap({ Int64($0) }), Self.timeRange.contains(through) else {
+            throw .invalidValue(path: path, detail: "meta folded_through is \(value.map { "'\($0)'" } ?? "missing"), not a time")
+        }
+        foldedThrough = through
+    }
+
+    /// Where a fold at `now` stops: the start of its hour (on a five-minute
+    /// boundary, as every slot is).
+    private func foldPoint(at now: Int64) -> Int64 {
+        TimeBuckets.start(of: .fiveMinutes, containing: TimeBuckets.start(of: .hour, containing: now))
+    }
+
+    private func foldIsDue(at now: Int64) -> Bool { foldPoint(at: now) > foldedThrough }
+
+    private func fold(at now: Int64) throws(StoreError) {
+        let through = foldPoint(at: now)
+        guard through > foldedThrough else { return }
+        let rows = try database.query("""
+            SELECT interface_id, start, rx_bytes, tx_bytes, rx_packets, tx_packets FROM bucket
+            WHERE granularity = '5min' AND start >= ? AND start < ?
+            """, [.integer(foldedThrough), .integer(through)]) { (row) throws(StoreError) in
+            (id: row.integer(0), start: try time(row, 1), counters: try bytesAndPackets(row, from: 2))
+        }
+        struct Key: Hashable { var granularity: Granularity, start: Int64, id: Int64 }
+        var sums: [Key: LinkCounters] = [:]
+        for row in rows {
+            for granularity in Granularity.allCases where granularity != .fiveMinutes {
+                sums[Key(granularity: granularity, start: TimeBuckets.start(of: granularity, containing: row.start), id: row.id), default: .zero] += row.counters
+            }
+        }
+        for (key, counters) in sums { try add(counters, toBucket: key.granularity, startingAt: key.start, of: key.id) }
+        try writeMeta([("folded_through", String(through))])
+        foldedThrough = through
     }
 
     /// Drops the cached row ids: after rows are retired, a name seen again

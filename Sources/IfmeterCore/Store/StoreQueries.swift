@@ -127,9 +127,10 @@ extension CounterStore {
     /// The sum of one granularity's buckets per interface (a consistency check:
     /// every granularity must add up to the same totals while nothing is pruned).
     package func bucketTotals(_ granularity: Granularity) throws(StoreError) -> [String: LinkCounters] {
-        try sumsByName("""
+        let unfolded = granularity == .fiveMinutes ? "" : "OR (b.granularity = '5min' AND b.start >= (\(Self.foldedThroughQuery)))"
+        return try sumsByName("""
             SELECT i.name, sum(b.rx_bytes), sum(b.tx_bytes), sum(b.rx_packets), sum(b.tx_packets)
-            FROM bucket b JOIN interface i ON i.id = b.interface_id WHERE b.granularity = ? GROUP BY i.name
+            FROM bucket b JOIN interface i ON i.id = b.interface_id WHERE b.granularity = ? \(unfolded) GROUP BY i.name
             """, [.text(granularity.rawValue)])
     }
 
@@ -175,18 +176,47 @@ extension CounterStore {
     }
 
     /// Buckets of one granularity with `from <= start < to`, oldest first.
+    /// An hour, day, month or year includes the five-minute rows not yet
+    /// folded into it (`CounterStore.fold`), read in the same statement so
+    /// that a fold committed meanwhile counts them once.
     package func buckets(_ granularity: Granularity, from: Int64 = .min, to: Int64 = .max) throws(StoreError) -> [StoredBucket] {
-        return try database.query("""
-            SELECT i.name, i.class, b.start, b.rx_bytes, b.tx_bytes, b.rx_packets, b.tx_packets, b.incomplete
+        let unfolded = granularity == .fiveMinutes ? "" : """
+            UNION ALL
+            SELECT i.name, i.class, b.start, b.rx_bytes, b.tx_bytes, b.rx_packets, b.tx_packets, NULL, 1
             FROM bucket b JOIN interface i ON i.id = b.interface_id
-            WHERE b.granularity = ? AND b.start >= ? AND b.start < ? ORDER BY b.start, i.name
+            WHERE b.granularity = '5min' AND b.start >= (\(Self.foldedThroughQuery))
+            """
+        let rows = try database.query("""
+            SELECT i.name, i.class, b.start, b.rx_bytes, b.tx_bytes, b.rx_packets, b.tx_packets, b.incomplete, 0
+            FROM bucket b JOIN interface i ON i.id = b.interface_id
+            WHERE b.granularity = ? AND b.start >= ? AND b.start < ?
+            \(unfolded)
+            ORDER BY 3, 1
             """, [.text(granularity.rawValue), .integer(from), .integer(to)]) { (row) throws(StoreError) in
-            StoredBucket(
+            var bucket = StoredBucket(
                 name: row.text(0), interfaceClass: try member(row, 1, of: InterfaceClass.self).rawValue, granularity: granularity, start: try time(row, 2),
                 counters: try bytesAndPackets(row, from: 3),
                 incomplete: row.optionalText(7))
+            let isUnfolded = row.integer(8) == 1
+            if isUnfolded { bucket.start = TimeBuckets.start(of: granularity, containing: bucket.start) }
+            return (bucket: bucket, isUnfolded: isUnfolded)
         }
+        guard rows.contains(where: \.isUnfolded) else { return rows.map(\.bucket) }
+        struct Key: Hashable { var start: Int64, name: String }
+        var merged: [Key: StoredBucket] = [:]
+        for (bucket, isUnfolded) in rows where !isUnfolded || (bucket.start >= from && bucket.start < to) {
+            merged[Key(start: bucket.start, name: bucket.name), default: StoredBucket(
+                name: bucket.name, interfaceClass: bucket.interfaceClass, granularity: granularity, start: bucket.start, counters: .zero)]
+                .counters += bucket.counters
+            if let incomplete = bucket.incomplete { merged[Key(start: bucket.start, name: bucket.name)]?.incomplete = incomplete }
+        }
+        // The order SQL gives (BINARY: the names' UTF-8 bytes).
+        return merged.values.sorted { $0.start != $1.start ? $0.start < $1.start : $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
     }
+
+    /// The value below which five-minute rows are folded; NULL in a store
+    /// older than version 4, whose every row is folded.
+    static let foldedThroughQuery = "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'folded_through'"
 
     /// What ifmeter counted per interface during one boot (bytes and packets),
     /// under the names the totals went to.

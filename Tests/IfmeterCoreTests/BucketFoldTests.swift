@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+@testable import IfmeterCore
+
+/// A commit writes five-minute rows only; once an hour they are folded into
+/// the hour, day, month and year rows. Whatever has been folded, every
+/// reader sees each granularity add up to what was counted, once.
+@Suite struct BucketFoldTests {
+    let directory: URL
+
+    init() throws { directory = try TestEnvironment.temporaryDirectory("fold") }
+
+    /// 10:00 local on some day: the process zone decides where hours and days fall.
+    static let hourStart = TimeBuckets.start(of: .hour, containing: 1_767_225_600 + 10 * 3600)
+
+    private func commit(_ store: CounterStore, rxBytes: UInt64, at time: Int64) throws {
+        var pending = PendingWrites()
+        var outcome = AccountingOutcome()
+        outcome.deltas = [Delta(name: "wwan0", ifindex: 3, counters: LinkCounters(rxBytes: rxBytes, rxPackets: 1))]
+        pending.record(outcome, at: Instant(wall: time, sinceBoot: 100))
+        try store.commit(pending, openLives: [], bootID: "boot-a", at: time, retention: Retention(), intervals: (15, 300))
+    }
+
+    /// Each granularity's buckets as `start: rx bytes`, as readers see them.
+    private func seen(_ store: CounterStore, _ granularity: Granularity, from: Int64 = .min, to: Int64 = .max) throws -> [Int64: UInt64] {
+        Dictionary(try store.buckets(granularity, from: from, to: to).map { ($0.start, $0.counters.rxBytes) }, uniquingKeysWith: +)
+    }
+
+    /// What a write into every granularity at once would have left.
+    private func expected(_ deltas: [(time: Int64, rxBytes: UInt64)], _ granularity: Granularity) -> [Int64: UInt64] {
+        deltas.reduce(into: [:]) { $0[TimeBuckets.start(of: granularity, containing: $1.time), default: 0] += $1.rxBytes }
+    }
+
+    private func coarseRows(_ store: CounterStore) throws -> Int64 {
+        try store.database.query("SELECT count(*) FROM bucket WHERE granularity != '5min'") { $0.integer(0) }.first ?? -1
+    }
+
+    @Test func commitsWriteFiveMinuteRowsAndAnHourLaterTheyAreFoldedOnce() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let hour = Self.hourStart
+        var deltas: [(time: Int64, rxBytes: UInt64)] = [(hour + 600, 100), (hour + 1800, 100)]
+        let store = try CounterStore(directory: directory.path)
+        for (time, bytes) in deltas { try commit(store, rxBytes: bytes, at: time) }
+
+        // Within the hour, only five-minute rows are written, and every
+        // reader sees the hour, day, month and year they add up to.
+        #expect(try coarseRows(store) == 0)
+        for granularity in Granularity.allCases {
+            #expect(try seen(store, granularity) == expected(deltas, granularity), "\(granularity)")
+            #expect(try store.bucketTotals(granularity)["wwan0"]?.rxBytes == 200, "\(granularity)")
+        }
+
+        // The next hour's first commit folds the hour before it.
+        deltas.append((hour + 3600 + 60, 50))
+        try commit(store, rxBytes: 50, at: hour + 3600 + 60)
+        #expect(try store.meta("folded_through") == String(hour + 3600))
+        #expect(try store.database.query("SELECT rx_bytes FROM bucket WHERE granularity = 'hour' AND start = ?", [.integer(hour)]) { $0.integer(0) } == [200])
+        #expect(try store.database.query("SELECT count(*) FROM bucket WHERE granularity = 'hour' AND start = ?", [.integer(hour + 3600)]) { $0.integer(0) } == [0])
+        for granularity in Granularity.allCases {
+            #expect(try seen(store, granularity) == expected(deltas, granularity), "\(granularity)")
+            #expect(try store.bucketTotals(granularity)["wwan0"]?.rxBytes == 250, "\(granularity)")
+        }
+        // A range takes a row not folded yet by the start of its hour.
+        #expect(try seen(store, .hour, from: hour + 3600) == [hour + 3600: 50])
+        #expect(try seen(store, .hour, to: hour + 3600) == [hour: 200])
+
+        // The clock steps back into a folded hour: the delta goes into
+        // every granularity at once, never into a row folded again.
+        deltas.append((hour + 900, 7))
+        try commit(store, rxBytes: 7, at: hour + 900)
+        for granularity in Granularity.allCases {
+            #expect(try seen(store, granularity) == expected(deltas, granularity), "\(granularity)")
+        }
+        store.close()
+
+        // A reader and the next writer read the same.
+        let reader = try CounterStore(directory: directory.path, readOnly: true)
+        let again = try CounterStore(directory: directory.path)
+        for granularity in Granularity.allCases {
+            #expect(try seen(reader, granularity) == expected(deltas, granularity), "\(granularity)")
+            #expect(try seen(again, granularity) == expected(deltas, granularity), "\(granularity)")
+        }
+    }
+
+    /// A daemon stopped for three days (past FiveMinuteHours=48) folds what it left at its next commit,
+    /// before the prune, so no five-minute row leaves its retention unfolded.
+    @Test func aFoldLateByDaysComesBeforeThePrune() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let hour = Self.hourStart
+        let store = try CounterStore(directory: directory.path)
+        try commit(store, rxBytes: 100, at: hour + 600)
+        let later = hour + 3 * 86400
+        try commit(store, rxBytes: 1, at: later)
+        #expect(try store.buckets(.fiveMinutes).map(\.start) == [TimeBuckets.start(of: .fiveMinutes, containing: later)])
+        for granularity in [Granularity.hour, .day, .month, .year] {
+            #expect(try store.bucketTotals(granularity)["wwan0"]?.rxBytes == 101, "\(granularity)")
+        }
+        #expect(try seen(store, .day)[TimeBuckets.start(of: .day, containing: hour)] == 100)
+    }
+
+    /// A fold value no ifmeter writes is refused with one line, not built on.
+    @Test(arguments: ["-5", "soon", "99999999999999999999"])
+    func aStoreWithAFoldValueNoIfmeterWritesIsRefused(_ value: String) throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try CounterStore(directory: directory.path).close()
+        let path = directory.appendingPathComponent(CounterStore.fileName).path
+        _ = try mustRun("/usr/bin/sqlite3", [path, "UPDATE meta SET value = '\(value)' WHERE key = 'folded_through'"])
+        #expect {
+            _ = try CounterStore(directory: directory.path)
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.exitCode == .dataError && !error.description.contains("\n") && error.description.contains("folded_through")
+        }
+    }
+}
