@@ -157,6 +157,9 @@ enum Commands {
         let store: CounterStore
         do { store = try CounterStore(directory: directory) } catch { throw .store(error) }
         defer { store.close() }
+        // Applying the journal folds five-minute rows into hours and days:
+        // they are cut in the zone the daemon counted in, as it would.
+        if let zone = try? store.meta("timezone") { LocalZone.adopt(zone) }
         // A daemon that stopped without committing left life changes in its
         // journal (where it was configured, or where the store says it last
         // journaled): they go into the store first, or its next start would

@@ -13,12 +13,16 @@ import Testing
     /// 10:00 local on some day: the process zone decides where hours and days fall.
     static let hourStart = TimeBuckets.start(of: .hour, containing: 1_767_225_600 + 10 * 3600)
 
-    private func commit(_ store: CounterStore, rxBytes: UInt64, at time: Int64) throws {
+    private func pending(rxBytes: UInt64, at time: Int64) -> PendingWrites {
         var pending = PendingWrites()
         var outcome = AccountingOutcome()
         outcome.deltas = [Delta(name: "wwan0", ifindex: 3, counters: LinkCounters(rxBytes: rxBytes, rxPackets: 1))]
         pending.record(outcome, at: Instant(wall: time, sinceBoot: 100))
-        try store.commit(pending, openLives: [], bootID: "boot-a", at: time, retention: Retention(), intervals: (15, 300))
+        return pending
+    }
+
+    private func commit(_ store: CounterStore, rxBytes: UInt64, at time: Int64) throws {
+        try store.commit(pending(rxBytes: rxBytes, at: time), openLives: [], bootID: "boot-a", at: time, retention: Retention(), intervals: (15, 300))
     }
 
     /// Each granularity's buckets as `start: rx bytes`, as readers see them.
@@ -96,6 +100,63 @@ import Testing
             #expect(try store.bucketTotals(granularity)["wwan0"]?.rxBytes == 101, "\(granularity)")
         }
         #expect(try seen(store, .day)[TimeBuckets.start(of: .day, containing: hour)] == 100)
+    }
+
+    /// A reader takes its journal copy after the daemon folded (its cached
+    /// folded_through is the one it opened with): a journaled delta for a slot
+    /// the fold already passed (the clock stepped back) goes to the copy's
+    /// five-minute row only, which the copy's own folded_through says is in
+    /// the hour row. The hour, day, month and year then miss it.
+    @Test func aReaderOpenedBeforeAFoldIncludesAJournalDeltaInEveryGranularity() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let hour = Self.hourStart
+        let daemon = try CounterStore(directory: directory.path)
+        try commit(daemon, rxBytes: 100, at: hour + 600)
+        let storeID = try daemon.journalIdentity()
+        let reader = try CounterStore(directory: directory.path, readOnly: true)
+        // The daemon's first commit of the next hour folds the hour before it.
+        try commit(daemon, rxBytes: 50, at: hour + 3600 + 60)
+        #expect(try daemon.meta("folded_through") == String(hour + 3600))
+        // Then the clock steps back into the folded hour and a record is journaled.
+        let journalPath = directory.appendingPathComponent("ifmeterd.journal").path
+        let journal = try CommitJournal(path: journalPath, header: JournalHeader(
+            storeID: storeID, generation: try daemon.appliedJournalGeneration() + 1, bootID: "boot-a", namespace: 0))
+        try journal.append(JournalRecord(time: hour + 1200, batch: CommitBatch(pending: pending(rxBytes: 7, at: hour + 1200))))
+        #expect(try reader.includeJournal(at: journalPath).applied == 1)
+        #expect(try reader.bucketTotals(.fiveMinutes)["wwan0"]?.rxBytes == 157)
+        for granularity in [Granularity.hour, .day, .month, .year] {
+            #expect(try reader.bucketTotals(granularity)["wwan0"]?.rxBytes == 157, "\(granularity)")
+        }
+        #expect(try reader.buckets(.hour).first { $0.start == hour }?.counters.rxBytes == 107)
+    }
+
+    /// A store the daemon accepts (every counter within 2^62) whose
+    /// unfolded five-minute rows sum past 2^63: the fold refuses the commit
+    /// in one line rather than write a negative sum, and the store opens
+    /// again as it was.
+    @Test func aFoldPastTheHeadroomIsRefusedAndWritesNothing() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let hour = Self.hourStart
+        let first = try CounterStore(directory: directory.path)
+        try commit(first, rxBytes: 1, at: hour + 60)
+        first.close()
+        let path = directory.appendingPathComponent(CounterStore.fileName).path
+        let limit = CounterStore.counterLimit
+        _ = try mustRun("/usr/bin/sqlite3", [path, """
+            UPDATE bucket SET rx_bytes = \(limit) WHERE granularity = '5min';
+            INSERT INTO bucket(interface_id, granularity, start, rx_bytes) SELECT interface_id, '5min', \(hour + 600), \(limit) FROM bucket LIMIT 1;
+            """])
+        let before = try mustRun("/usr/bin/sqlite3", [path, ".dump"])
+        let opened = try CounterStore(directory: directory.path)
+        #expect {
+            try commit(opened, rxBytes: 1, at: hour + 3600 + 60)
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.exitCode == .dataError && !error.description.contains("\n") && error.description.contains("would pass 2^62")
+        }
+        opened.close()
+        #expect(try mustRun("/usr/bin/sqlite3", [path, ".dump"]) == before)
+        #expect(throws: Never.self) { _ = try CounterStore(directory: directory.path, readOnly: true).buckets(.hour) }
     }
 
     /// A fold value no ifmeter writes is refused with one line, not built on.

@@ -62,4 +62,41 @@ struct ForgetTests {
         #expect(try daemon.totalsIfAny("vpn0") == nil)
         #expect(try daemon.reasons("vpn0").isEmpty)
     }
+
+    /// Applying a killed daemon's journal folds the five-minute rows not
+    /// folded yet: `forget` run under another TZ cuts hours in the zone the
+    /// daemon counted in (Asia/Kolkata's begin at :30 UTC), and leaves it
+    /// recorded.
+    @Test func forgetRunInAnotherZoneFoldsInTheDaemonsZone() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.tunTraffic(name: "tun0", persist: true)
+        // 2026-06-15 03:00 UTC: Asia/Kolkata hours begin at :30 UTC.
+        let base: Int64 = 1_781_492_400
+        func offset(_ moment: Int64) -> Double { Double(moment) - Date().timeIntervalSince1970 }
+        let kolkata = ["TZ": "Asia/Kolkata"]
+        try daemon.runOnce(clockOffset: offset(base + 40 * 60), environment: kolkata)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, size: 1000, persist: true)
+        // 03:50 UTC: a five-minute row in the Kolkata hour 03:30, not folded yet.
+        try daemon.runOnce(clockOffset: offset(base + 50 * 60), environment: kolkata)
+        // 04:20 UTC, still the Kolkata hour 03:30: a tunnel life journaled, then a kill.
+        try daemon.start(interval: 3600, commitInterval: 3600, environment: kolkata.merging(
+            ["IFMETER_TEST_CLOCK_OFFSET": String(offset(base + 80 * 60))]) { _, new in new })
+        try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 3, size: 500)
+        try daemon.waitForLog("vpn0: removed")
+        #expect(daemon.stop(with: SIGKILL) == SIGKILL)
+
+        let forget = try runProcess("/usr/bin/env", ["TZ=UTC", TestEnvironment.binary("ifmeter"),
+            "--state-dir", daemon.stateDirectory, "--config", daemon.configPath, "forget", "vpn0"])
+        #expect(forget.status == 0, "\(forget.standardError)")
+
+        // Every hour row the store holds begins at :30 UTC (a Kolkata hour), and
+        // tun0's 1000 bytes of 03:50 UTC are in the hour that began at 03:30 UTC.
+        let store = try daemon.storeFile()
+        let hours = try store.database.query("""
+            SELECT b.start, b.rx_bytes FROM bucket b JOIN interface i ON i.id = b.interface_id
+            WHERE b.granularity = 'hour' AND i.name = 'tun0'
+            """) { ($0.integer(0), $0.integer(1)) }
+        #expect(hours.allSatisfy { ($0.0 - 1800) % 3600 == 0 }, "\(hours.map { ($0.0 - base, $0.1) })")
+        #expect(try store.meta("timezone") == "Asia/Kolkata")
+    }
 }

@@ -596,6 +596,8 @@ package final class CounterStore {
             } catch {
                 throw .sqlite(error)
             }
+            // The copy's, which a fold or an upgrade since the open moved.
+            try loadFoldedThrough()
             let applied = try appliedJournalGeneration()
             guard let contents = try? CommitJournal.read(path), contents.header.storeID == preview.header.storeID,
                   contents.header.generation > applied else {
@@ -809,15 +811,29 @@ package final class CounterStore {
         foldIsDue(at: now) || bucketPruneIsDue(retention, at: now) || detailPruneIsDue(at: now)
     }
 
+    /// Adds to a bucket row. A sum past the writer's headroom (a store
+    /// edited by hand, summed by a fold) is refused, rolling the commit
+    /// back: written, it would turn negative or into a float, a store every
+    /// reader then refuses.
     private func add(_ counters: LinkCounters, toBucket granularity: Granularity, startingAt start: Int64, of id: Int64) throws(StoreError) {
-        try database.run("""
-            INSERT INTO bucket(interface_id, granularity, start, rx_bytes, tx_bytes, rx_packets, tx_packets) VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(granularity, start, interface_id) DO UPDATE SET
-              rx_bytes = rx_bytes + excluded.rx_bytes, tx_bytes = tx_bytes + excluded.tx_bytes,
-              rx_packets = rx_packets + excluded.rx_packets, tx_packets = tx_packets + excluded.tx_packets
-            """, [.integer(id), .text(granularity.rawValue), .integer(start)]
-            + [counters.rxBytes, counters.txBytes, counters.rxPackets, counters.txPackets].map(Self.value))
+        let four = [counters.rxBytes, counters.txBytes, counters.rxPackets, counters.txPackets]
+        var fits = four.allSatisfy { $0 <= UInt64(Self.counterLimit) }
+        if fits {
+            fits = try database.query(
+                Self.addToBucket, [.integer(id), .text(granularity.rawValue), .integer(start)] + four.map(Self.value)) { $0.integer(0) } == [1]
+        }
+        guard fits else {
+            throw .invalidValue(path: path, detail: "the \(granularity.rawValue) bucket at \(start) of interface row \(id) would pass 2^62; nothing was written")
+        }
     }
+
+    private static let addToBucket = """
+        INSERT INTO bucket(interface_id, granularity, start, rx_bytes, tx_bytes, rx_packets, tx_packets) VALUES (?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT(granularity, start, interface_id) DO UPDATE SET
+          rx_bytes = rx_bytes + excluded.rx_bytes, tx_bytes = tx_bytes + excluded.tx_bytes,
+          rx_packets = rx_packets + excluded.rx_packets, tx_packets = tx_packets + excluded.tx_packets
+        RETURNING \(["rx_bytes", "tx_bytes", "rx_packets", "tx_packets"].map { "typeof(\($0)) = 'integer' AND \($0) <= \(counterLimit)" }.joined(separator: " AND "))
+        """
 
     // MARK: Folding
 
