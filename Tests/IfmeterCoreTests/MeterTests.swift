@@ -119,6 +119,42 @@ import Testing
         #expect(meter.nextCommit.changedLives.map(\.name).sorted() == ["tun0", "tun2"])
     }
 
+    /// Between commits, link events make the meter compare only the links
+    /// they name. A seeded run of events (links created, deleted, renamed,
+    /// ignored, counting, a dump now and then) and commits: at every step
+    /// the next commit is what comparing every link would make.
+    @Test(arguments: [1, 2, 3, 4] as [UInt64])
+    func comparingTheLinksEventsNameCommitsWhatComparingAllWould(seed: UInt64) {
+        var random = SplitMix(seed: seed)
+        var meter = meter()
+        let kinds = ["tun", "tun", "wlan", "veth", "ignored"]
+        var present: [Int32: LinkSample] = [:]
+        _ = meter.start(stored: StoredState(), links: [], at: at(0))
+        func lives(_ batch: CommitBatch) -> [TrackedLife] { batch.changedLives.sorted { $0.ifindex < $1.ifindex } }
+        for step in 1...400 {
+            let ifindex = Int32(1 + random.next() % 6)
+            let now = at(Double(step))
+            switch random.next() % 10 {
+            case 0 where present[ifindex] != nil:
+                _ = meter.apply(events: [LinkEvent(kind: .deleted(movedToOtherNamespace: random.next() % 4 == 0), link: present[ifindex]!)], at: now)
+                present[ifindex] = nil
+            case 1:
+                meter.committed(meter.nextCommit)
+            case 2:
+                _ = meter.apply(dump: Array(present.values), eventsWereLost: random.next() % 2 == 0, at: now)
+            default:
+                var sample = present[ifindex] ?? link("x\(ifindex)", ifindex, kind: kinds[Int(random.next() % 5)])
+                if random.next() % 4 == 0 { sample.name = "r\(random.next() % 3)" }
+                sample.counters.rxBytes += random.next() % 3 * 100
+                present[ifindex] = sample
+                _ = meter.apply(events: [LinkEvent(kind: .new, link: sample)], at: now)
+            }
+            let next = meter.nextCommit, full = meter.commitBatch(comparing: .all)
+            #expect(lives(next) == lives(full), "step \(step)")
+            #expect(next.presence?.added == full.presence?.added && next.presence?.removed == full.presence?.removed, "step \(step)")
+        }
+    }
+
     @Test func aRenameIsCommittedAtOnce() {
         var meter = meter()
         _ = meter.start(stored: StoredState(), links: [link("tun6", 4, rx: 100)], at: at(0))

@@ -58,6 +58,14 @@ package struct Meter {
     /// commit rewrites only the rows that changed: a VPN life coming and
     /// going beside fifty idle links writes its own row, not fifty-one.
     private var committedLives: [Int32: TrackedLife] = [:]
+    /// The links whose life or presence may differ from what was committed:
+    /// those named by the link events read since the last commit, or all of
+    /// them after anything else (a dump, a start, a reload). Under churn a
+    /// burst of events is journaled about once a second beside dozens of
+    /// links that did not change; comparing only these keeps that append
+    /// from growing with the links present.
+    private var touchedSinceCommit: Touched = .all
+    enum Touched { case all, only(Set<Int32>) }
 
     // The ledger the metrics file publishes: the store's totals of the
     // interfaces of the last MetricsKeepGoneSec= plus every delta counted
@@ -146,6 +154,7 @@ package struct Meter {
 
     /// Reconciles the store's state with every link present at start.
     package mutating func start(stored: StoredState, links: [LinkSample], at now: Instant) -> Step {
+        touchedSinceCommit = .all
         for entry in stored.openLives { lastSeen[entry.life.name] = max(lastSeen[entry.life.name] ?? .min, entry.life.lastSeen) }
         let sameRun = stored.lastBootID == tracker.bootID && NamespaceCookie.same(stored.lastNamespace, tracker.namespace)
         committedPresence = sameRun ? stored.presentLinks : nil
@@ -158,6 +167,7 @@ package struct Meter {
         var logged = Step()
         for event in events {
             let link = event.link
+            touch(link.ifindex)
             switch event.kind {
             case .deleted:
                 // Only a new link needs a class: a deleted one's is dropped, not read again.
@@ -177,6 +187,7 @@ package struct Meter {
 
     /// A dump of every link; `eventsWereLost` after an event overrun.
     package mutating func apply(dump links: [LinkSample], eventsWereLost: Bool, at now: Instant) -> Step {
+        touchedSinceCommit = .all
         if eventsWereLost {
             let present = Set(links.map(\.ifindex))
             classifications = classifications.filter { present.contains($0.key) }
@@ -188,6 +199,14 @@ package struct Meter {
         var logged = record(outcome, links: links, at: now)
         logged.append(renamedLivesObserved(renamed, at: now))
         return logged
+    }
+
+    private mutating func touch(_ ifindex: Int32) {
+        guard case .only(var touched) = touchedSinceCommit else { return }
+        // The set's only reference is then `touched`: inserting copies nothing.
+        touchedSinceCommit = .all
+        touched.insert(ifindex)
+        touchedSinceCommit = .only(touched)
     }
 
     /// Counted lives that `links` show under another name.
@@ -210,6 +229,7 @@ package struct Meter {
     /// A new policy (a reload) applied to a fresh dump: lives no longer
     /// watched end, links newly watched start from their current counters.
     package mutating func reconfigure(_ newPolicy: Policy, links: [LinkSample], at now: Instant) -> Step {
+        touchedSinceCommit = .all
         policy = newPolicy
         tracker.settings.maxRateBitsPerSecond = newPolicy.maxRateBitsPerSecond
         classifications.removeAll()
@@ -224,23 +244,38 @@ package struct Meter {
     package var hasUncommittedLifeChanges: Bool { lifeChangesSinceCommit > 0 }
 
     /// Everything the next commit writes.
-    package var nextCommit: CommitBatch {
+    package var nextCommit: CommitBatch { commitBatch(comparing: touchedSinceCommit) }
+
+    /// The next commit, comparing with what was committed the lives and
+    /// links `touched` (`.all`: every one; tests hold the two equal).
+    func commitBatch(comparing touched: Touched) -> CommitBatch {
         let present = tracker.presentLinks
         // A life that ended since then may have left its ifindex to a new one.
         let ended = Set(pending.endedLives.map(\.ended.life.ifindex))
-        let changed = tracker.lives.values.filter { life in
+        func changed(_ life: TrackedLife) -> Bool {
             guard let stored = committedLives[life.ifindex], !ended.contains(life.ifindex) else { return true }
             return stored.counters != life.counters || stored.name != life.name || stored.firstSeen != life.firstSeen
         }
-        return CommitBatch(
-            pending: pending, changedLives: changed,
-            presence: present == committedPresence ? nil : PresenceUpdate(present: present, previous: committedPresence))
+        switch touched {
+        case .all:
+            return CommitBatch(
+                pending: pending, changedLives: tracker.lives.values.filter(changed),
+                presence: present == committedPresence ? nil : PresenceUpdate(present: present, previous: committedPresence))
+        case .only(let touched):
+            let lives = touched.sorted().compactMap { tracker.lives[$0] }.filter(changed)
+            guard let committedPresence else {
+                return CommitBatch(pending: pending, changedLives: lives, presence: PresenceUpdate(present: present, previous: nil))
+            }
+            let presence = PresenceUpdate(present: present, previous: committedPresence, differingAt: touched)
+            return CommitBatch(pending: pending, changedLives: lives, presence: presence.isEmpty ? nil : presence)
+        }
     }
 
     /// `commit` was written (to the store or the journal): its pending
     /// writes are done.
     package mutating func committed(_ commit: CommitBatch) {
         pending = PendingWrites()
+        touchedSinceCommit = .only([])
         lifeChangesSinceCommit = 0
         if let presence = commit.presence { committedPresence = presence.present }
         for life in commit.changedLives { committedLives[life.ifindex] = life }

@@ -91,6 +91,19 @@ package struct PresenceUpdate: Sendable, Equatable {
         replacesAll = previous == nil
     }
 
+    /// The change from `previous` to `present` where they can differ only
+    /// at `ifindexes` (the links observed since `previous` was recorded).
+    package init(present: [Int32: String], previous: [Int32: String], differingAt ifindexes: Set<Int32>) {
+        self.present = present
+        added = [:]
+        for ifindex in ifindexes { if let name = present[ifindex], previous[ifindex] != name { added[ifindex] = name } }
+        removed = ifindexes.filter { present[$0] == nil && previous[$0] != nil }.sorted()
+        replacesAll = false
+    }
+
+    /// Nothing to record.
+    package var isEmpty: Bool { added.isEmpty && removed.isEmpty && !replacesAll }
+
     /// A change as a journal holds it.
     package init(added: [Int32: String], removed: [Int32], replacesAll: Bool) {
         present = added
