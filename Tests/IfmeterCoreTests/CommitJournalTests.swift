@@ -421,6 +421,30 @@ struct JournalDaemonTests {
         #expect(try CommitJournal.read(journal)?.records.isEmpty == true)
     }
 
+    /// JournalMaxBytes= bounds the journal (and the records held in memory
+    /// with it): once it holds that much, the next life change commits the
+    /// store, which empties it, long before the commit interval. Killed
+    /// then, the store holds the lives committed so and the journal the
+    /// rest; the next start commits those, every byte once.
+    @Test func aJournalAtItsBoundIsCommittedToTheStore() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "JournalMaxBytes=4K\n")
+        try daemon.start(interval: 3600, commitInterval: 3600)
+        // Past the bound: then the next life's burst commits the store.
+        try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 3, size: 1000, lives: 20)
+        try daemon.waitForLog("vpn0: removed", occurrences: 20)
+        let journaled = try FileManager.default.attributesOfItem(atPath: daemon.journalPath)[.size] as? Int ?? 0
+        #expect(journaled > 4096)
+        #expect(try daemon.storeFile().interfaces().first { $0.name == "vpn0" } == nil)
+        try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 3, size: 1000, lives: 1)
+        try daemon.waitForLog("vpn0: removed", occurrences: 21)
+        #expect(daemon.stop(with: SIGKILL) == SIGKILL)
+        #expect(try daemon.storeFile().interfaces().first { $0.name == "vpn0" }?.totals.rxBytes ?? 0 >= 60_000)
+        #expect(try FileManager.default.attributesOfItem(atPath: daemon.journalPath)[.size] as? Int ?? .max < journaled)
+
+        try daemon.runOnce()
+        #expect(try daemon.storeFile().interfaces().first { $0.name == "vpn0" }?.totals.rxBytes == 63_000)
+    }
+
     /// Killed with a life journaled, then started under another
     /// JournalFile=: the life journaled at the old path is committed all the
     /// same, once, and the log says where it came from.

@@ -11,6 +11,7 @@ import Testing
             StateDirectory=/tmp/state
             MaxRate=100M
             EventBufferBytes=64K
+            JournalMaxBytes=1M
             BootIDPath=/tmp/boot_id
             [Interfaces]
             Watch=cellular tunnel
@@ -31,6 +32,7 @@ import Testing
         #expect(configuration.stateDirectory == "/tmp/state")
         #expect(configuration.maxRateBitsPerSecond == 100_000_000)
         #expect(configuration.eventBufferBytes == 65536)
+        #expect(configuration.journalMaxBytes == 1 << 20)
         #expect(configuration.bootIDPath == "/tmp/boot_id")
         #expect(configuration.watchedClasses == [.cellular, .tunnel])
         #expect(configuration.overrides == [
@@ -70,6 +72,7 @@ import Testing
         ("[Daemon]\nnonsense", "bad.conf:2: expected Key=Value, got \"nonsense\""),
         ("[Daemon", "bad.conf:1: malformed section header \"[Daemon\""),
         ("[Retention]\nDailyDays=-1", "bad.conf:2: DailyDays=\"-1\": expected a whole number from 0 to 100000"),
+        ("[Daemon]\nJournalMaxBytes=1K", "bad.conf:2: JournalMaxBytes=\"1K\": expected a whole number from 4096 to 67108864"),
         ("[Daemon]\n" + String(repeating: "x", count: 5000), "bad.conf:2: line longer than 4096 bytes"),
         ("[Retention]\nDailyDays=7", "bad.conf:2: DailyDays=7: keep at least 32 days (or 0, forever) to cover a billing cycle"),
         ("[Budgets]\nBillingDay=31", "bad.conf:2: BillingDay=\"31\": expected a whole number from 1 to 28"),

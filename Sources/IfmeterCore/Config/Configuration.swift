@@ -78,6 +78,11 @@ package struct Configuration: Sendable {
     /// nil: `ifmeterd.journal` in the state directory. The package puts it
     /// in the runtime directory (tmpfs): no disk writes per tunnel life.
     package var journalFile: String?
+    /// How much the journal holds before a life change commits the store
+    /// instead (which empties it): its records wait in memory too, so this
+    /// bounds the daemon's memory under link churn as well (`Daemon`
+    /// has the measurement behind the default).
+    package var journalMaxBytes = 256 << 10
     /// The Prometheus text file written after every sample; nil: none.
     package var metricsFile: String?
     /// Seconds a gone interface's series stay in the metrics file, so a

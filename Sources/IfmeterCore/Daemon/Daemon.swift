@@ -486,21 +486,20 @@ package final class Daemon {
         }
     }
 
-    /// The journal's bound: past it, life changes go to a store commit,
-    /// which empties the journal. About 800 tunnel lives: under churn a
-    /// store commit writes every name's buckets and totals once, whatever
-    /// the lives, so a larger bound writes less (measured under the bench's
-    /// churn, 256 KiB against 64 KiB: 0.85-0.90x the CPU, about half the
-    /// bytes, 0.4 MiB more resident at the peak, the records being kept in
-    /// memory too).
-    private static let journalBound = 256 << 10
-
     /// A life began, ended or was renamed between store commits: made
     /// durable by one append to the journal instead of a store commit
     /// (`CommitJournal`). Without a journal that can take it, the store
     /// commits at once, as it always did.
+    ///
+    /// Past `JournalMaxBytes=` (default 256K, about 800 tunnel lives) life
+    /// changes go to a store commit, which empties the journal. Under churn
+    /// a store commit writes every name's buckets and totals once, whatever
+    /// the lives, so a larger bound writes less (measured under the bench's
+    /// churn, 256 KiB against 64 KiB: 0.85-0.90x the CPU, about half the
+    /// bytes, 0.4 MiB more resident at the peak, the records being kept in
+    /// memory too).
     private func journalLifeChanges(at now: Instant) {
-        guard let journal, journal.size < Self.journalBound else { return commit(at: now) }
+        guard let journal, journal.size < configuration.journalMaxBytes else { return commit(at: now) }
         let batch = meter.nextCommit
         do {
             try journal.append(JournalRecord(time: now.wall, batch: batch))
@@ -618,6 +617,7 @@ package final class Daemon {
         configuration.sysfsRoot = reloaded.sysfsRoot
         configuration.retention = reloaded.retention
         configuration.metricsKeepGone = reloaded.metricsKeepGone
+        configuration.journalMaxBytes = reloaded.journalMaxBytes
         do {
             let links = try linkSource.links()
             finish(meter.reconfigure(Meter.Policy(configuration), links: links, at: clock.now()))
