@@ -21,7 +21,7 @@ RUN_ARGS ?=
 
 # Build: libnl (link dumps and events), SQLite (the store), pkg-config.
 # sd_notify is written by hand (CKernel/notify.c): no libsystemd.
-DEB_PACKAGES := pkg-config libnl-3-dev libnl-route-3-dev libsqlite3-dev
+DEB_PACKAGES := pkg-config libnl-3-dev libnl-route-3-dev libsqlite3-dev zlib1g-dev
 # Tests: iproute2 (namespaces, tun, veth), sqlite3, util-linux (runuser,
 # unshare, nsenter, script), systemd (systemd-analyze, and PID 1 of the
 # real-systemd test), promtool and node_exporter (the metrics file checked by
@@ -124,7 +124,7 @@ fuzz: deps
 	mkdir -p .build/fuzz
 	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name IfmeterFuzz -package-name ifmeter $(FUZZ_SOURCES) Fuzz/ParserFuzzer.swift -o .build/fuzz/parsers
 	.build/fuzz/parsers -artifact_prefix=.build/fuzz/ -max_total_time=$(FUZZ_SECONDS) -max_len=8192 Tests/IfmeterCoreTests/Corpus/config
-	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name IfmeterFuzz -package-name ifmeter -D IFMETER_FUZZ -I Sources/CSQLite \
+	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name IfmeterFuzz -package-name ifmeter -D IFMETER_FUZZ -I Sources/CSQLite -I Sources/CZlib \
 	  $(STORE_FUZZ_SOURCES) Tests/IfmeterCoreTests/Support/StoreFuzzHarness.swift Fuzz/StoreFuzzer.swift -o .build/fuzz/store
 	.build/fuzz/store -artifact_prefix=.build/fuzz/ -max_total_time=$(FUZZ_SECONDS) -max_len=600 Tests/IfmeterCoreTests/Corpus/store
 

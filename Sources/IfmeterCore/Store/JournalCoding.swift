@@ -101,23 +101,6 @@ struct ByteReader {
     }
 }
 
-/// CRC-32 (IEEE 802.3, as zlib computes it): tells a record cut short by a
-/// crash, or damaged since, from one written whole. Computed here rather
-/// than by mapping zlib into the daemon for this one function.
-enum CRC32 {
-    private static let table: [UInt32] = (0..<256).map { index in
-        var value = UInt32(index)
-        for _ in 0..<8 { value = value & 1 == 1 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
-        return value
-    }
-
-    static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
-        return crc ^ 0xFFFF_FFFF
-    }
-}
-
 // MARK: The commit batch, field by field
 
 extension ByteWriter {
