@@ -183,6 +183,22 @@ import Testing
         #expect(contents.ending.text.contains("zeros"))
     }
 
+    /// A journal filled as the daemon fills it (appending while below
+    /// JournalMaxBytes=) at the largest bound accepted reads back whole: a
+    /// larger one would be refused at the next start and kept aside,
+    /// its records never applied.
+    @Test func aJournalAtTheLargestBoundAcceptedReadsBack() throws {
+        let configuration = try ConfigurationFile.parse("[Daemon]\nJournalMaxBytes=8M\n", path: "ifmeter.conf")
+        #expect(UInt64(configuration.journalMaxBytes) == Configuration.journalMaxBytesRange.upperBound)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let journal = try CommitJournal(path: journalPath, header: JournalHeader(storeID: 1, generation: 1, bootID: "b", namespace: 0))
+        // A burst of a thousand tunnel lives, one record.
+        let lives = (0..<1000).map { TrackedLife(ifindex: Int32($0), name: "tun\($0)", counters: .zero, sinceBoot: 0, firstSeen: 0, lastSeen: 0) }
+        let record = JournalRecord(time: 1, batch: CommitBatch(changedLives: lives))
+        while journal.size < configuration.journalMaxBytes { try journal.append(record) }
+        #expect(try CommitJournal.read(journalPath)?.records.count == journal.records.count)
+    }
+
     @Test func checksumIsZlibsCRC32() {
         #expect(CRC32.checksum(Array("123456789".utf8)[...]) == 0xCBF4_3926)
         #expect(CRC32.checksum([][...]) == 0)

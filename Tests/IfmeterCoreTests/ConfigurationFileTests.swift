@@ -72,7 +72,7 @@ import Testing
         ("[Daemon]\nnonsense", "bad.conf:2: expected Key=Value, got \"nonsense\""),
         ("[Daemon", "bad.conf:1: malformed section header \"[Daemon\""),
         ("[Retention]\nDailyDays=-1", "bad.conf:2: DailyDays=\"-1\": expected a whole number from 0 to 100000"),
-        ("[Daemon]\nJournalMaxBytes=1K", "bad.conf:2: JournalMaxBytes=\"1K\": expected a whole number from 4096 to 67108864"),
+        ("[Daemon]\nJournalMaxBytes=1K", "bad.conf:2: JournalMaxBytes=\"1K\": expected a whole number from 4096 to 8388608"),
         ("[Daemon]\n" + String(repeating: "x", count: 5000), "bad.conf:2: line longer than 4096 bytes"),
         ("[Retention]\nDailyDays=7", "bad.conf:2: DailyDays=7: keep at least 32 days (or 0, forever) to cover a billing cycle"),
         ("[Budgets]\nBillingDay=31", "bad.conf:2: BillingDay=\"31\": expected a whole number from 1 to 28"),

@@ -120,30 +120,56 @@ import Testing
     }
 
     /// Between commits, link events make the meter compare only the links
-    /// they name. A seeded run of events (links created, deleted, renamed,
-    /// ignored, counting, a dump now and then) and commits: at every step
-    /// the next commit is what comparing every link would make.
-    @Test(arguments: [1, 2, 3, 4] as [UInt64])
+    /// they name. Seeded runs of a start continuing stored lives (some
+    /// renamed since) with a stored presence, then events (links created,
+    /// deleted, renamed, ignored, counting, deleted unseen), partial dumps,
+    /// reloads with other Watch= classes, commits and commits that failed:
+    /// at every step the next commit is what comparing every link makes.
+    @Test(arguments: Array(1...40) as [UInt64])
     func comparingTheLinksEventsNameCommitsWhatComparingAllWould(seed: UInt64) {
         var random = SplitMix(seed: seed)
-        var meter = meter()
+        let classifier = CountingClassifier()
+        func policy(_ classes: Set<InterfaceClass>) -> Meter.Policy {
+            Meter.Policy(watchedClasses: classes, maxRateBitsPerSecond: 1_000_000, classify: classifier.classify)
+        }
+        var meter = Meter(bootID: "B", namespace: 7, width: .bits64, policy: policy(InterfaceClass.watchedByDefault))
         let kinds = ["tun", "tun", "wlan", "veth", "ignored"]
         var present: [Int32: LinkSample] = [:]
-        _ = meter.start(stored: StoredState(), links: [], at: at(0))
+        for ifindex: Int32 in 1...4 where random.next() % 2 == 0 {
+            present[ifindex] = link("x\(ifindex)", ifindex, kind: kinds[Int(random.next() % 5)], rx: 100)
+        }
+        let storedLives = (Int32(1)...4).filter { _ in random.next() % 2 == 0 }.map { ifindex in
+            StoredLife(bootID: "B", namespace: 7, life: TrackedLife(
+                ifindex: ifindex, name: random.next() % 3 == 0 ? "old\(ifindex)" : "x\(ifindex)", counters: .zero, sinceBoot: 0, firstSeen: 0, lastSeen: 0))
+        }
+        let storedPresence = Dictionary(uniqueKeysWithValues: (Int32(1)...6).filter { _ in random.next() % 2 == 0 }.map { ($0, "x\($0)") })
+        _ = meter.start(
+            stored: StoredState(lastBootID: "B", lastNamespace: 7, openLives: storedLives, presentLinks: storedPresence),
+            links: Array(present.values), at: at(0))
         func lives(_ batch: CommitBatch) -> [TrackedLife] { batch.changedLives.sorted { $0.ifindex < $1.ifindex } }
         for step in 1...400 {
             let ifindex = Int32(1 + random.next() % 6)
             let now = at(Double(step))
-            switch random.next() % 10 {
-            case 0 where present[ifindex] != nil:
-                _ = meter.apply(events: [LinkEvent(kind: .deleted(movedToOtherNamespace: random.next() % 4 == 0), link: present[ifindex]!)], at: now)
+            switch random.next() % 14 {
+            case 0:
+                let gone = present[ifindex] ?? link("x\(ifindex)", ifindex)
+                _ = meter.apply(events: [LinkEvent(kind: .deleted(movedToOtherNamespace: random.next() % 4 == 0), link: gone)], at: now)
                 present[ifindex] = nil
-            case 1:
+            case 1, 2:
                 meter.committed(meter.nextCommit)
-            case 2:
-                _ = meter.apply(dump: Array(present.values), eventsWereLost: random.next() % 2 == 0, at: now)
+            case 3:
+                _ = meter.nextCommit   // a write that failed: never `committed`
+            case 4:
+                let dumped = present.values.filter { _ in random.next() % 5 != 0 }
+                _ = meter.apply(dump: dumped, eventsWereLost: random.next() % 2 == 0, at: now)
+                for ifindex in present.keys where !dumped.contains(where: { $0.ifindex == ifindex }) && random.next() % 2 == 0 {
+                    present[ifindex] = nil
+                }
+            case 5:
+                let classes = Set(InterfaceClass.allCases.filter { _ in random.next() % 2 == 0 })
+                _ = meter.reconfigure(policy(classes), links: Array(present.values), at: now)
             default:
-                var sample = present[ifindex] ?? link("x\(ifindex)", ifindex, kind: kinds[Int(random.next() % 5)])
+                var sample = present[ifindex] ?? link("x\(ifindex)", ifindex, kind: kinds[Int(random.next() % 5)], rx: random.next() % 2 * 500)
                 if random.next() % 4 == 0 { sample.name = "r\(random.next() % 3)" }
                 sample.counters.rxBytes += random.next() % 3 * 100
                 present[ifindex] = sample
@@ -151,7 +177,8 @@ import Testing
             }
             let next = meter.nextCommit, full = meter.commitBatch(comparing: .all)
             #expect(lives(next) == lives(full), "step \(step)")
-            #expect(next.presence?.added == full.presence?.added && next.presence?.removed == full.presence?.removed, "step \(step)")
+            #expect(next.presence?.added == full.presence?.added && next.presence?.removed == full.presence?.removed
+                    && next.presence?.replacesAll == full.presence?.replacesAll, "step \(step)")
         }
     }
 

@@ -83,6 +83,10 @@ package struct Configuration: Sendable {
     /// bounds the daemon's memory under link churn as well (`Daemon`
     /// has the measurement behind the default).
     package var journalMaxBytes = 256 << 10
+    /// At most half of what a journal file may hold to be read back
+    /// (`CommitJournal.sizeLimit`, a test holds them together): the record
+    /// appended past the bound must fit too.
+    package static let journalMaxBytesRange: ClosedRange<UInt64> = 4096...(8 << 20)
     /// The Prometheus text file written after every sample; nil: none.
     package var metricsFile: String?
     /// Seconds a gone interface's series stay in the metrics file, so a
