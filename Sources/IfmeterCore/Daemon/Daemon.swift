@@ -444,6 +444,10 @@ package final class Daemon {
         TimerSlack.set(seconds: gathering.isGathering ? EventGathering.slack : sampleSlack)
     }
 
+    /// A reload whose dump failed: the meter still runs the old policy
+    /// (Watch=, MaxRate=), which the next sample's dump replaces.
+    private var policyAwaitsDump = false
+
     /// One sample: queued events first, then a fresh dump of every link.
     private func samplePass(eventsWereLost: Bool) {
         let started = SystemClock.monotonic()
@@ -457,6 +461,10 @@ package final class Daemon {
             // What the events said is made durable all the same.
             if meter.hasUncommittedLifeChanges { journalLifeChanges(at: now) }
             return
+        }
+        if policyAwaitsDump {
+            policyAwaitsDump = false
+            finish(meter.reconfigure(Meter.Policy(configuration), links: links, at: now))
         }
         finish(meter.apply(dump: links, eventsWereLost: lost, at: now))
         lastHealthySample = SystemClock.monotonic()
@@ -621,8 +629,10 @@ package final class Daemon {
         do {
             let links = try linkSource.links()
             finish(meter.reconfigure(Meter.Policy(configuration), links: links, at: clock.now()))
+            policyAwaitsDump = false
             if meter.hasUncommittedLifeChanges { commit(at: clock.now()) }
         } catch {
+            policyAwaitsDump = true
             Log.error("reload: netlink dump failed: \(error); the new Watch= applies from the next sample")
         }
         TimerSlack.set(seconds: sampleSlack)
