@@ -382,9 +382,9 @@ writes only five-minute buckets (store schema 4 folds them into hours, days,
 months and years once an hour); about half of what it writes is then
 SQLite's WAL index (\`ifmeter.db-shm\`, a shared mapping of a file beside the
 store: each commit dirties its header and the hash pages its frames land
-in). Measured ad hoc (\`perf\` writeback_dirty_folio per file, 5 of 50 tuns
-carrying traffic, 4 commits 40 s apart): 3.3 pages of 4 KiB of WAL and 3.8
-of WAL index per commit. Time from start to READY=1 (store open, first sample committed),
+in). Measured by \`bench/dirty-pages.sh\` (\`perf\` writeback_dirty_folio per
+file, 5 of 50 tuns carrying traffic, 4 commits 40 s apart): 3.2-3.3 pages
+of 4 KiB of WAL and 3.8 of WAL index per commit, none of the database file. Time from start to READY=1 (store open, first sample committed),
 N = 50: $(ms "$(value "$ready" ready_seconds)") ms (median of 10).
 
 ## Memory, each daemon alone
