@@ -2,6 +2,10 @@
 # Bytes ifmeterd writes per commit, from /proc/PID/io, with N tun
 # interfaces carrying traffic between commits; scaled to the default
 # commit interval (300 s => 12 commits per hour).
+# Commits here come every second, faster than the kernel writes dirty
+# pages back, so write_bytes (counted when a clean page is dirtied) counts
+# a page once for many commits: the block-layer figure is a floor.
+# bench/dirty-pages.sh measures a commit's pages with commits spaced out.
 # Usage: bench/write-volume.sh [interfaces] [seconds]   (root)
 set -euo pipefail
 interfaces=${1:-3}
