@@ -256,19 +256,15 @@ package struct Meter {
             guard let stored = committedLives[life.ifindex], !ended.contains(life.ifindex) else { return true }
             return stored.counters != life.counters || stored.name != life.name || stored.firstSeen != life.firstSeen
         }
-        switch touched {
-        case .all:
-            return CommitBatch(
-                pending: pending, changedLives: tracker.lives.values.filter(changed),
-                presence: present == committedPresence ? nil : PresenceUpdate(present: present, previous: committedPresence))
-        case .only(let touched):
-            let lives = touched.sorted().compactMap { tracker.lives[$0] }.filter(changed)
-            guard let committedPresence else {
-                return CommitBatch(pending: pending, changedLives: lives, presence: PresenceUpdate(present: present, previous: nil))
-            }
-            let presence = PresenceUpdate(present: present, previous: committedPresence, differingAt: touched)
-            return CommitBatch(pending: pending, changedLives: lives, presence: presence.isEmpty ? nil : presence)
+        let lives = switch touched {
+        case .all: tracker.lives.values.filter(changed)
+        case .only(let touched): touched.sorted().compactMap { tracker.lives[$0] }.filter(changed)
         }
+        let presence = switch (touched, committedPresence) {
+        case (.only(let touched), let previous?): PresenceUpdate(present: present, previous: previous, differingAt: touched)
+        default: PresenceUpdate(present: present, previous: committedPresence)
+        }
+        return CommitBatch(pending: pending, changedLives: lives, presence: presence.isEmpty ? nil : presence)
     }
 
     /// `commit` was written (to the store or the journal): its pending
