@@ -49,12 +49,18 @@ struct Context {
             hasStore: { FileSystem.exists($0 + "/" + CounterStore.fileName) })
     }
 
+    /// Buckets are cut in the zone the daemon counted in, whatever TZ this
+    /// process was given: for what it shows, and for the five-minute rows
+    /// it folds into hours and days when it applies a journal (`forget`).
+    /// --utc changes how times are shown, not them.
+    static func adoptZone(of store: CounterStore) {
+        if let zone = try? store.meta("timezone") { LocalZone.adopt(zone) }
+    }
+
     func openStore() throws(CommandFailure) -> CounterStore {
         let store: CounterStore
         do { store = try CounterStore(directory: stateDirectory, readOnly: true) } catch { throw .store(error) }
-        // Buckets follow the zone the daemon counted in, whatever TZ this
-        // process was given; --utc changes how times are shown, not them.
-        if let zone = try? store.meta("timezone") { LocalZone.adopt(zone) }
+        Self.adoptZone(of: store)
         TimeText.showsUTC = globals.utc
         // Tunnel lives that began or ended since the daemon's last store
         // commit wait in its journal: what they counted is shown too.
@@ -157,9 +163,7 @@ enum Commands {
         let store: CounterStore
         do { store = try CounterStore(directory: directory) } catch { throw .store(error) }
         defer { store.close() }
-        // Applying the journal folds five-minute rows into hours and days:
-        // they are cut in the zone the daemon counted in, as it would.
-        if let zone = try? store.meta("timezone") { LocalZone.adopt(zone) }
+        Context.adoptZone(of: store)
         // A daemon that stopped without committing left life changes in its
         // journal (where it was configured, or where the store says it last
         // journaled): they go into the store first, or its next start would
