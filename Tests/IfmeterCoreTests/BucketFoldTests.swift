@@ -86,6 +86,56 @@ import Testing
         }
     }
 
+    /// Since version 5 the all-time totals are folded too: a commit leaves
+    /// the interface row alone (one page less per interface counted), and
+    /// every reader adds the five-minute rows not folded yet to it, all
+    /// eight counters and the last time counted.
+    @Test func theAllTimeTotalsAreFoldedHourlyAndReadWholeMeanwhile() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let hour = Self.hourStart
+        let counted = LinkCounters(rxBytes: 100, txBytes: 10, rxPackets: 2, txPackets: 1, rxErrors: 3, txErrors: 1, rxDropped: 2, txDropped: 1)
+        func commit(_ store: CounterStore, _ counters: LinkCounters, at time: Int64) throws {
+            var pending = PendingWrites()
+            var outcome = AccountingOutcome()
+            outcome.deltas = [Delta(name: "wwan0", ifindex: 3, counters: counters)]
+            pending.record(outcome, at: Instant(wall: time, sinceBoot: 100))
+            try store.commit(pending, openLives: [], bootID: "boot-a", at: time, retention: Retention(), intervals: (15, 300))
+        }
+        func row(_ store: CounterStore) throws -> [Int64] {
+            try store.database.query("SELECT rx_bytes, rx_errors, tx_dropped, last_seen FROM interface WHERE name = 'wwan0'") {
+                [$0.integer(0), $0.integer(1), $0.integer(2), $0.integer(3)]
+            }.first ?? []
+        }
+        let store = try CounterStore(directory: directory.path)
+        try commit(store, counted, at: hour + 600)
+        let reader = try CounterStore(directory: directory.path, readOnly: true)
+        try commit(store, counted, at: hour + 1800)
+
+        // Within the hour the row is as the first commit created it.
+        #expect(try row(store) == [0, 0, 0, hour + 600])
+        for opened in [store, reader] {
+            let read = try opened.interface(named: "wwan0")
+            #expect(read?.totals == counted + counted)
+            #expect(read?.lastSeen == hour + 1800)
+            #expect(try opened.interfaces().map(\.name) == ["wwan0"])
+        }
+
+        // The next hour's first commit folds the totals with the buckets.
+        try commit(store, counted, at: hour + 3600 + 60)
+        #expect(try row(store) == [200, 6, 2, hour + 1800])
+        for opened in [store, reader] {
+            #expect(try opened.interface(named: "wwan0")?.totals == counted + counted + counted)
+            #expect(try opened.interface(named: "wwan0")?.lastSeen == hour + 3600 + 60)
+        }
+
+        // The clock steps back into the folded hour: straight into the row.
+        try commit(store, counted, at: hour + 900)
+        #expect(try row(store) == [300, 9, 3, hour + 1800])
+        #expect(try store.interface(named: "wwan0")?.totals.rxBytes == 400)
+        store.close()
+        #expect(try CounterStore(directory: directory.path).interface(named: "wwan0")?.totals.rxErrors == 12)
+    }
+
     /// A daemon stopped for three days (past FiveMinuteHours=48) folds what it left at its next commit,
     /// before the prune, so no five-minute row leaves its retention unfolded.
     @Test func aFoldLateByDaysComesBeforeThePrune() throws {

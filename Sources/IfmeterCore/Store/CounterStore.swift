@@ -57,7 +57,7 @@ package final class CounterStore {
     /// checkpointed back: it grows for as long as the daemon commits
     /// (README 'Security'). Readers are the owner and the group's members.
     package static let fileMode: mode_t = 0o640
-    package static let schemaVersion: Int64 = 4
+    package static let schemaVersion: Int64 = 5
     /// The label stored on every row.
     package static let basis = "estimate: kernel interface counters"
 
@@ -127,12 +127,8 @@ package final class CounterStore {
                 }
                 try checkHeadroom()
                 try configureWriter()
-                // Each step is one transaction: a crash between them leaves
-                // a store of the version between, upgraded at the next start.
                 do {
-                    if version == 1 { try upgradeFromVersion1() }
-                    if version <= 2 { try upgradeFromVersion2() }
-                    if version <= 3 { try upgradeFromVersion3() }
+                    try upgrade(from: version)
                 } catch .sqlite(let error) where error.isSQLError {
                     // The step that failed rolled back; an earlier one may have committed.
                     let current = (try? database.query("PRAGMA user_version") { $0.integer(0) })?.first ?? version
@@ -157,6 +153,15 @@ package final class CounterStore {
                 "INSERT INTO meta(key, value) VALUES ('basis', ?), ('created', strftime('%s','now')), ('folded_through', '0')", [.text(Self.basis)])
         }
         foldedThrough = 0
+    }
+
+    /// Each step is one transaction: a crash between them leaves a store of
+    /// the version between, upgraded at the next start.
+    private func upgrade(from version: Int64) throws(StoreError) {
+        if version == 1 { try upgradeFromVersion1() }
+        if version <= 2 { try upgradeFromVersion2() }
+        if version <= 3 { try upgradeFromVersion3() }
+        if version <= 4 { try upgradeFromVersion4() }
     }
 
     /// Version 2 records the network namespace of each life, the links present
@@ -187,7 +192,7 @@ package final class CounterStore {
     private func upgradeFromVersion2() throws(StoreError) {
         try database.transaction { () throws(StoreError) in
             try database.execute("""
-                \(Self.bucketTable(named: "bucket_v3"))
+                \(Self.bucketTable(named: "bucket_v3", version: 3))
                 INSERT INTO bucket_v3(interface_id, granularity, start, rx_bytes, tx_bytes, rx_packets, tx_packets, basis, incomplete)
                   SELECT interface_id, granularity, start, rx_bytes, tx_bytes, rx_packets, tx_packets, basis, incomplete FROM bucket;
                 DROP TABLE bucket;
@@ -210,6 +215,26 @@ package final class CounterStore {
         }
     }
 
+    /// Version 5 folds the all-time totals too: a commit adds each
+    /// interface's eight counters to its five-minute row only, and the
+    /// hourly fold adds them into `interface` (`fold`). Every row of
+    /// version 4 is in the totals already; those not folded yet are folded
+    /// into the coarse rows now, so that no five-minute row is left whose
+    /// bytes the totals hold.
+    private func upgradeFromVersion4() throws(StoreError) {
+        try database.transaction { () throws(StoreError) in
+            try database.execute("""
+                ALTER TABLE bucket ADD COLUMN \(Self.bucketVersion5Columns.joined(separator: ";\nALTER TABLE bucket ADD COLUMN "));
+                """)
+            try loadFoldedThrough()
+            let last = try database.query("SELECT max(start) FROM bucket WHERE granularity = '5min'") { $0.optionalInteger(0) }.first ?? nil
+            if let last, last + 300 > foldedThrough {
+                try fold(through: last + 300, intoTotals: false)
+            }
+            try database.execute("PRAGMA user_version = 5")
+        }
+    }
+
     /// The largest counter a writer builds on: 2^62 bytes (4 EiB) leaves the
     /// daemon room to add any delta without overflowing SQLite's signed 64
     /// bits (where `+` silently turns into floating point) or its own sums.
@@ -222,7 +247,7 @@ package final class CounterStore {
             ("interface", Self.counterColumns.components),
             // A life's own counters are the kernel's (any 64-bit value); what ifmeter counted in it is a sum.
             ("life", ["counted_rx_bytes", "counted_tx_bytes", "counted_rx_packets", "counted_tx_packets"]),
-            ("bucket", ["rx_bytes", "tx_bytes", "rx_packets", "tx_packets"]),
+            ("bucket", foundVersion >= 5 ? Self.counterColumns.components : ["rx_bytes", "tx_bytes", "rx_packets", "tx_packets"]),
         ] + (foundVersion >= 2 ? [("boot_total", ["rx_bytes", "tx_bytes", "rx_packets", "tx_packets"])] : [])
         for (table, columns) in tables {
             let outside = columns.map { "typeof(\($0)) != 'integer' OR \($0) NOT BETWEEN 0 AND \(Self.counterLimit)" }.joined(separator: " OR ")
@@ -318,8 +343,11 @@ package final class CounterStore {
         CREATE INDEX event_time ON event(time);
         """
 
-    /// The bucket table of version 3: reports and the prune read one
-    /// granularity over a span of time, which is the key's order.
+    /// The bucket table: reports and the prune read one granularity over a
+    /// span of time, which is the key's order (version 3). Since version 5
+    /// a row carries all eight counters and when a commit last counted in
+    /// it: until the hourly fold, a five-minute row is the only place its
+    /// share of the all-time totals is (`fold`).
     ///
     /// No foreign key on interface_id: with one, deleting an interface row
     /// (retirement, `forget`) scans the whole table for each row deleted,
@@ -328,8 +356,9 @@ package final class CounterStore {
     /// times). Both delete the name's buckets first, in one scan; an index
     /// on interface_id would instead add a page to every commit that
     /// begins a bucket.
-    static func bucketTable(named name: String) -> String {
-        """
+    static func bucketTable(named name: String, version: Int64 = schemaVersion) -> String {
+        let added = version >= 5 ? bucketVersion5Columns.map { "    \($0),\n" }.joined() : ""
+        return """
         CREATE TABLE \(name) (
             interface_id INTEGER NOT NULL,
             granularity TEXT NOT NULL CHECK (granularity IN ('5min', 'hour', 'day', 'month', 'year')),
@@ -338,10 +367,18 @@ package final class CounterStore {
             rx_packets INTEGER NOT NULL DEFAULT 0, tx_packets INTEGER NOT NULL DEFAULT 0,
             basis TEXT NOT NULL DEFAULT '\(basis)',
             incomplete TEXT,
-            PRIMARY KEY (granularity, start, interface_id)
+        \(added)    PRIMARY KEY (granularity, start, interface_id)
         ) WITHOUT ROWID;
         """
     }
+
+    /// What version 5 added to the bucket table, after its other columns
+    /// (where ALTER TABLE puts them in an upgraded store).
+    static let bucketVersion5Columns = [
+        "rx_errors INTEGER NOT NULL DEFAULT 0", "tx_errors INTEGER NOT NULL DEFAULT 0",
+        "rx_dropped INTEGER NOT NULL DEFAULT 0", "tx_dropped INTEGER NOT NULL DEFAULT 0",
+        "last_counted INTEGER",
+    ]
 
     /// What version 2 added to version 1's tables.
     static let version2Additions = """
@@ -581,7 +618,8 @@ package final class CounterStore {
 
     private func include(journalAt path: String) throws(StoreError) -> JournalInclusion {
         guard foundVersion >= 2 else { return JournalInclusion() }
-        let original = database
+        let original = (database: database, version: foundVersion)
+        func restoreOriginal() { (database, foundVersion) = original }
         for _ in 0..<3 {
             let preview: JournalContents?
             do {
@@ -592,20 +630,32 @@ package final class CounterStore {
             guard let preview, !preview.records.isEmpty,
                   preview.header.storeID == (try meta("store_id")).flatMap({ UInt64($0) }) else { return JournalInclusion() }
             do {
-                database = try SQLiteDatabase(memoryCopyOf: original)
+                database = try SQLiteDatabase(memoryCopyOf: original.database)
             } catch {
                 throw .sqlite(error)
+            }
+            // The copy is this version's, as the writer would have left it:
+            // a daemon that wrote the journal has upgraded the store (or is
+            // about to, at its restart).
+            if original.version < Self.schemaVersion {
+                do {
+                    try upgrade(from: original.version)
+                } catch {
+                    restoreOriginal()
+                    throw error
+                }
+                foundVersion = Self.schemaVersion
             }
             // The copy's, which a fold or an upgrade since the open moved.
             try loadFoldedThrough()
             let applied = try appliedJournalGeneration()
             guard let contents = try? CommitJournal.read(path), contents.header.storeID == preview.header.storeID,
                   contents.header.generation > applied else {
-                database = original
+                restoreOriginal()
                 return JournalInclusion()
             }
             guard contents.header.generation == applied + 1 else {
-                database = original
+                restoreOriginal()
                 continue
             }
             try writeTransaction { () throws(StoreError) in
@@ -616,7 +666,7 @@ package final class CounterStore {
             }
             return JournalInclusion(applied: contents.records.count)
         }
-        database = original
+        restoreOriginal()
         return JournalInclusion()
     }
 
@@ -676,16 +726,26 @@ package final class CounterStore {
     /// (its last_seen; a name missing there is dated by its slot).
     private func writeDeltas(_ deltas: [PendingWrites.Slot: LinkCounters], lastCounted: [String: Int64], bootID: String) throws(StoreError) {
         var totals: [String: (counters: LinkCounters, time: Int64)] = [:]
+        var folded: [String: (counters: LinkCounters, time: Int64)] = [:]
         for (slot, counters) in deltas {
             let now = lastCounted[slot.name] ?? slot.start
             totals[slot.name, default: (.zero, now)].counters += counters
             let id = try interfaceID(slot.name, info: nil, at: now)
-            // A slot already folded (the clock stepped back, or a journal
-            // from before the fold) goes into every granularity at once.
-            let granularities = slot.start < foldedThrough ? Granularity.allCases : [.fiveMinutes]
-            for granularity in granularities {
-                try add(counters, toBucket: granularity, startingAt: TimeBuckets.start(of: granularity, containing: slot.start), of: id)
+            if slot.start >= foldedThrough {
+                // The all-time totals take it at the next fold.
+                try add(counters, countedAt: now, toBucket: .fiveMinutes, startingAt: slot.start, of: id)
+                continue
             }
+            // A slot already folded (the clock stepped back, or a journal
+            // from before the fold) goes into every granularity and the
+            // all-time totals at once.
+            for granularity in Granularity.allCases {
+                try add(counters, countedAt: now, toBucket: granularity, startingAt: TimeBuckets.start(of: granularity, containing: slot.start), of: id)
+            }
+            folded[slot.name, default: (.zero, now)].counters += counters
+        }
+        for (name, (counters, now)) in folded {
+            try addToTotals(counters, countedAt: now, of: try interfaceID(name, info: nil, at: now))
         }
         for (name, (counters, now)) in totals {
             // What this boot counted, so "since boot" always agrees with the
@@ -697,16 +757,35 @@ package final class CounterStore {
                   rx_packets = rx_packets + excluded.rx_packets, tx_packets = tx_packets + excluded.tx_packets
                 """, [.text(bootID), .integer(try interfaceID(name, info: nil, at: now))]
                 + [counters.rxBytes, counters.txBytes, counters.rxPackets, counters.txPackets].map(Self.value))
-            // last_seen too: a name counted under a life begun with another
-            // name (a rename) has no open life of its own, and retirement
-            // must see that it is still counted.
-            try database.run("""
-                UPDATE interface SET rx_bytes = rx_bytes + ?, tx_bytes = tx_bytes + ?, rx_packets = rx_packets + ?, tx_packets = tx_packets + ?,
-                  rx_errors = rx_errors + ?, tx_errors = tx_errors + ?, rx_dropped = rx_dropped + ?, tx_dropped = tx_dropped + ?,
-                  last_seen = max(last_seen, ?)
-                WHERE id = ?
-                """, counters.fields.map(Self.value) + [.integer(now), .integer(try interfaceID(name, info: nil, at: now))])
         }
+    }
+
+    /// Adds to an interface's all-time totals, and moves its last_seen up
+    /// to `time`: a name counted under a life begun with another name (a
+    /// rename) has no open life of its own, and retirement must see that it
+    /// is still counted. A sum past the headroom is refused (`add`).
+    private func addToTotals(_ counters: LinkCounters, countedAt time: Int64, of id: Int64) throws(StoreError) {
+        var fits = counters.fields.allSatisfy { $0 <= UInt64(Self.counterLimit) }
+        if fits {
+            // No row: a bucket row whose interface row is gone (a hand
+            // edit), whose bytes have no totals to go to.
+            fits = try database.query(Self.addToTotals, counters.fields.map(Self.value) + [.integer(time), .integer(id)]) { $0.integer(0) }
+                .allSatisfy { $0 == 1 }
+        }
+        guard fits else {
+            throw .invalidValue(path: path, detail: "the all-time totals of interface row \(id) would pass 2^62; nothing was written")
+        }
+    }
+
+    private static let addToTotals = """
+        UPDATE interface SET \(counterColumns.components.map { "\($0) = \($0) + ?" }.joined(separator: ", ")), last_seen = max(last_seen, ?)
+        WHERE id = ?
+        RETURNING \(withinHeadroom(counterColumns.components))
+        """
+
+    /// A RETURNING expression: 1 when every column is an integer the writer can go on adding to.
+    private static func withinHeadroom(_ columns: [String]) -> String {
+        columns.map { "typeof(\($0)) = 'integer' AND \($0) <= \(counterLimit)" }.joined(separator: " AND ")
     }
 
     private func writeEvent(_ event: ResetEvent, at time: Int64, bootID: String) throws(StoreError) {
@@ -815,12 +894,14 @@ package final class CounterStore {
     /// edited by hand, summed by a fold) is refused, rolling the commit
     /// back: written, it would turn negative or into a float, a store every
     /// reader then refuses.
-    private func add(_ counters: LinkCounters, toBucket granularity: Granularity, startingAt start: Int64, of id: Int64) throws(StoreError) {
-        let four = [counters.rxBytes, counters.txBytes, counters.rxPackets, counters.txPackets]
-        var fits = four.allSatisfy { $0 <= UInt64(Self.counterLimit) }
+    private func add(
+        _ counters: LinkCounters, countedAt time: Int64?, toBucket granularity: Granularity, startingAt start: Int64, of id: Int64
+    ) throws(StoreError) {
+        var fits = counters.fields.allSatisfy { $0 <= UInt64(Self.counterLimit) }
         if fits {
             fits = try database.query(
-                Self.addToBucket, [.integer(id), .text(granularity.rawValue), .integer(start)] + four.map(Self.value)) { $0.integer(0) } == [1]
+                Self.addToBucket, [.integer(id), .text(granularity.rawValue), .integer(start)] + counters.fields.map(Self.value) + [time.map { .integer($0) } ?? .null]
+            ) { $0.integer(0) } == [1]
         }
         guard fits else {
             throw .invalidValue(path: path, detail: "the \(granularity.rawValue) bucket at \(start) of interface row \(id) would pass 2^62; nothing was written")
@@ -828,23 +909,28 @@ package final class CounterStore {
     }
 
     private static let addToBucket = """
-        INSERT INTO bucket(interface_id, granularity, start, rx_bytes, tx_bytes, rx_packets, tx_packets) VALUES (?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO bucket(interface_id, granularity, start, \(counterColumns), last_counted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(granularity, start, interface_id) DO UPDATE SET
-          rx_bytes = rx_bytes + excluded.rx_bytes, tx_bytes = tx_bytes + excluded.tx_bytes,
-          rx_packets = rx_packets + excluded.rx_packets, tx_packets = tx_packets + excluded.tx_packets
-        RETURNING \(["rx_bytes", "tx_bytes", "rx_packets", "tx_packets"].map { "typeof(\($0)) = 'integer' AND \($0) <= \(counterLimit)" }.joined(separator: " AND "))
+          \(counterColumns.components.map { "\($0) = \($0) + excluded.\($0)" }.joined(separator: ", ")),
+          last_counted = coalesce(max(last_counted, excluded.last_counted), last_counted, excluded.last_counted)
+        RETURNING \(withinHeadroom(counterColumns.components))
         """
 
     // MARK: Folding
 
     // A commit writes each interface's five-minute row only; once an hour
     // the rows of the hours now past are added into the hour, day, month
-    // and year rows, and `folded_through` (meta) moves past them in the
-    // same transaction. Readers add the rows not folded yet (`buckets`).
+    // and year rows and into the all-time totals (`interface`), and
+    // `folded_through` (meta) moves past them in the same transaction.
+    // Readers add the rows not folded yet (`buckets`, `interfaces`).
     // Measured (50 tuns, 5 carrying traffic): every commit wrote its rows
     // in all five granularities, 19 of its 27 WAL pages, because the day,
     // month and year rows of all 50 interfaces share a start and the 5 fall
-    // on different pages of it; folded, a commit writes one or two.
+    // on different pages of it; folded, a commit writes one or two. The
+    // totals were 5 of the 11 pages left: the 5 interface rows lay on
+    // different pages (ids follow the order names were first seen), where
+    // their five-minute rows of one slot are neighbours. Folded too
+    // (version 5), a commit writes 7.
 
     /// Five-minute rows that start before this are in the coarser rows too.
     private var foldedThrough: Int64 = 0
@@ -876,22 +962,46 @@ package final class CounterStore {
     private func fold(at now: Int64) throws(StoreError) {
         let through = foldPoint(at: now)
         guard through > foldedThrough else { return }
+        try fold(through: through, intoTotals: true)
+    }
+
+    /// Folds the five-minute rows in [foldedThrough, through) into the
+    /// coarse rows and, `intoTotals`, into the all-time totals.
+    private func fold(through: Int64, intoTotals: Bool) throws(StoreError) {
         let rows = try database.query("""
-            SELECT interface_id, start, rx_bytes, tx_bytes, rx_packets, tx_packets FROM bucket
+            SELECT interface_id, start, last_counted, \(Self.counterColumns) FROM bucket
             WHERE granularity = '5min' AND start >= ? AND start < ?
             """, [.integer(foldedThrough), .integer(through)]) { (row) throws(StoreError) in
-            (id: row.integer(0), start: try time(row, 1), counters: try bytesAndPackets(row, from: 2))
+            (id: row.integer(0), start: try time(row, 1), counted: try row.isNull(2) ? nil : time(row, 2), counters: try counters(row, from: 3))
         }
         struct Key: Hashable { var granularity: Granularity, start: Int64, id: Int64 }
-        var sums: [Key: LinkCounters] = [:]
+        var sums: [Key: CountedSum] = [:]
+        var totals: [Int64: CountedSum] = [:]
         for row in rows {
             for granularity in Granularity.allCases where granularity != .fiveMinutes {
-                sums[Key(granularity: granularity, start: TimeBuckets.start(of: granularity, containing: row.start), id: row.id), default: .zero] += row.counters
+                let key = Key(granularity: granularity, start: TimeBuckets.start(of: granularity, containing: row.start), id: row.id)
+                sums[key, default: CountedSum()].add(row.counters, countedAt: row.counted)
             }
+            // A row written before version 5 has no time: its slot dates it.
+            totals[row.id, default: CountedSum()].add(row.counters, countedAt: row.counted ?? row.start)
         }
-        for (key, counters) in sums { try add(counters, toBucket: key.granularity, startingAt: key.start, of: key.id) }
+        for (key, sum) in sums { try add(sum.counters, countedAt: sum.counted, toBucket: key.granularity, startingAt: key.start, of: key.id) }
+        if intoTotals {
+            for (id, total) in totals { try addToTotals(total.counters, countedAt: total.counted ?? 0, of: id) }
+        }
         try writeMeta([("folded_through", String(through))])
         foldedThrough = through
+    }
+
+    /// Rows summed, and the latest time a commit counted in any of them.
+    private struct CountedSum {
+        var counters = LinkCounters.zero
+        var counted: Int64?
+
+        mutating func add(_ more: LinkCounters, countedAt time: Int64?) {
+            counters += more
+            if let time { counted = max(counted ?? time, time) }
+        }
     }
 
     /// Drops the cached row ids: after rows are retired, a name seen again

@@ -77,8 +77,11 @@ extension CounterStore {
             """, [.integer(cutoff - 1), .integer(cutoff)])
         guard try database.query("SELECT count(*) FROM temp.retiring", row: { $0.integer(0) }).first ?? 0 > 0 else { return 0 }
 
-        // Column lists: the eight counters of `interface`, the four of
-        // `bucket` and `boot_total`, each written `form(column)`.
+        // Column lists: the eight counters of `interface` and `bucket`, the
+        // four of `boot_total`, each written `form(column)`. A retiring
+        // name's `interface` row holds all its totals: the fold ran first
+        // (`prune`), and a five-minute row not folded since starts in this
+        // hour, past the cutoff (`start >= ?` above).
         let eight = Self.counterColumns.components
         let four = ["rx_bytes", "tx_bytes", "rx_packets", "tx_packets"]
         func list(_ columns: [String], _ form: (String) -> String) -> String { columns.map(form).joined(separator: ", ") }
@@ -89,10 +92,10 @@ extension CounterStore {
         // store edited by hand comes near). Floating sums never raise; the
         // bound is loose (every bucket of a name summed) and real traffic
         // stays orders of magnitude below it.
-        let overflowing = ["bucket", "boot_total"].map { table in
+        let overflowing = [("bucket", eight), ("boot_total", four)].map { table, columns in
             """
             SELECT r.class FROM temp.retiring r JOIN \(table) b ON b.interface_id = r.id GROUP BY r.class
-            HAVING max(\(list(four) { "total(b.\($0))" })) + coalesce((SELECT max(\(list(four) { "max(ab.\($0))" }))
+            HAVING max(\(list(columns) { "total(b.\($0))" })) + coalesce((SELECT max(\(list(columns) { "max(ab.\($0))" }))
               FROM \(table) ab JOIN interface a ON a.id = ab.interface_id WHERE \(aggregate)), 0) > ?1
             """
         }
@@ -130,13 +133,15 @@ extension CounterStore {
         // Buckets and this boot's counts, summed into the aggregate's; an
         // `incomplete` note keeps the name it was written for.
         try database.run("""
-            INSERT INTO bucket(interface_id, granularity, start, \(list(four) { $0 }), incomplete)
-              SELECT a.id, b.granularity, b.start, \(list(four) { "sum(b.\($0))" }),
+            INSERT INTO bucket(interface_id, granularity, start, \(list(eight) { $0 }), last_counted, incomplete)
+              SELECT a.id, b.granularity, b.start, \(list(eight) { "sum(b.\($0))" }), max(b.last_counted),
                 max(CASE WHEN b.incomplete IS NOT NULL THEN i.name || ': ' || b.incomplete END)
               FROM temp.retiring r JOIN interface i ON i.id = r.id JOIN bucket b ON b.interface_id = r.id JOIN interface a ON \(aggregate)
               WHERE true GROUP BY a.id, b.granularity, b.start
             ON CONFLICT(granularity, start, interface_id) DO UPDATE SET
-              \(list(four) { "\($0) = \($0) + excluded.\($0)" }), incomplete = coalesce(incomplete, excluded.incomplete)
+              \(list(eight) { "\($0) = \($0) + excluded.\($0)" }),
+              last_counted = coalesce(max(last_counted, excluded.last_counted), last_counted, excluded.last_counted),
+              incomplete = coalesce(incomplete, excluded.incomplete)
             """)
         try database.run("""
             INSERT INTO boot_total(boot_id, interface_id, \(list(four) { $0 }))

@@ -77,22 +77,51 @@ extension CounterStore {
 
     /// Every interface with its all-time totals, by name.
     package func interfaces() throws(StoreError) -> [StoredInterface] {
-        try interfaces(where: "", [])
+        try interfaces(named: nil)
     }
 
     /// One interface's row, if the store has it.
     package func interface(named name: String) throws(StoreError) -> StoredInterface? {
-        try interfaces(where: "WHERE name = ?", [.text(name)]).first
+        try interfaces(named: name).first
     }
 
-    private func interfaces(where condition: String, _ values: [SQLiteValue]) throws(StoreError) -> [StoredInterface] {
-        return try database.query("""
-            SELECT name, class, signal, kind, first_seen, last_seen, incomplete, \(Self.counterColumns) FROM interface \(condition) ORDER BY name
-            """, values) { (row) throws(StoreError) in
-            StoredInterface(
+    /// Since version 5 an interface's totals are its row plus its
+    /// five-minute rows not yet folded (`CounterStore.fold`), and its
+    /// last_seen the later of the row's and theirs: read in one statement,
+    /// so that a fold committed meanwhile counts them once.
+    private func interfaces(named name: String?) throws(StoreError) -> [StoredInterface] {
+        let named = name == nil ? "" : "AND i.name = ?1"
+        let unfolded = foundVersion < 5 ? "" : """
+            UNION ALL
+            SELECT i.name, NULL, NULL, NULL, NULL, b.last_counted, NULL, \(Self.counterColumns.components.map { "b.\($0)" }.joined(separator: ", ")), 1
+            FROM bucket b JOIN interface i ON i.id = b.interface_id
+            WHERE b.granularity = '5min' AND b.start >= (\(Self.foldedThroughQuery)) \(named)
+            """
+        let rows = try database.query("""
+            SELECT i.name, i.class, i.signal, i.kind, i.first_seen, i.last_seen, i.incomplete, \(Self.counterColumns.components.map { "i.\($0)" }.joined(separator: ", ")), 0
+            FROM interface i WHERE true \(named)
+            \(unfolded)
+            ORDER BY 1, 16
+            """, name.map { [.text($0)] } ?? []) { (row) throws(StoreError) -> (name: String, stored: StoredInterface?, lastCounted: Int64?, counters: LinkCounters) in
+            guard row.integer(15) == 0 else {
+                return (row.text(0), nil, row.isNull(5) ? nil : try time(row, 5), try counters(row, from: 7))
+            }
+            let stored = StoredInterface(
                 name: row.text(0), interfaceClass: try member(row, 1, of: InterfaceClass.self), signal: row.text(2), kind: row.text(3),
                 firstSeen: try time(row, 4), lastSeen: try time(row, 5), totals: try counters(row, from: 7), incomplete: row.optionalText(6))
+            return (stored.name, stored, nil, .zero)
         }
+        // Each interface's row comes first, then its unfolded rows.
+        var merged: [StoredInterface] = []
+        for row in rows {
+            if let stored = row.stored {
+                merged.append(stored)
+            } else if let last = merged.indices.last, merged[last].name == row.name {
+                merged[last].totals += row.counters
+                if let counted = row.lastCounted { merged[last].lastSeen = max(merged[last].lastSeen, counted) }
+            }
+        }
+        return merged
     }
 
     /// The reset log, oldest first.
