@@ -441,10 +441,18 @@ struct JournalDaemonTests {
     /// with it): once it holds that much, the next life change commits the
     /// store, which empties it, long before the commit interval. Killed
     /// then, the store holds the lives committed so and the journal the
-    /// rest; the next start commits those, every byte once.
-    @Test func aJournalAtItsBoundIsCommittedToTheStore() throws {
-        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "JournalMaxBytes=4K\n")
+    /// rest; the next start commits those, every byte once. The bound
+    /// applies from a reload as from a start.
+    @Test(arguments: [false, true])
+    func aJournalAtItsBoundIsCommittedToTheStore(boundSetByReload: Bool) throws {
+        let bound = "JournalMaxBytes=4K\n"
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: boundSetByReload ? "" : bound)
         try daemon.start(interval: 3600, commitInterval: 3600)
+        if boundSetByReload {
+            try daemon.writeConfiguration(bound)
+            daemon.signal(SIGHUP)
+            try daemon.waitForLog("reloaded")
+        }
         func journalSize() -> Int { (try? FileManager.default.attributesOfItem(atPath: daemon.journalPath)[.size] as? Int) ?? 0 }
         func storedBytes() -> UInt64? { try? daemon.storeFile().interfaces().first { $0.name == "vpn0" }?.totals.rxBytes }
         /// Waits up to 10 s: the log line of a life comes before its append or commit.
