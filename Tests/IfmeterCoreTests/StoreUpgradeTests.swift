@@ -119,6 +119,39 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == original)
     }
 
+    /// The CLI first tries its own JournalFile=, which holds a journal the
+    /// store applied already, then the one the store recorded: each try
+    /// upgrades a fresh in-memory copy. The second copy's upgrade must move
+    /// its folded_through too, or the version 4 rows it folds into the
+    /// coarse rows are added to them (and to the totals) again.
+    @Test func aSecondInMemoryUpgradeCountsTheUnfoldedRowsOnce() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try createStore(version: 4)
+        let stale = directory.appendingPathComponent("configured.journal").path
+        let recorded = directory.appendingPathComponent("recorded.journal").path
+        _ = try mustRun("/usr/bin/sqlite3", [path, """
+            INSERT INTO meta(key, value) VALUES ('store_id', '42'), ('journal_generation', '1'), ('journal_path', '\(recorded)')
+            """])
+        var pending = PendingWrites()
+        var outcome = AccountingOutcome()
+        outcome.deltas = [Delta(name: "wwan0", ifindex: 3, counters: LinkCounters(rxBytes: 5, txBytes: 5))]
+        pending.record(outcome, at: Instant(wall: 1_767_226_250, sinceBoot: 700))
+        // Generation 1, applied already: its records are in the store.
+        try CommitJournal(path: stale, header: JournalHeader(storeID: 42, generation: 1, bootID: "boot-a", namespace: 0))
+            .append(JournalRecord(time: 1_767_226_250, batch: CommitBatch(pending: pending)))
+        try CommitJournal(path: recorded, header: JournalHeader(storeID: 42, generation: 2, bootID: "boot-a", namespace: 0))
+            .append(JournalRecord(time: 1_767_226_250, batch: CommitBatch(pending: pending)))
+
+        let reader = try CounterStore(directory: directory.path, readOnly: true)
+        #expect(try reader.includeJournal(at: stale).applied == 1)
+        let foldedThrough = try reader.meta("folded_through")
+        let totals = try reader.interface(named: "wwan0")?.totals.rxBytes
+        let hours = try reader.bucketTotals(.hour)["wwan0"]?.rxBytes
+        #expect(foldedThrough == "1767226200")
+        #expect(totals == 1005)
+        #expect(hours == 1005)
+    }
+
     /// A bucket row whose interface row is gone (a hand edit: every writer
     /// ran with foreign keys on) is carried over as it is; the daemon starts.
     @Test func aBucketRowWithoutItsInterfaceDoesNotStopTheUpgrade() throws {
