@@ -152,6 +152,27 @@ import Testing
         #expect(hours == 1005)
     }
 
+    /// `ifmeter forget` opens the store for writing, which upgrades a
+    /// version 4 store and folds its rows not folded yet: in the zone the
+    /// daemon counted in (meta timezone), not the one forget was run in.
+    /// tun0's only five-minute row (00:05 UTC) is in the Asia/Kolkata hour
+    /// that began at 23:30 UTC.
+    @Test func forgetUpgradingAVersion4StoreFoldsInTheDaemonsZone() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try createStore(version: 4)
+        _ = try mustRun("/usr/bin/sqlite3", [path, "INSERT INTO meta(key, value) VALUES ('timezone', 'Asia/Kolkata')"])
+        let config = directory.appendingPathComponent("ifmeter.conf").path
+        try "".write(toFile: config, atomically: true, encoding: .utf8)
+        let forget = try runProcess("/usr/bin/env", ["TZ=UTC", TestEnvironment.binary("ifmeter"),
+            "--state-dir", directory.path, "--config", config, "forget", "wwan0"])
+        #expect(forget.status == 0, "\(forget.standardError)")
+        let store = try CounterStore(directory: directory.path, readOnly: true)
+        let hours = try store.database.query("""
+            SELECT b.start FROM bucket b JOIN interface i ON i.id = b.interface_id WHERE b.granularity = 'hour' AND i.name = 'tun0'
+            """) { $0.integer(0) }
+        #expect(hours == [1_767_223_800])
+    }
+
     /// A bucket row whose interface row is gone (a hand edit: every writer
     /// ran with foreign keys on) is carried over as it is; the daemon starts.
     @Test func aBucketRowWithoutItsInterfaceDoesNotStopTheUpgrade() throws {
