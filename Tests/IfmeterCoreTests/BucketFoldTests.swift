@@ -136,6 +136,24 @@ import Testing
         #expect(try CounterStore(directory: directory.path).interface(named: "wwan0")?.totals.rxErrors == 12)
     }
 
+    /// A reset event with a loss marks a five-minute row (incomplete, no
+    /// counters, no last_counted). Nothing was counted then: the fold must
+    /// not move last_seen to that slot, which the reader never showed.
+    @Test func aFoldMovesLastSeenOnlyToWhatWasCounted() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let hour = Self.hourStart
+        let store = try CounterStore(directory: directory.path)
+        try commit(store, rxBytes: 100, at: hour + 600)
+        var pending = PendingWrites()
+        pending.events = [(hour + 1800, ResetEvent(.counterReset, name: "wwan0", old: 3, new: 3, loss: .unknown, detail: "test"))]
+        try store.commit(pending, openLives: [], bootID: "boot-a", at: hour + 1800, retention: Retention(), intervals: (15, 300))
+        let before = try store.interface(named: "wwan0")?.lastSeen
+        #expect(before == hour + 600)
+        try store.commit(PendingWrites(), openLives: [], bootID: "boot-a", at: hour + 3600 + 60, retention: Retention(), intervals: (15, 300))
+        #expect(try store.meta("folded_through") == String(hour + 3600))
+        #expect(try store.interface(named: "wwan0")?.lastSeen == before)
+    }
+
     /// A daemon stopped for three days (past FiveMinuteHours=48) folds what it left at its next commit,
     /// before the prune, so no five-minute row leaves its retention unfolded.
     @Test func aFoldLateByDaysComesBeforeThePrune() throws {
