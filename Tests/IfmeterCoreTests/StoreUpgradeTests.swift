@@ -173,6 +173,33 @@ import Testing
         #expect(hours == [1_767_223_800])
     }
 
+    /// A version 4 store whose five-minute row starts at a time no ifmeter
+    /// writes (edited by hand) is refused in one line with exit 65, like
+    /// every other value out of range, never a trap: the upgrade's fold
+    /// must not add 300 to it unchecked. `forget` opens it for writing, as
+    /// the daemon does; `status` with a journal upgrades a copy in memory.
+    @Test(arguments: [["forget", "wwan0"], ["status"]])
+    func aVersion4StoreWithAFiveMinuteRowAtTheEndOfTimeIsRefusedInOneLine(_ command: [String]) throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try createStore(version: 4)
+        let journalPath = directory.appendingPathComponent("ifmeterd.journal").path
+        _ = try mustRun("/usr/bin/sqlite3", [path, """
+            UPDATE bucket SET start = 9223372036854775807 WHERE granularity = '5min' AND interface_id = 2;
+            INSERT INTO meta(key, value) VALUES ('store_id', '42');
+            """])
+        var pending = PendingWrites()
+        var outcome = AccountingOutcome()
+        outcome.deltas = [Delta(name: "wwan0", ifindex: 3, counters: LinkCounters(rxBytes: 5, txBytes: 5))]
+        pending.record(outcome, at: Instant(wall: 1_767_226_250, sinceBoot: 700))
+        try CommitJournal(path: journalPath, header: JournalHeader(storeID: 42, generation: 1, bootID: "boot-a", namespace: 0))
+            .append(JournalRecord(time: 1_767_226_250, batch: CommitBatch(pending: pending)))
+        let config = directory.appendingPathComponent("ifmeter.conf").path
+        try "[Daemon]\nJournalFile=\(journalPath)\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let result = try runProcess(TestEnvironment.binary("ifmeter"), ["--state-dir", directory.path, "--config", config] + command)
+        #expect(result.status == ExitCode.dataError.rawValue, "\(result.standardError)")
+        #expect(result.standardError.split(separator: "\n").count == 1, "\(result.standardError)")
+    }
+
     /// A bucket row whose interface row is gone (a hand edit: every writer
     /// ran with foreign keys on) is carried over as it is; the daemon starts.
     @Test func aBucketRowWithoutItsInterfaceDoesNotStopTheUpgrade() throws {
