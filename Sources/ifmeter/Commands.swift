@@ -160,6 +160,12 @@ enum Commands {
             throw .cannotWrite(SystemError("lock", path: directory + "/ifmeterd.lock", errno: EIO))
         }
         guard locked else { throw .unavailable("\(directory): ifmeterd is running; stop it first (systemctl stop ifmeterd)") }
+        // The zone first: opening for writing upgrades an older store, and
+        // version 4's upgrade folds five-minute rows into hours and days.
+        if let reader = try? CounterStore(directory: directory, readOnly: true) {
+            Context.adoptZone(of: reader)
+            reader.close()
+        }
         let store: CounterStore
         do { store = try CounterStore(directory: directory) } catch { throw .store(error) }
         defer { store.close() }

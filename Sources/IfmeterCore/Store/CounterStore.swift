@@ -228,6 +228,9 @@ package final class CounterStore {
                 """)
             try loadFoldedThrough()
             let last = try database.query("SELECT max(start) FROM bucket WHERE granularity = '5min'") { $0.optionalInteger(0) }.first ?? nil
+            if let last, !Self.timeRange.contains(last) {
+                throw .invalidValue(path: path, detail: "a 5min bucket starts at \(last), not a time")
+            }
             if let last, last + 300 > foldedThrough {
                 try fold(through: last + 300, intoTotals: false)
             }
@@ -634,6 +637,9 @@ package final class CounterStore {
             } catch {
                 throw .sqlite(error)
             }
+            // What an earlier copy cached of the rows it wrote is not in this one.
+            writtenMeta.removeAll()
+            interfaceIDs.removeAll()
             // The copy is this version's, as the writer would have left it:
             // a daemon that wrote the journal has upgraded the store (or is
             // about to, at its restart).
@@ -764,12 +770,12 @@ package final class CounterStore {
     /// to `time`: a name counted under a life begun with another name (a
     /// rename) has no open life of its own, and retirement must see that it
     /// is still counted. A sum past the headroom is refused (`add`).
-    private func addToTotals(_ counters: LinkCounters, countedAt time: Int64, of id: Int64) throws(StoreError) {
+    private func addToTotals(_ counters: LinkCounters, countedAt time: Int64?, of id: Int64) throws(StoreError) {
         var fits = counters.fields.allSatisfy { $0 <= UInt64(Self.counterLimit) }
         if fits {
             // No row: a bucket row whose interface row is gone (a hand
             // edit), whose bytes have no totals to go to.
-            fits = try database.query(Self.addToTotals, counters.fields.map(Self.value) + [.integer(time), .integer(id)]) { $0.integer(0) }
+            fits = try database.query(Self.addToTotals, counters.fields.map(Self.value) + [time.map { .integer($0) } ?? .null, .integer(id)]) { $0.integer(0) }
                 .allSatisfy { $0 == 1 }
         }
         guard fits else {
@@ -778,7 +784,7 @@ package final class CounterStore {
     }
 
     private static let addToTotals = """
-        UPDATE interface SET \(counterColumns.components.map { "\($0) = \($0) + ?" }.joined(separator: ", ")), last_seen = max(last_seen, ?)
+        UPDATE interface SET \(counterColumns.components.map { "\($0) = \($0) + ?" }.joined(separator: ", ")), last_seen = max(last_seen, coalesce(?, last_seen))
         WHERE id = ?
         RETURNING \(withinHeadroom(counterColumns.components))
         """
@@ -982,12 +988,14 @@ package final class CounterStore {
                 let key = Key(granularity: granularity, start: TimeBuckets.start(of: granularity, containing: row.start), id: row.id)
                 sums[key, default: CountedSum()].add(row.counters, countedAt: row.counted)
             }
-            // A row written before version 5 has no time: its slot dates it.
-            totals[row.id, default: CountedSum()].add(row.counters, countedAt: row.counted ?? row.start)
+            // A row with no time counted nothing (a reset event's mark): it
+            // leaves last_seen where it is, as readers show it until now.
+            // The upgrade folds every row of version 4.
+            totals[row.id, default: CountedSum()].add(row.counters, countedAt: row.counted)
         }
         for (key, sum) in sums { try add(sum.counters, countedAt: sum.counted, toBucket: key.granularity, startingAt: key.start, of: key.id) }
         if intoTotals {
-            for (id, total) in totals { try addToTotals(total.counters, countedAt: total.counted ?? 0, of: id) }
+            for (id, total) in totals { try addToTotals(total.counters, countedAt: total.counted, of: id) }
         }
         try writeMeta([("folded_through", String(through))])
         foldedThrough = through
