@@ -348,9 +348,9 @@ package final class CounterStore {
 
     /// The bucket table: reports and the prune read one granularity over a
     /// span of time, which is the key's order (version 3). Since version 5
-    /// a row carries all eight counters and when a commit last counted in
-    /// it: until the hourly fold, a five-minute row is the only place its
-    /// share of the all-time totals is (`fold`).
+    /// a row carries all eight counters, and a five-minute row when a
+    /// commit last counted in it: until the hourly fold, it is the only
+    /// place its share of the all-time totals is (`fold`).
     ///
     /// No foreign key on interface_id: with one, deleting an interface row
     /// (retirement, `forget`) scans the whole table for each row deleted,
@@ -903,10 +903,13 @@ package final class CounterStore {
     private func add(
         _ counters: LinkCounters, countedAt time: Int64?, toBucket granularity: Granularity, startingAt start: Int64, of id: Int64
     ) throws(StoreError) {
+        // Only a five-minute row's time is read (it dates the totals it
+        // holds until the fold); on coarse rows it would only grow the store.
+        let counted: SQLiteValue = granularity == .fiveMinutes ? time.map { .integer($0) } ?? .null : .null
         var fits = counters.fields.allSatisfy { $0 <= UInt64(Self.counterLimit) }
         if fits {
             fits = try database.query(
-                Self.addToBucket, [.integer(id), .text(granularity.rawValue), .integer(start)] + counters.fields.map(Self.value) + [time.map { .integer($0) } ?? .null]
+                Self.addToBucket, [.integer(id), .text(granularity.rawValue), .integer(start)] + counters.fields.map(Self.value) + [counted]
             ) { $0.integer(0) } == [1]
         }
         guard fits else {
@@ -981,19 +984,18 @@ package final class CounterStore {
             (id: row.integer(0), start: try time(row, 1), counted: try row.isNull(2) ? nil : time(row, 2), counters: try counters(row, from: 3))
         }
         struct Key: Hashable { var granularity: Granularity, start: Int64, id: Int64 }
-        var sums: [Key: CountedSum] = [:]
+        var sums: [Key: LinkCounters] = [:]
         var totals: [Int64: CountedSum] = [:]
         for row in rows {
             for granularity in Granularity.allCases where granularity != .fiveMinutes {
-                let key = Key(granularity: granularity, start: TimeBuckets.start(of: granularity, containing: row.start), id: row.id)
-                sums[key, default: CountedSum()].add(row.counters, countedAt: row.counted)
+                sums[Key(granularity: granularity, start: TimeBuckets.start(of: granularity, containing: row.start), id: row.id), default: .zero] += row.counters
             }
             // A row with no time counted nothing (a reset event's mark): it
             // leaves last_seen where it is, as readers show it until now.
             // The upgrade folds every row of version 4.
             totals[row.id, default: CountedSum()].add(row.counters, countedAt: row.counted)
         }
-        for (key, sum) in sums { try add(sum.counters, countedAt: sum.counted, toBucket: key.granularity, startingAt: key.start, of: key.id) }
+        for (key, counters) in sums { try add(counters, countedAt: nil, toBucket: key.granularity, startingAt: key.start, of: key.id) }
         if intoTotals {
             for (id, total) in totals { try addToTotals(total.counters, countedAt: total.counted, of: id) }
         }
