@@ -200,9 +200,10 @@ import Testing
         #expect(try reader.buckets(.hour).first { $0.start == hour }?.counters.rxBytes == 107)
     }
 
-    /// A store the daemon accepts (every counter within 2^62) whose
-    /// unfolded five-minute rows sum past 2^63: the fold refuses the commit
-    /// in one line rather than write a negative sum, and the store opens
+    /// A store the daemon accepts (every counter within 2^62, and so the
+    /// totals the fold will write) whose year row and unfolded five-minute
+    /// rows sum past 2^62: the fold refuses the commit in one line rather
+    /// than write a sum it cannot go on adding to, and the store opens
     /// again as it was.
     @Test func aFoldPastTheHeadroomIsRefusedAndWritesNothing() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -213,8 +214,9 @@ import Testing
         let path = directory.appendingPathComponent(CounterStore.fileName).path
         let limit = CounterStore.counterLimit
         _ = try mustRun("/usr/bin/sqlite3", [path, """
-            UPDATE bucket SET rx_bytes = \(limit) WHERE granularity = '5min';
-            INSERT INTO bucket(interface_id, granularity, start, rx_bytes) SELECT interface_id, '5min', \(hour + 600), \(limit) FROM bucket LIMIT 1;
+            UPDATE bucket SET rx_bytes = 100 WHERE granularity = '5min';
+            INSERT INTO bucket(interface_id, granularity, start, rx_bytes)
+              SELECT interface_id, 'year', \(TimeBuckets.start(of: .year, containing: hour)), \(limit - 10) FROM bucket LIMIT 1;
             """])
         let before = try mustRun("/usr/bin/sqlite3", [path, ".dump"])
         let opened = try CounterStore(directory: directory.path)

@@ -79,10 +79,16 @@ import Testing
         }
     }
 
-    /// Totals near 2^64: the daemon refuses to build on them, in one line
-    /// with exit 65, and leaves the file as it was.
-    @Test func theDaemonRefusesTotalsTooLargeToCountOn() throws {
-        let (directory, state) = try hostileStore("UPDATE interface SET rx_bytes = 9223372036854775000")
+    /// Totals near 2^64, or totals and five-minute rows not folded yet
+    /// that are each in range but sum past 2^62 (the next fold could not
+    /// write them): the daemon refuses to build on them, in one line with
+    /// exit 65, and leaves the file as it was.
+    @Test(arguments: [
+        "UPDATE interface SET rx_bytes = 9223372036854775000",
+        "UPDATE interface SET tx_dropped = \((1 << 62) - 10); UPDATE bucket SET tx_dropped = 100 WHERE granularity = '5min'; UPDATE meta SET value = '0' WHERE key = 'folded_through'",
+    ])
+    func theDaemonRefusesTotalsTooLargeToCountOn(_ statements: String) throws {
+        let (directory, state) = try hostileStore(statements)
         defer { try? FileManager.default.removeItem(at: directory) }
         let before = try Data(contentsOf: URL(fileURLWithPath: state + "/ifmeter.db"))
         let result = try runProcess(TestEnvironment.binary("ifmeterd"), ["--state-dir", state, "--once"])

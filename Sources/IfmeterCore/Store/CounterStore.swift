@@ -260,6 +260,23 @@ package final class CounterStore {
                     path: path, detail: "\(count) \(table) rows hold counters outside 0...2^62, too large to go on counting without overflow")
             }
         }
+        guard foundVersion >= 5 else { return }
+        // The totals the next fold writes: each part in range may still sum
+        // past it. The rows' sum is floating (it cannot overflow), exact
+        // below 2^53, and compared with the room left, an exact integer
+        // (the interface row is in range, checked above); beyond 2^53 the
+        // fold's own exact check (`addToTotals`) still refuses the commit.
+        let columns = Self.counterColumns.components
+        let passing = try database.query("""
+            SELECT count(*) FROM interface i JOIN (
+              SELECT interface_id, \(columns.map { "total(\($0)) AS \($0)" }.joined(separator: ", ")) FROM bucket
+              WHERE granularity = '5min' AND start >= (\(Self.foldedThroughQuery)) GROUP BY interface_id) AS u ON u.interface_id = i.id
+            WHERE \(columns.map { "u.\($0) > \(Self.counterLimit) - i.\($0)" }.joined(separator: " OR "))
+            """) { $0.integer(0) }.first ?? 0
+        if passing > 0 {
+            throw StoreError.invalidValue(
+                path: path, detail: "\(passing) interfaces' totals and five-minute rows not folded yet sum past 2^62, too large to go on counting without overflow")
+        }
     }
 
     /// WAL: readers never block the daemon and commits append rather than

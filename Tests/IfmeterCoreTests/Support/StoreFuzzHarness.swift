@@ -164,6 +164,9 @@ enum StoreFuzzHarness {
                         [.integer(Int64(id)), .text(granularity.rawValue), .integer(TimeBuckets.start(of: granularity, containing: now - 60))])
                 }
             }
+            // Folded: the coarse rows and the totals hold the five-minute rows.
+            try database.run("UPDATE meta SET value = ? WHERE key = 'folded_through'",
+                             [.text(String(TimeBuckets.start(of: .fiveMinutes, containing: now - 60) + 300))])
         }
     }
 
