@@ -972,7 +972,7 @@ package final class CounterStore {
             return
         }
         guard let through = value.flatMap({ Int64($0) }), Self.timeRange.contains(through) else {
-            throw .invalidValue(path: path, detail: "meta folded_through is \(value.map { "'\($0)'" } ?? "missing"), not a time")
+            throw .invalidValue(path: path, detail: "meta folded_through is \(value.map { "'\($0.escaping(EscapeTable.oneLine))'" } ?? "missing"), not a time")
         }
         foldedThrough = through
     }

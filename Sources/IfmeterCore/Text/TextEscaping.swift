@@ -44,6 +44,9 @@ extension String {
 }
 
 enum EscapeTable {
+    /// A stored string quoted in a one-line error: line breaks made visible
+    /// (what else a terminal may act on, `terminalSafe` handles at output).
+    static let oneLine: [Unicode.Scalar: String] = ["\n": "\\n", "\r": "\\r"]
     /// Prometheus label values: backslash, double quote, line feed.
     static let prometheusLabel: [Unicode.Scalar: String] = ["\\": "\\\\", "\"": "\\\"", "\n": "\\n"]
     /// Prometheus HELP text: backslash and line feed only.

@@ -18,9 +18,9 @@ enum StoreFuzzHarness {
                        "rx_errors", "tx_errors", "rx_dropped", "tx_dropped", "incomplete"]),
         ("life", ["boot_id", "ifindex", "name", "first_seen", "last_seen", "since_boot", "ended", "rx_bytes", "tx_bytes", "rx_packets",
                   "tx_packets", "rx_errors", "tx_dropped", "counted_rx_bytes", "counted_tx_bytes", "counted_rx_packets"]),
-        ("bucket", ["start", "rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "incomplete"]),
+        ("bucket", ["start", "rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "incomplete", "rx_errors", "tx_dropped", "last_counted"]),
         ("event", ["time", "reason", "old_ifindex", "new_ifindex", "detail"]),
-        ("meta", ["boot_id", "last_commit", "sample_interval", "commit_interval"]),
+        ("meta", ["boot_id", "last_commit", "sample_interval", "commit_interval", "folded_through"]),
     ]
 
     static let hostileValues: [SQLiteValue] = [
