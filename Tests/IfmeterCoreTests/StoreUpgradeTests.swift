@@ -18,6 +18,16 @@ import Testing
         _ = try mustRun("/usr/bin/sqlite3", [path, ".read \(Self.fixtures.appendingPathComponent("version\(version).sql").path)"])
     }
 
+    /// A journal of store 42 holding one record: wwan0 counted 5 bytes each way at 1767226250.
+    private func writeJournal(_ path: String, generation: UInt64) throws {
+        var pending = PendingWrites()
+        var outcome = AccountingOutcome()
+        outcome.deltas = [Delta(name: "wwan0", ifindex: 3, counters: LinkCounters(rxBytes: 5, txBytes: 5))]
+        pending.record(outcome, at: Instant(wall: 1_767_226_250, sinceBoot: 700))
+        try CommitJournal(path: path, header: JournalHeader(storeID: 42, generation: generation, bootID: "boot-a", namespace: 0))
+            .append(JournalRecord(time: 1_767_226_250, batch: CommitBatch(pending: pending)))
+    }
+
     /// What the reports and the daemon's start read, as one comparable value.
     private struct Contents: Equatable {
         var interfaces: [StoredInterface]
@@ -132,15 +142,9 @@ import Testing
         _ = try mustRun("/usr/bin/sqlite3", [path, """
             INSERT INTO meta(key, value) VALUES ('store_id', '42'), ('journal_generation', '1'), ('journal_path', '\(recorded)')
             """])
-        var pending = PendingWrites()
-        var outcome = AccountingOutcome()
-        outcome.deltas = [Delta(name: "wwan0", ifindex: 3, counters: LinkCounters(rxBytes: 5, txBytes: 5))]
-        pending.record(outcome, at: Instant(wall: 1_767_226_250, sinceBoot: 700))
         // Generation 1, applied already: its records are in the store.
-        try CommitJournal(path: stale, header: JournalHeader(storeID: 42, generation: 1, bootID: "boot-a", namespace: 0))
-            .append(JournalRecord(time: 1_767_226_250, batch: CommitBatch(pending: pending)))
-        try CommitJournal(path: recorded, header: JournalHeader(storeID: 42, generation: 2, bootID: "boot-a", namespace: 0))
-            .append(JournalRecord(time: 1_767_226_250, batch: CommitBatch(pending: pending)))
+        try writeJournal(stale, generation: 1)
+        try writeJournal(recorded, generation: 2)
 
         let reader = try CounterStore(directory: directory.path, readOnly: true)
         #expect(try reader.includeJournal(at: stale).applied == 1)
@@ -187,12 +191,7 @@ import Testing
             UPDATE bucket SET start = 9223372036854775807 WHERE granularity = '5min' AND interface_id = 2;
             INSERT INTO meta(key, value) VALUES ('store_id', '42');
             """])
-        var pending = PendingWrites()
-        var outcome = AccountingOutcome()
-        outcome.deltas = [Delta(name: "wwan0", ifindex: 3, counters: LinkCounters(rxBytes: 5, txBytes: 5))]
-        pending.record(outcome, at: Instant(wall: 1_767_226_250, sinceBoot: 700))
-        try CommitJournal(path: journalPath, header: JournalHeader(storeID: 42, generation: 1, bootID: "boot-a", namespace: 0))
-            .append(JournalRecord(time: 1_767_226_250, batch: CommitBatch(pending: pending)))
+        try writeJournal(journalPath, generation: 1)
         let config = directory.appendingPathComponent("ifmeter.conf").path
         try "[Daemon]\nJournalFile=\(journalPath)\n".write(toFile: config, atomically: true, encoding: .utf8)
         let result = try runProcess(TestEnvironment.binary("ifmeter"), ["--state-dir", directory.path, "--config", config] + command)
