@@ -160,8 +160,9 @@ enum Commands {
             throw .cannotWrite(SystemError("lock", path: directory + "/ifmeterd.lock", errno: EIO))
         }
         guard locked else { throw .unavailable("\(directory): ifmeterd is running; stop it first (systemctl stop ifmeterd)") }
-        // The zone first: opening for writing upgrades an older store, and
-        // version 4's upgrade folds five-minute rows into hours and days.
+        // The daemon's zone, before the writable open: it upgrades an older
+        // store, and version 4's upgrade folds five-minute rows into hours
+        // and days, as the journal applied below and the delete do.
         if let reader = try? CounterStore(directory: directory, readOnly: true) {
             Context.adoptZone(of: reader)
             reader.close()
@@ -169,7 +170,6 @@ enum Commands {
         let store: CounterStore
         do { store = try CounterStore(directory: directory) } catch { throw .store(error) }
         defer { store.close() }
-        Context.adoptZone(of: store)
         // A daemon that stopped without committing left life changes in its
         // journal (where it was configured, or where the store says it last
         // journaled): they go into the store first, or its next start would

@@ -250,8 +250,8 @@ package final class CounterStore {
             ("interface", Self.counterColumns.components),
             // A life's own counters are the kernel's (any 64-bit value); what ifmeter counted in it is a sum.
             ("life", ["counted_rx_bytes", "counted_tx_bytes", "counted_rx_packets", "counted_tx_packets"]),
-            ("bucket", foundVersion >= 5 ? Self.counterColumns.components : ["rx_bytes", "tx_bytes", "rx_packets", "tx_packets"]),
-        ] + (foundVersion >= 2 ? [("boot_total", ["rx_bytes", "tx_bytes", "rx_packets", "tx_packets"])] : [])
+            ("bucket", (foundVersion >= 5 ? Self.counterColumns : Self.byteAndPacketColumns).components),
+        ] + (foundVersion >= 2 ? [("boot_total", Self.byteAndPacketColumns.components)] : [])
         for (table, columns) in tables {
             let outside = columns.map { "typeof(\($0)) != 'integer' OR \($0) NOT BETWEEN 0 AND \(Self.counterLimit)" }.joined(separator: " OR ")
             let count = try database.query("SELECT count(*) FROM \(table) WHERE \(outside)") { $0.integer(0) }.first ?? 0
@@ -266,12 +266,12 @@ package final class CounterStore {
         // below 2^53, and compared with the room left, an exact integer
         // (the interface row is in range, checked above); beyond 2^53 the
         // fold's own exact check (`addToTotals`) still refuses the commit.
-        let columns = Self.counterColumns.components
+        let columns = Self.counterColumns
         let passing = try database.query("""
             SELECT count(*) FROM interface i JOIN (
-              SELECT interface_id, \(columns.map { "total(\($0)) AS \($0)" }.joined(separator: ", ")) FROM bucket
+              SELECT interface_id, \(columns.list { "total(\($0)) AS \($0)" }) FROM bucket
               WHERE granularity = '5min' AND start >= (\(Self.foldedThroughQuery)) GROUP BY interface_id) AS u ON u.interface_id = i.id
-            WHERE \(columns.map { "u.\($0) > \(Self.counterLimit) - i.\($0)" }.joined(separator: " OR "))
+            WHERE \(columns.list(separator: " OR ") { "u.\($0) > \(Self.counterLimit) - i.\($0)" })
             """) { $0.integer(0) }.first ?? 0
         if passing > 0 {
             throw StoreError.invalidValue(
@@ -306,7 +306,13 @@ package final class CounterStore {
         let description: String
         init(_ text: String) { description = text }
         var components: [String] { description.split(separator: ",").map { $0.trimmingWhitespace() } }
+
+        /// Each column written `form(column)`: `list { "b.\($0)" }` is "b.rx_bytes, b.tx_bytes, ...".
+        func list(separator: String = ", ", _ form: (String) -> String) -> String { components.map(form).joined(separator: separator) }
     }
+
+    /// The four counters of `boot_total` (and of `bucket` before version 5).
+    static let byteAndPacketColumns = Columns("rx_bytes, tx_bytes, rx_packets, tx_packets")
 
     static let schema = """
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -535,13 +541,19 @@ package final class CounterStore {
         do {
             try database.transaction(body)
         } catch {
-            interfaceIDs.removeAll()
-            writtenMeta.removeAll()
-            lastBucketPrune = nil
-            lastDetailPrune = nil
+            forgetWhatWasWritten()
             foldedThrough = committedFold
             throw error
         }
+    }
+
+    /// What this connection cached of the rows it wrote, for a database that
+    /// no longer holds them (a rollback, a fresh in-memory copy).
+    private func forgetWhatWasWritten() {
+        interfaceIDs.removeAll()
+        writtenMeta.removeAll()
+        lastBucketPrune = nil
+        lastDetailPrune = nil
     }
 
     // MARK: The journal
@@ -654,9 +666,8 @@ package final class CounterStore {
             } catch {
                 throw .sqlite(error)
             }
-            // What an earlier copy cached of the rows it wrote is not in this one.
-            writtenMeta.removeAll()
-            interfaceIDs.removeAll()
+            // What an earlier copy wrote is not in this one.
+            forgetWhatWasWritten()
             // The copy is this version's, as the writer would have left it:
             // a daemon that wrote the journal has upgraded the store (or is
             // about to, at its restart).
@@ -801,14 +812,14 @@ package final class CounterStore {
     }
 
     private static let addToTotals = """
-        UPDATE interface SET \(counterColumns.components.map { "\($0) = \($0) + ?" }.joined(separator: ", ")), last_seen = max(last_seen, coalesce(?, last_seen))
+        UPDATE interface SET \(counterColumns.list { "\($0) = \($0) + ?" }), last_seen = max(last_seen, coalesce(?, last_seen))
         WHERE id = ?
-        RETURNING \(withinHeadroom(counterColumns.components))
+        RETURNING \(withinHeadroom(counterColumns))
         """
 
     /// A RETURNING expression: 1 when every column is an integer the writer can go on adding to.
-    private static func withinHeadroom(_ columns: [String]) -> String {
-        columns.map { "typeof(\($0)) = 'integer' AND \($0) <= \(counterLimit)" }.joined(separator: " AND ")
+    private static func withinHeadroom(_ columns: Columns) -> String {
+        columns.list(separator: " AND ") { "typeof(\($0)) = 'integer' AND \($0) <= \(counterLimit)" }
     }
 
     private func writeEvent(_ event: ResetEvent, at time: Int64, bootID: String) throws(StoreError) {
@@ -937,9 +948,9 @@ package final class CounterStore {
     private static let addToBucket = """
         INSERT INTO bucket(interface_id, granularity, start, \(counterColumns), last_counted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(granularity, start, interface_id) DO UPDATE SET
-          \(counterColumns.components.map { "\($0) = \($0) + excluded.\($0)" }.joined(separator: ", ")),
+          \(counterColumns.list { "\($0) = \($0) + excluded.\($0)" }),
           last_counted = coalesce(max(last_counted, excluded.last_counted), last_counted, excluded.last_counted)
-        RETURNING \(withinHeadroom(counterColumns.components))
+        RETURNING \(withinHeadroom(counterColumns))
         """
 
     // MARK: Folding

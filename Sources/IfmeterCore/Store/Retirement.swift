@@ -78,13 +78,12 @@ extension CounterStore {
         guard try database.query("SELECT count(*) FROM temp.retiring", row: { $0.integer(0) }).first ?? 0 > 0 else { return 0 }
 
         // Column lists: the eight counters of `interface` and `bucket`, the
-        // four of `boot_total`, each written `form(column)`. A retiring
+        // four of `boot_total` (`Columns.list` writes each). A retiring
         // name's `interface` row holds all its totals: the fold ran first
         // (`prune`), and a five-minute row not folded since starts in this
         // hour, past the cutoff (`start >= ?` above).
-        let eight = Self.counterColumns.components
-        let four = ["rx_bytes", "tx_bytes", "rx_packets", "tx_packets"]
-        func list(_ columns: [String], _ form: (String) -> String) -> String { columns.map(form).joined(separator: ", ") }
+        let eight = Self.counterColumns
+        let four = Self.byteAndPacketColumns
         let aggregate = "a.name = 'retired ' || r.class"
 
         // The writer's headroom (`checkHeadroom`) holds for the aggregate
@@ -95,14 +94,14 @@ extension CounterStore {
         let overflowing = [("bucket", eight), ("boot_total", four)].map { table, columns in
             """
             SELECT r.class FROM temp.retiring r JOIN \(table) b ON b.interface_id = r.id GROUP BY r.class
-            HAVING max(\(list(columns) { "total(b.\($0))" })) + coalesce((SELECT max(\(list(columns) { "max(ab.\($0))" }))
+            HAVING max(\(columns.list { "total(b.\($0))" })) + coalesce((SELECT max(\(columns.list { "max(ab.\($0))" }))
               FROM \(table) ab JOIN interface a ON a.id = ab.interface_id WHERE \(aggregate)), 0) > ?1
             """
         }
         try database.run("""
             DELETE FROM temp.retiring WHERE class IN (
               SELECT r.class FROM temp.retiring r JOIN interface i ON i.id = r.id GROUP BY r.class
-              HAVING max(\(list(eight) { "total(i.\($0))" })) + coalesce((SELECT max(\(list(eight) { "a.\($0)" })) FROM interface a WHERE \(aggregate)), 0) > ?1
+              HAVING max(\(eight.list { "total(i.\($0))" })) + coalesce((SELECT max(\(eight.list { "a.\($0)" })) FROM interface a WHERE \(aggregate)), 0) > ?1
               UNION \(overflowing.joined(separator: " UNION ")))
             """, [.integer(Self.counterLimit)])
 
@@ -120,11 +119,11 @@ extension CounterStore {
               (SELECT 1 FROM interface a WHERE a.name = 'retired ' || temp.retiring.class AND a.class = temp.retiring.class)
             """)
         try database.run("""
-            UPDATE interface AS a SET \(list(eight) { "\($0) = a.\($0) + s.\($0)" }),
+            UPDATE interface AS a SET \(eight.list { "\($0) = a.\($0) + s.\($0)" }),
               first_seen = min(a.first_seen, s.first_seen), last_seen = max(a.last_seen, s.last_seen),
               signal = (CAST(a.signal AS INTEGER) + s.names) || ' names retired',
               incomplete = coalesce(s.incomplete, a.incomplete)
-            FROM (SELECT r.class, \(list(eight) { "sum(i.\($0)) AS \($0)" }), count(*) AS names,
+            FROM (SELECT r.class, \(eight.list { "sum(i.\($0)) AS \($0)" }), count(*) AS names,
                     min(i.first_seen) AS first_seen, max(i.last_seen) AS last_seen,
                     max(CASE WHEN i.incomplete IS NOT NULL THEN i.name || ': ' || i.incomplete END) AS incomplete
                   FROM temp.retiring r JOIN interface i ON i.id = r.id GROUP BY r.class) AS s
@@ -133,22 +132,22 @@ extension CounterStore {
         // Buckets and this boot's counts, summed into the aggregate's; an
         // `incomplete` note keeps the name it was written for.
         try database.run("""
-            INSERT INTO bucket(interface_id, granularity, start, \(list(eight) { $0 }), last_counted, incomplete)
-              SELECT a.id, b.granularity, b.start, \(list(eight) { "sum(b.\($0))" }), max(b.last_counted),
+            INSERT INTO bucket(interface_id, granularity, start, \(eight), last_counted, incomplete)
+              SELECT a.id, b.granularity, b.start, \(eight.list { "sum(b.\($0))" }), max(b.last_counted),
                 max(CASE WHEN b.incomplete IS NOT NULL THEN i.name || ': ' || b.incomplete END)
               FROM temp.retiring r JOIN interface i ON i.id = r.id JOIN bucket b ON b.interface_id = r.id JOIN interface a ON \(aggregate)
               WHERE true GROUP BY a.id, b.granularity, b.start
             ON CONFLICT(granularity, start, interface_id) DO UPDATE SET
-              \(list(eight) { "\($0) = \($0) + excluded.\($0)" }),
+              \(eight.list { "\($0) = \($0) + excluded.\($0)" }),
               last_counted = coalesce(max(last_counted, excluded.last_counted), last_counted, excluded.last_counted),
               incomplete = coalesce(incomplete, excluded.incomplete)
             """)
         try database.run("""
-            INSERT INTO boot_total(boot_id, interface_id, \(list(four) { $0 }))
-              SELECT b.boot_id, a.id, \(list(four) { "sum(b.\($0))" })
+            INSERT INTO boot_total(boot_id, interface_id, \(four))
+              SELECT b.boot_id, a.id, \(four.list { "sum(b.\($0))" })
               FROM temp.retiring r JOIN boot_total b ON b.interface_id = r.id JOIN interface a ON \(aggregate)
               WHERE true GROUP BY b.boot_id, a.id
-            ON CONFLICT(boot_id, interface_id) DO UPDATE SET \(list(four) { "\($0) = \($0) + excluded.\($0)" })
+            ON CONFLICT(boot_id, interface_id) DO UPDATE SET \(four.list { "\($0) = \($0) + excluded.\($0)" })
             """)
         // Ended lives kept by FiveMinuteHours= keep their own name column.
         try database.run("""

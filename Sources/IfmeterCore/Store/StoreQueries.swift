@@ -93,12 +93,12 @@ extension CounterStore {
         let named = name == nil ? "" : "AND i.name = ?1"
         let unfolded = foundVersion < 5 ? "" : """
             UNION ALL
-            SELECT i.name, NULL, NULL, NULL, NULL, b.last_counted, NULL, \(Self.counterColumns.components.map { "b.\($0)" }.joined(separator: ", ")), 1
+            SELECT i.name, NULL, NULL, NULL, NULL, b.last_counted, NULL, \(Self.counterColumns.list { "b.\($0)" }), 1
             FROM bucket b JOIN interface i ON i.id = b.interface_id
             WHERE b.granularity = '5min' AND b.start >= (\(Self.foldedThroughQuery)) \(named)
             """
         let rows = try database.query("""
-            SELECT i.name, i.class, i.signal, i.kind, i.first_seen, i.last_seen, i.incomplete, \(Self.counterColumns.components.map { "i.\($0)" }.joined(separator: ", ")), 0
+            SELECT i.name, i.class, i.signal, i.kind, i.first_seen, i.last_seen, i.incomplete, \(Self.counterColumns.list { "i.\($0)" }), 0
             FROM interface i WHERE true \(named)
             \(unfolded)
             ORDER BY 1, 16
