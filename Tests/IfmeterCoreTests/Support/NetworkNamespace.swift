@@ -64,6 +64,29 @@ final class NetworkNamespace {
         let farAddress = try far.exec(["cat", "/sys/class/net/\(farName)/address"]).trimmingCharacters(in: .whitespacesAndNewlines)
         try exec(["ip", "neigh", "replace", "198.18.200.2", "lladdr", farAddress, "dev", near, "nud", "permanent"])
         try far.exec(["ip", "neigh", "replace", "198.18.200.1", "lladdr", nearAddress, "dev", farName, "nud", "permanent"])
+        try waitForCarrier(near)
+        try far.waitForCarrier(farName)
+    }
+
+    /// Waits, up to ten seconds, until the kernel's link watcher has carried
+    /// the carrier to `device`. The end that went up first gets its carrier
+    /// only when its peer goes up, and its queueing discipline is swapped in
+    /// later still, by the link watcher, which may wait up to a second when
+    /// other tests' links keep it busy; until then every packet sent goes to
+    /// the no-op discipline and is lost without an error. The watcher sets
+    /// operstate and swaps the discipline in one step under the RTNL lock,
+    /// so a no-op RTM_NEWLINK after operstate reads "up" (it takes that lock)
+    /// returns once the step is over.
+    func waitForCarrier(_ device: String) throws {
+        try exec(["sh", "-c", """
+            tries=0
+            until [ "$(cat /sys/class/net/\(device)/operstate)" = up ]; do
+                tries=$((tries + 1))
+                [ $tries -lt 1000 ] || { echo "\(device): operstate $(cat /sys/class/net/\(device)/operstate) after 10 s" >&2; exit 1; }
+                sleep 0.01
+            done
+            ip link set dev \(device) up
+            """])
     }
 
     /// Sends `count` UDP datagrams of IP length `size` from here to the far
