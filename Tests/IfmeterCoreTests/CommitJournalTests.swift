@@ -453,27 +453,22 @@ struct JournalDaemonTests {
             daemon.signal(SIGHUP)
             try daemon.waitForLog("reloaded")
         }
-        func journalSize() -> Int { (try? FileManager.default.attributesOfItem(atPath: daemon.journalPath)[.size] as? Int) ?? 0 }
         func storedBytes() -> UInt64? { try? daemon.storeFile().interfaces().first { $0.name == "vpn0" }?.totals.rxBytes }
-        /// Waits up to 10 s: the log line of a life comes before its append or commit.
-        func eventually(_ condition: () -> Bool) -> Bool {
-            for _ in 0..<1000 { if condition() { return true }; usleep(10_000) }
-            return false
-        }
         // Lives, one at a time, until one commits the store: with a commit
         // interval of an hour, only the bound can have made it.
         var lives = 0
         while storedBytes() == nil && lives < 200 {
-            let before = journalSize()
+            let before = daemon.journalSize
             try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 3, size: 1000)
             lives += 1
+            // The log line of a life follows its append or commit.
             try daemon.waitForLog("vpn0: removed", occurrences: lives)
-            _ = eventually { journalSize() != before || storedBytes() != nil }
+            #expect(daemon.journalSize != before || storedBytes() != nil)
         }
         // Not at the first lives (a 4K journal holds several), and the
         // journal emptied by the commit.
         #expect(lives >= 3 && lives < 200)
-        #expect(journalSize() < 4096)
+        #expect(daemon.journalSize < 4096)
         #expect(daemon.stop(with: SIGKILL) == SIGKILL)
         try daemon.runOnce()
         #expect(storedBytes() == UInt64(lives) * 3000)

@@ -157,6 +157,7 @@ package final class Daemon {
         finish(meter.start(stored: stored, links: links, at: now))
         _ = readEvents()
         commit(at: clock.now())
+        writeStepLines()
         if storeWrites.isFailing {
             throw DaemonStartError(message: "\(store.path): the first commit failed", exitCode: .ioError)
         }
@@ -369,15 +370,25 @@ package final class Daemon {
     /// first (before any commit could write them), then the log lines.
     private func finish(_ step: Meter.Step) {
         adoptHistory()
-        var lines: [(priority: Log.Priority, message: String)] = []
         for life in step.begun {
-            lines.append((.info, "\(life.name): counting (ifindex \(life.ifindex), \(meter.interfaceInfo[life.name]?.interfaceClass.rawValue ?? "other"))"))
+            stepLines.append((.info, "\(life.name): counting (ifindex \(life.ifindex), \(meter.interfaceInfo[life.name]?.interfaceClass.rawValue ?? "other"))"))
         }
         for event in step.events {
             let indexes = [event.oldIfindex, event.newIfindex].map { $0.map(String.init) ?? "-" }.joined(separator: " -> ")
-            lines.append((.info, "\(event.name): \(event.reason.rawValue) (ifindex \(indexes), loss \(event.loss.name)): \(event.detail)"))
+            stepLines.append((.info, "\(event.name): \(event.reason.rawValue) (ifindex \(indexes), loss \(event.loss.name)): \(event.detail)"))
         }
-        Log.write(lines)
+    }
+
+    /// What the meter's steps said, written once the journal or the store
+    /// was given what they tell (or failed to take it, which is logged
+    /// first): whoever acts on "tun0: removed" (a person, a script, a test
+    /// that then kills the daemon) finds the life's end already kept.
+    private var stepLines: [(priority: Log.Priority, message: String)] = []
+
+    private func writeStepLines() {
+        guard !stepLines.isEmpty else { return }
+        Log.write(stepLines)
+        stepLines.removeAll(keepingCapacity: true)
     }
 
     /// Gives the ledger the stored totals of names counted again after a
@@ -429,6 +440,7 @@ package final class Daemon {
     /// began or ended is committed then: until then only memory knows it,
     /// and a crash would lose it without a trace.
     private func handleLinkEvents() {
+        defer { writeStepLines() }
         if readEvents() {
             samplePass(eventsWereLost: true)
         } else if meter.hasUncommittedLifeChanges {
@@ -450,6 +462,7 @@ package final class Daemon {
 
     /// One sample: queued events first, then a fresh dump of every link.
     private func samplePass(eventsWereLost: Bool) {
+        defer { writeStepLines() }
         let started = SystemClock.monotonic()
         let lost = readEvents() || eventsWereLost
         let now = clock.now()
@@ -631,6 +644,7 @@ package final class Daemon {
             finish(meter.reconfigure(Meter.Policy(configuration), links: links, at: clock.now()))
             policyAwaitsDump = false
             if meter.hasUncommittedLifeChanges { commit(at: clock.now()) }
+            writeStepLines()
         } catch {
             policyAwaitsDump = true
             Log.error("reload: netlink dump failed: \(error); the new Watch= applies from the next sample")
