@@ -197,7 +197,9 @@ uninstall:
 # systemd in a private namespace and installs it there.
 test: test-deps deb
 	$(SWIFT) build --build-tests
-	IFMETER_DEB="$(DEB_FILE)" $(SWIFT) test --skip-build
+	# Two golden tests set TZ=UTC for the whole process: every test starts
+	# in it, so none running beside them sees the zone change under it.
+	TZ=UTC IFMETER_DEB="$(DEB_FILE)" $(SWIFT) test --skip-build
 
 # The daemon in the foreground on a state directory inside the checkout,
 # logging what it does; Ctrl-C takes a final sample, commits and exits.

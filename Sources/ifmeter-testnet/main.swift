@@ -114,6 +114,36 @@ func ipv4Packet(size: Int, from source: in_addr, to destination: in_addr, port: 
     return packet
 }
 
+/// The link's flags from sysfs (0 when it cannot be read).
+func linkFlags(_ name: String) -> UInt32 {
+    guard let file = fopen("/sys/class/net/\(name)/flags", "r") else { return 0 }
+    defer { fclose(file) }
+    var line = [CChar](repeating: 0, count: 32)
+    guard fgets(&line, Int32(line.count), file) != nil else { return 0 }
+    return UInt32(strtoul(line, nil, 16))
+}
+
+/// Waits, up to a minute, until the link watcher has handled `name`'s
+/// carrier (promptly, unless other links' changes hold the RTNL lock): it
+/// sets operstate and swaps the queueing discipline in one step under that
+/// lock, so once operstate reads "up" a no-op RTM_NEWLINK (which takes the
+/// lock) returns after the step is over.
+func awaitLinkWatcher(_ name: String) {
+    for _ in 0..<6000 {
+        if let file = fopen("/sys/class/net/\(name)/operstate", "r") {
+            var line = [CChar](repeating: 0, count: 32)
+            let read = fgets(&line, Int32(line.count), file) != nil
+            fclose(file)
+            if read && strncmp(line, "up\n", 3) == 0 {
+                run("ip link set dev \(name) up")
+                return
+            }
+        }
+        usleep(10_000)
+    }
+    fail("\(name): operstate not up a minute after its carrier came back")
+}
+
 func live(_ options: Options) {
     let fd = ifm_test_tun_open(options.name, 0, options.persist ? 1 : 0)
     guard fd >= 0 else { fail("opening tun \(options.name): \(String(cString: strerror(-fd)))") }
@@ -136,7 +166,14 @@ func live(_ options: Options) {
         fputs("1", file)
         fclose(file)
     }
+    let wasUp = linkFlags(options.name) & UInt32(IFF_UP) != 0
     run("ip addr replace 198.18.\(options.subnet).1 peer 198.18.\(options.subnet).2 dev \(options.name) && ip link set \(options.name) up")
+    // A persistent tun already up got its carrier back when this process
+    // attached, and its queueing discipline comes back only when the
+    // kernel's link watcher handles that (later, from a work queue); a
+    // datagram sent before then is dropped without an error. Bringing a
+    // link up swaps the discipline in at once, so only this case waits.
+    if wasUp && options.txPackets > 0 { awaitLinkWatcher(options.name) }
     let receiver = udpSocket(boundTo: local, port: port)
     let rxPacket = ipv4Packet(size: options.size, from: peer, to: local, port: port)
     for _ in 0..<options.rxPackets {

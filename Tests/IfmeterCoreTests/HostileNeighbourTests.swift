@@ -40,7 +40,7 @@ struct HostileNeighbourTests {
         // Prometheus: promtool, then node_exporter.
         let check = try runProcess("/bin/sh", ["-c", "promtool check metrics < \(metrics)"])
         #expect(check.status == 0, "\(check.standardOutput)\(check.standardError)")
-        let scrape = try scrapeTextfiles(in: textfiles.path, port: 21_000 + Int(getpid() % 20_000))
+        let scrape = try scrapeTextfiles(in: textfiles.path)
         #expect(scrape.contains("node_textfile_scrape_error 0\n"))
         #expect(scrape.split(separator: "\n").filter { $0.hasPrefix("ifmeter_receive_bytes_total{") }.count == Self.names.count,
                 "\(scrape.split(separator: "\n").filter { $0.contains("ifmeter") || $0.contains("textfile") })")
@@ -115,10 +115,13 @@ struct HostileNeighbourTests {
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
         holder.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c",
-                            "import fcntl, os, time; fd = os.open('\(lock)', os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX); time.sleep(60)"]
+                            "import fcntl, os, time; fd = os.open('\(lock)', os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); time.sleep(60)"]
+        let said = Pipe()
+        holder.standardOutput = said
         try holder.run()
         defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
-        usleep(300_000)
+        // It says so once it holds the lock (an empty read: it failed).
+        try #require(String(decoding: said.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("locked"))
         func running() throws -> Bool? {
             let result = try daemon.namespace.run([TestEnvironment.binary("ifmeter"), "--state-dir", daemon.stateDirectory, "--config", daemon.configPath, "status", "--json"])
             let document = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]

@@ -187,8 +187,9 @@ struct IdentityTests {
         try daemon.namespace.tunTraffic(name: "tun6", rxPackets: 2, size: 1000, persist: true)
         daemon.signal(SIGHUP)  // a sample: 2000 counted under tun6
         try daemon.waitForLog("reloaded")
+        let journaled = daemon.journalSize
         try daemon.namespace.exec(["sh", "-c", "ip link set tun6 down && ip link set tun6 name tun7"])
-        usleep(500_000)  // the rename's event is read and committed within milliseconds
+        try daemon.waitForJournal(toChangeFrom: journaled)  // the rename, read and journaled
         #expect(daemon.stop(with: SIGKILL) == SIGKILL)
         try daemon.namespace.tunTraffic(name: "tun7", rxPackets: 1, size: 700)
         try daemon.runOnce()

@@ -73,6 +73,9 @@ struct KernelSourceTests {
         try near.vethPair("veth-near", to: far, "veth-far")
         try near.tunTraffic(name: "tun0", rxPackets: 3, txPackets: 2, size: 200, persist: true)
         try near.tunTraffic(name: "tun1", subnet: 1, rxPackets: 1, persist: true)
+        // Their writers are gone: the carrier-off must be settled before the
+        // first dump, or one of the two dumps compared sees it and the other not.
+        for tun in ["tun0", "tun1"] { try near.awaitLinkWatcher(tun, operstate: "down") }
         let (source, events) = try near.inside { (try NetlinkLinkSource(), try LinkEventSocket()) }
         _ = try source.links()
         #expect(source.lastPass == .full)

@@ -95,13 +95,13 @@ final class NotifySocket {
 
     deinit { close(fd) }
 
-    /// Messages until one contains `wanted` (or two seconds pass).
+    /// Messages until one contains `wanted` (or ten seconds pass without one).
     func read(until wanted: String) -> [String] {
         var messages: [String] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 2000) == 1 else { return messages }
+            guard poll(&poller, 1, 10_000) == 1 else { return messages }
             let count = recv(fd, &buffer, buffer.count, 0)
             guard count > 0 else { return messages }
             let message = String(decoding: buffer[0..<count], as: UTF8.self)

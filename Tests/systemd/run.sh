@@ -93,7 +93,8 @@ if [ "${1:-}" = --setup ]; then
   cp "$work/ifmeter-v1.deb" "$work/ifmeter-v2.deb" "$work/ifmeter-testnet" "$r/root/ifmeter-test/"
   hostname ifmeter-systemd-test
   # systemd lists its cgroup only once the outer unshare process has left it.
-  for _ in $(seq 100); do [ -e "$work/moved" ] && break; sleep 0.05; done
+  for _ in $(seq 600); do [ -e "$work/moved" ] && break; sleep 0.05; done
+  [ -e "$work/moved" ] || { echo "the launcher was not moved out of systemd's cgroup in 30 s" >&2; exit 1; }
   cd "$r"
   mkdir -p .oldroot
   pivot_root . .oldroot
@@ -190,7 +191,7 @@ echo "$unshare_pid" > "$cgroup/launcher/cgroup.procs"
 touch "$work/moved"
 until_true 10 sh -c "[ \"\$(cat /proc/$pid1/comm)\" = systemd ] && nsenter --target $pid1 --mount --root -- test -S /run/systemd/private" \
   || { cat "$work/console.log"; fail "systemd did not start"; }
-state=$(in_ns timeout 20 systemctl is-system-running --wait || true)
+state=$(in_ns timeout 60 systemctl is-system-running --wait || true)
 [ "$state" = running ] || { in_ns systemctl --failed --no-pager; fail "systemd is $state, not running"; }
 ok "systemd $(in_ns systemctl --version | head -1 | cut -d' ' -f2) is PID 1 ($(in_ns systemd-detect-virt)), running, in $(elapsed) s"
 
@@ -229,7 +230,8 @@ in_ns grep -q '^SampleIntervalSec=1$' /etc/ifmeter/ifmeter.conf || fail "could n
 in_ns systemctl reload ifmeterd || fail "systemctl reload"
 [ "$(in_ns systemctl show -P MainPID ifmeterd)" = "$pid" ] || fail "reload changed the main PID"
 interval=$(sample_interval)
-[ "$interval" != none ] && holds "$interval < 3" || fail "after reload with SampleIntervalSec=1 samples are $interval s apart"
+# Below 10 s tells 1 s from 15 s on a loaded machine, where a sample may be late.
+[ "$interval" != none ] && holds "$interval < 10" || fail "after reload with SampleIntervalSec=1 samples are $interval s apart"
 ok "reload: same PID $pid, SampleIntervalSec=1 applied (samples $interval s apart)"
 in_ns cp /etc/ifmeter/ifmeter.conf /root/ifmeter-test/good.conf
 in_ns sh -c 'printf "[Daemon]\nSampleIntervalSec=soon\n" > /etc/ifmeter/ifmeter.conf'
@@ -239,7 +241,7 @@ until_true 5 journal_has 'reload failed, keeping the running configuration: /etc
   || fail "no one-line error naming the bad file and line"
 [ "$(in_ns systemctl show -P MainPID ifmeterd)" = "$pid" ] && [ "$(in_ns systemctl is-active ifmeterd)" = active ] || fail "a bad file ended the daemon"
 interval=$(sample_interval)
-[ "$interval" != none ] && holds "$interval < 3" || fail "after a bad reload samples are $interval s apart"
+[ "$interval" != none ] && holds "$interval < 10" || fail "after a bad reload samples are $interval s apart"
 in_ns cp /root/ifmeter-test/good.conf /etc/ifmeter/ifmeter.conf
 in_ns systemctl reload ifmeterd
 ok "reload of a bad file: logged with file and line, same PID, the running configuration kept"
@@ -285,17 +287,17 @@ in_ns systemctl stop ifmeterd
 ok "stop: exit 0, the final commit stored all 1000 bytes (commit interval 300 s)"
 
 in_ns mkdir -p /etc/systemd/system/ifmeterd.service.d
-in_ns sh -c 'printf "[Service]\nWatchdogSec=2s\nRestartSec=1s\n" > /etc/systemd/system/ifmeterd.service.d/test.conf'
+in_ns sh -c 'printf "[Service]\nWatchdogSec=5s\nRestartSec=1s\n" > /etc/systemd/system/ifmeterd.service.d/test.conf'
 in_ns systemctl daemon-reload
 in_ns systemctl start ifmeterd || fail "start"
 pid=$(in_ns systemctl show -P MainPID ifmeterd)
 push 10
 until_true 10 sampled 2000 || fail "the metrics file does not show 2000 bytes"
 in_ns kill -STOP "$pid"
-until_true 20 restarted_from "$pid" || fail "no restart after the watchdog"
+until_true 30 restarted_from "$pid" || fail "no restart after the watchdog"
 in_ns journalctl -u ifmeterd -o cat | grep -q "Failed with result 'watchdog'" || fail "the journal does not show the watchdog"
 [ "$(stored_rx)" = 2000 ] || fail "after the watchdog restart the store holds $(stored_rx), expected 2000"
-ok "watchdog: SIGSTOP, killed after WatchdogSec=2s, restarted; the store holds all 2000 bytes"
+ok "watchdog: SIGSTOP, killed after WatchdogSec=5s, restarted; the store holds all 2000 bytes"
 
 pid=$(in_ns systemctl show -P MainPID ifmeterd)
 push 10
@@ -366,5 +368,5 @@ ok "dpkg -P: store and configuration gone"
 
 # --- Power off and clean up (the trap), then check nothing is left.
 in_ns systemctl poweroff >/dev/null 2>&1 || true
-until_true 10 sh -c "! kill -0 $pid1 2>/dev/null" || fail "systemctl poweroff did not end the namespace"
+until_true 30 sh -c "! kill -0 $pid1 2>/dev/null" || fail "systemctl poweroff did not end the namespace"
 ok "powered off, $(elapsed) s after the start"

@@ -124,6 +124,23 @@ final class DaemonHarness {
 
     var journalPath: String { stateDirectory + "/" + Configuration.defaultJournalName }
 
+    /// The journal's size in bytes; 0 when there is none.
+    var journalSize: Int {
+        var info = stat()
+        return stat(journalPath, &info) == 0 ? Int(info.st_size) : 0
+    }
+
+    /// Waits up to ten seconds for the daemon to append to its journal
+    /// (or start the next one): its size no longer `size`.
+    func waitForJournal(toChangeFrom size: Int) throws {
+        for _ in 0..<1000 {
+            if journalSize != size { return }
+            usleep(10_000)
+        }
+        Issue.record("timed out waiting for \(journalPath) to change from \(size) bytes: \(log)")
+        throw CancellationError()
+    }
+
     /// The stored totals of an interface; the test fails when it has none.
     func totals(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> LinkCounters {
         try #require(try totalsIfAny(name), "no totals for \(name)", sourceLocation: sourceLocation)

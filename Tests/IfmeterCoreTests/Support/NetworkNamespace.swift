@@ -64,25 +64,27 @@ final class NetworkNamespace {
         let farAddress = try far.exec(["cat", "/sys/class/net/\(farName)/address"]).trimmingCharacters(in: .whitespacesAndNewlines)
         try exec(["ip", "neigh", "replace", "198.18.200.2", "lladdr", farAddress, "dev", near, "nud", "permanent"])
         try far.exec(["ip", "neigh", "replace", "198.18.200.1", "lladdr", nearAddress, "dev", farName, "nud", "permanent"])
-        try waitForCarrier(near)
-        try far.waitForCarrier(farName)
+        // The near end went up first: it got its carrier when the far end
+        // went up, and its queueing discipline only from the link watcher.
+        try awaitLinkWatcher(near, operstate: "up")
     }
 
-    /// Waits, up to ten seconds, until the kernel's link watcher has carried
-    /// the carrier to `device`. The end that went up first gets its carrier
-    /// only when its peer goes up, and its queueing discipline is swapped in
-    /// later still, by the link watcher, which may wait up to a second when
-    /// other tests' links keep it busy; until then every packet sent goes to
-    /// the no-op discipline and is lost without an error. The watcher sets
-    /// operstate and swaps the discipline in one step under the RTNL lock,
-    /// so a no-op RTM_NEWLINK after operstate reads "up" (it takes that lock)
-    /// returns once the step is over.
-    func waitForCarrier(_ device: String) throws {
+    /// Waits, up to a minute, until the kernel's link watcher has handled
+    /// `device`'s carrier, which it does later, from a work queue. Until then
+    /// a carrier that came on has no queueing discipline (a packet sent is
+    /// dropped without an error), and a link dump shows the old operstate.
+    /// A carrier that comes on without a discipline is handled first; any
+    /// other change waits its turn, a hundred links a second, behind every
+    /// link other tests made or deleted (thousands, for some): the bound is
+    /// generous. The watcher sets operstate and swaps the discipline in one
+    /// step under the RTNL lock, so a no-op RTM_NEWLINK after operstate
+    /// reads `operstate` (it takes that lock) returns once the step is over.
+    func awaitLinkWatcher(_ device: String, operstate: String) throws {
         try exec(["sh", "-c", """
             tries=0
-            until [ "$(cat /sys/class/net/\(device)/operstate)" = up ]; do
+            until [ "$(cat /sys/class/net/\(device)/operstate)" = \(operstate) ]; do
                 tries=$((tries + 1))
-                [ $tries -lt 1000 ] || { echo "\(device): operstate $(cat /sys/class/net/\(device)/operstate) after 10 s" >&2; exit 1; }
+                [ $tries -lt 6000 ] || { echo "\(device): operstate $(cat /sys/class/net/\(device)/operstate), not \(operstate), after 60 s" >&2; exit 1; }
                 sleep 0.01
             done
             ip link set dev \(device) up

@@ -85,16 +85,19 @@ func number(_ value: Any?) -> UInt64 {
 
 /// Debian's node_exporter with only the textfile collector, on loopback,
 /// scraped once: what Prometheus would read from `directory`.
-func scrapeTextfiles(in directory: String, port: Int) throws -> String {
+func scrapeTextfiles(in directory: String) throws -> String {
+    // In a namespace of its own: its loopback port is nobody else's.
+    let namespace = try NetworkNamespace()
     let exporter = Process()
-    exporter.executableURL = URL(fileURLWithPath: "/usr/bin/prometheus-node-exporter")
-    exporter.arguments = ["--collector.disable-defaults", "--collector.textfile", "--collector.textfile.directory=\(directory)",
-                          "--web.listen-address=127.0.0.1:\(port)"]
+    exporter.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    exporter.arguments = ["ip", "netns", "exec", namespace.name, "/usr/bin/prometheus-node-exporter",
+                          "--collector.disable-defaults", "--collector.textfile", "--collector.textfile.directory=\(directory)",
+                          "--web.listen-address=127.0.0.1:9100"]
     exporter.standardError = FileHandle.nullDevice
     try exporter.run()
     defer { exporter.terminate(); exporter.waitUntilExit() }
-    for _ in 0..<100 {
-        let result = try runProcess("/usr/bin/curl", ["-sf", "http://127.0.0.1:\(port)/metrics"])
+    for _ in 0..<200 {
+        let result = try namespace.run(["/usr/bin/curl", "-sf", "http://127.0.0.1:9100/metrics"])
         if result.status == 0 { return result.standardOutput }
         usleep(50_000)
     }
