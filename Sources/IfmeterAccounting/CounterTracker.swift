@@ -58,16 +58,20 @@ package struct StoredState: Sendable {
     /// nil when the store predates this record (then absence cannot be told
     /// from "present but not watched").
     package var presentLinks: [Int32: String]?
+    /// The width of the source the open lives' counters were read from;
+    /// nil when the store predates this record (taken as the source's now).
+    package var counterWidth: CounterWidth?
 
     package init(
         lastBootID: String? = nil, lastNamespace: NamespaceCookie = 0, openLives: [StoredLife] = [],
-        knownNames: Set<String> = [], presentLinks: [Int32: String]? = nil
+        knownNames: Set<String> = [], presentLinks: [Int32: String]? = nil, counterWidth: CounterWidth? = nil
     ) {
         self.lastBootID = lastBootID
         self.lastNamespace = lastNamespace
         self.openLives = openLives
         self.knownNames = knownNames
         self.presentLinks = presentLinks
+        self.counterWidth = counterWidth
     }
 }
 
@@ -211,7 +215,11 @@ package struct CounterTracker: Sendable {
                 if current.name == life.name {
                     // Rule 2: the same life; count what passed while we were stopped.
                     var continued = life
-                    outcome.append(advance(&continued, to: current, at: now, detectResets: true))
+                    if let storedWidth = stored.counterWidth, storedWidth != settings.width {
+                        outcome.append(advanceAcrossWidths(&continued, to: current, at: now))
+                    } else {
+                        outcome.append(advance(&continued, to: current, at: now, detectResets: true))
+                    }
                     if isWatched(current) {
                         lives[current.ifindex] = continued
                     } else {
@@ -434,14 +442,31 @@ package struct CounterTracker: Sendable {
         return outcome
     }
 
+    /// Rule 2 after a change of counter source (CounterSource=): getifaddrs
+    /// kept the low 32 bits of each counter, netlink has all 64, so the two
+    /// differ by multiples of 2^32 that are no traffic. Only the low 32 bits
+    /// compare: this step is judged as a 32-bit source would judge it
+    /// (wrap, reset, MaxRate=), and the life goes on from the full counters.
+    private func advanceAcrossWidths(_ life: inout TrackedLife, to sample: LinkSample, at now: Instant) -> AccountingOutcome {
+        var narrowed = sample
+        narrowed.counters = sample.counters.low32
+        life.counters = life.counters.low32
+        let outcome = advance(&life, to: narrowed, at: now, detectResets: true, width: .bits32)
+        life.counters = sample.counters
+        return outcome
+    }
+
     /// Moves `life` to `sample`'s counters and returns what that adds.
     /// With `detectResets` a counter that went down is a wrap or a reset
     /// (rule 6); without it (event messages) it is a late message and the
     /// counter keeps its higher value.
-    private func advance(_ life: inout TrackedLife, to sample: LinkSample, at now: Instant, detectResets: Bool) -> AccountingOutcome {
+    private func advance(
+        _ life: inout TrackedLife, to sample: LinkSample, at now: Instant, detectResets: Bool, width: CounterWidth? = nil
+    ) -> AccountingOutcome {
         var outcome = AccountingOutcome()
+        let width = width ?? settings.width
         let target = detectResets ? sample.counters : sample.counters.fieldwiseMax(life.counters)
-        let steps = zip(life.counters.fields, target.fields).map { CounterStep.between($0, $1, width: settings.width) }
+        let steps = zip(life.counters.fields, target.fields).map { CounterStep.between($0, $1, width: width) }
         var delta = LinkCounters(fields: steps.map { $0.delta })
         let resetFields = steps.indices.filter { if case .reset = steps[$0] { true } else { false } }
         if !resetFields.isEmpty {
@@ -451,7 +476,7 @@ package struct CounterTracker: Sendable {
         }
         // Rule 8: only a 32-bit source can lie upwards (a wrong wrap guess).
         // On a 64-bit source a counter that went up is real traffic at any speed.
-        if settings.width == .bits32 {
+        if width == .bits32 {
             let elapsed = max(now.sinceBoot - life.sinceBoot, 1)
             let allowedBytes = Double(settings.maxRateBitsPerSecond) / 8 * elapsed
             if Double(delta.rxBytes) > allowedBytes || Double(delta.txBytes) > allowedBytes {
@@ -484,6 +509,9 @@ extension AccountingOutcome {
 extension LinkCounters {
     /// Whether any byte or packet was counted (errors and drops aside).
     var bytesOrPacketsMoved: Bool { rxBytes | txBytes | rxPackets | txPackets != 0 }
+
+    /// Each counter's low 32 bits: what getifaddrs shows of it.
+    var low32: LinkCounters { LinkCounters(fields: fields.map { $0 & 0xffff_ffff }) }
 }
 
 // The counter rules also build in Embedded Swift (bench/embedded): no key

@@ -543,7 +543,7 @@ package final class Daemon {
         do {
             try store.commit(
                 records, bootID: bootID, namespace: namespace, journalGeneration: journal?.header.generation,
-                retention: configuration.retention, intervals: (configuration.sampleInterval, configuration.commitInterval))
+                counterWidth: linkSource.counterWidth, retention: configuration.retention, intervals: (configuration.sampleInterval, configuration.commitInterval))
             meter.committed(batch)
             startNextJournalGeneration()
             // At each commit, not each sample: a name gone a week can wait

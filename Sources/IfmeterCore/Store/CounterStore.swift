@@ -443,8 +443,14 @@ package final class CounterStore {
             let rows = try database.query("SELECT ifindex, name FROM present_link") { (Int32(truncatingIfNeeded: $0.integer(0)), $0.text(1)) }
             present = Dictionary(rows, uniquingKeysWith: { first, _ in first })
         }
+        let width: CounterWidth? = switch try meta("counter_width") {
+        case "32": .bits32
+        case "64": .bits64
+        default: nil
+        }
         return StoredState(
-            lastBootID: lastBoot, lastNamespace: lastNamespace, openLives: lives, knownNames: Set(names), presentLinks: present)
+            lastBootID: lastBoot, lastNamespace: lastNamespace, openLives: lives, knownNames: Set(names), presentLinks: present,
+            counterWidth: width)
     }
 
     // MARK: Committing
@@ -469,13 +475,16 @@ package final class CounterStore {
     /// Writes `records` in order, in one transaction, each exactly as its
     /// own commit would have. With `journalGeneration`, the transaction also
     /// records that the journal of that generation is applied
-    /// (`CommitJournal`), so it is never applied again.
+    /// (`CommitJournal`), so it is never applied again. `counterWidth`:
+    /// the source the open lives' counters come from, recorded with them
+    /// (a restart on another CounterSource= compares only what both show).
     package func commit(
         _ records: [JournalRecord], bootID: String, namespace: NamespaceCookie, journalGeneration: UInt64? = nil,
-        retention: Retention, intervals: (sample: Double, commit: Double)
+        counterWidth: CounterWidth? = nil, retention: Retention, intervals: (sample: Double, commit: Double)
     ) throws(StoreError) {
         guard !records.isEmpty else { return }
         try writeTransaction { () throws(StoreError) in
+            if let counterWidth { try writeMeta([("counter_width", counterWidth == .bits32 ? "32" : "64")]) }
             try write(records, bootID: bootID, namespace: namespace, journalGeneration: journalGeneration, retention: retention, intervals: intervals)
         }
     }
