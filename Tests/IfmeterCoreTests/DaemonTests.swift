@@ -208,6 +208,26 @@ struct DaemonTests {
         #expect(try daemon.reasons("veth-near") == ["history-unknown", "removed"])
     }
 
+    /// The rx a veth received after the last sample is in no message the
+    /// kernel sends at its deletion: it is lost, and the event must say so
+    /// rather than "its final counters were counted" (README 'Limits').
+    @Test func aDeletedVethsLostRxTailIsRecordedAsALoss() throws {
+        let far = try NetworkNamespace()
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "[Interfaces]\nWatch=other\n")
+        try daemon.namespace.vethPair("veth-near", to: far, "veth-far")
+        try daemon.start(interval: 60)
+        try far.sendOverVethBack(to: daemon.namespace, count: 3, size: 200)
+        daemon.signal(SIGHUP)  // a sample
+        try daemon.waitForLog("reloaded")
+        try far.sendOverVethBack(to: daemon.namespace, count: 4, size: 300)  // after it
+        #expect(try daemon.kernelCounters("veth-near").rxBytes == 3 * 214 + 4 * 314)
+        try daemon.namespace.exec(["ip", "link", "del", "veth-near"])
+        #expect(daemon.stop() == 0)
+        #expect(try daemon.totals("veth-near").rxBytes == 3 * 214)  // what could be known
+        let removed = try #require(try daemon.store().events().last { $0.name == "veth-near" && $0.reason == .removed })
+        #expect(removed.loss == .unknown)
+    }
+
     @Test func aRenameKeepsTheLifeAndCountsUnderEachName() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.start(interval: 60)
