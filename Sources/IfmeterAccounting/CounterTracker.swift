@@ -377,14 +377,18 @@ package struct CounterTracker: Sendable {
             presentLinks[link.ifindex] = nil
             guard var life = lives[link.ifindex] else { return outcome }
             // Rule 7: the message carries the final counters. veth clears its
-            // peer before the snapshot (final rx reads 0): the guard keeps it.
+            // peer before the snapshot (final rx reads 0): the guard keeps it,
+            // and what it received since the last sample is lost, so said.
+            let finalUnknown = link.kind == "veth" || zip(link.counters.fields, life.counters.fields).contains { $0 < $1 }
             outcome.append(advance(&life, to: link, at: now, detectResets: false))
             lives[link.ifindex] = nil
             outcome.ended(life, moved ? .movedAway : .removed, bootID: bootID, namespace: namespace)
             if !moved {
                 outcome.events.append(ResetEvent(
-                    .removed, name: life.name, old: life.ifindex, new: nil, loss: .none,
-                    detail: "deleted; its final counters were counted"))
+                    .removed, name: life.name, old: life.ifindex, new: nil, loss: finalUnknown ? .unknown : .none,
+                    detail: finalUnknown
+                        ? "deleted; its final message read counters below the last sample (a veth reads rx 0), so what those counted since that sample is unknown"
+                        : "deleted; its final counters were counted"))
             }
         }
         return outcome

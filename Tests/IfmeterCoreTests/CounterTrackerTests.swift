@@ -257,6 +257,8 @@ private func stored(_ bootID: String, _ life: TrackedLife, namespace: NamespaceC
         let outcome = tracker.observe(event: LinkEvent(kind: .deleted(movedToOtherNamespace: false), link: link("tun0", 4, 0, 350)), at: now)
         #expect(bytes(outcome) == ["tun0": [0, 250]])
         #expect(reasons(outcome) == [.removed])
+        // rx since the last sample is in no message: a loss, said.
+        #expect(outcome.events.map(\.loss) == [.unknown])
         #expect(outcome.endedLives.map(\.end) == [.removed])
         #expect(tracker.lives[4] == nil)
     }
