@@ -114,6 +114,16 @@ struct DaemonTests {
         #expect(try daemon.totals("tun0").txBytes == 1200)
     }
 
+    @Test func aCounterSourceChangeOnReloadSaysItWaitsForARestart() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        try daemon.writeConfiguration("CounterSource=getifaddrs\n")
+        daemon.signal(SIGHUP)
+        try daemon.waitForLog("reloaded")
+        #expect(daemon.log.contains("reload: CounterSource= changes take effect at restart"))
+        #expect(daemon.stop() == 0)
+    }
+
     @Test func aBadConfigurationOnReloadKeepsTheRunningOne() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.start(interval: 60)
