@@ -616,6 +616,7 @@ package final class Daemon {
             ("EventBufferBytes=", reloaded.eventBufferBytes != configuration.eventBufferBytes),
             ("JournalFile=", reloaded.journalFile != configuration.journalFile),
             ("BootIDPath=", reloaded.bootIDPath != configuration.bootIDPath),
+            ("CounterSource=", reloaded.counterSource != configuration.counterSource),
         ].filter(\.1).map(\.0)
         if !atRestart.isEmpty {
             Log.warning("reload: \(atRestart.joined(separator: ", ")) changes take effect at restart")
