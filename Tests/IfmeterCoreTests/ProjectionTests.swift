@@ -59,16 +59,26 @@ import Testing
         #expect(CheckVerdict(snapshot) == .ok)
     }
 
-    static let estimates: [(counters: UInt64, elapsed: Int64, length: Int64, expected: UInt64?)] = [
-        (1_000, 3_600, 86_400, 24_000),
-        (1_000, 86_400, 86_400, 1_000),
-        (1_000, 59, 86_400, nil),  // the first minute: no estimate
-        (0, 3_600, 86_400, 0),
+    static let month: Int64 = 30 * 86_400
+    static let estimates: [(counters: UInt64, elapsed: Int64, length: Int64, bucket: Int64, expected: UInt64?)] = [
+        (1_000, 3_600, 86_400, 86_400, 24_000),  // an hour of a day: the first estimate
+        (1_000, 3_599, 86_400, 86_400, nil),
+        (1_000, 86_400, 86_400, 86_400, 1_000),
+        (0, 3_600, 86_400, 86_400, 0),
+        (1_000, 150, 3_600, 3_600, 24_000),  // a twenty-fourth of an hour
+        (1_000, 149, 3_600, 3_600, nil),
+        (1_000, 59, 900, 900, nil),  // never within the first minute
+        (1_000, 120, month, month, nil),  // two minutes of a tunnel are no month's rate
+        (1_000, 86_399, month, month, nil),
+        (1_000, 86_400, month, month, 30_000),  // a day, as check waits before a budget's projection
+        (1_000, 86_400, 15 * 86_400, month, 15_000),  // counted from mid-month: scaled to what is left of it
+        (1_000, 86_400, 365 * 86_400, 365 * 86_400, 365_000),
     ]
 
     @Test(arguments: estimates)
-    func runningBucketEstimate(_ testCase: (counters: UInt64, elapsed: Int64, length: Int64, expected: UInt64?)) {
-        let estimate = HistoryReport.estimate(LinkCounters(rxBytes: testCase.counters), elapsed: testCase.elapsed, length: testCase.length)
+    func runningBucketEstimate(_ testCase: (counters: UInt64, elapsed: Int64, length: Int64, bucket: Int64, expected: UInt64?)) {
+        let estimate = HistoryReport.estimate(
+            LinkCounters(rxBytes: testCase.counters), elapsed: testCase.elapsed, length: testCase.length, bucket: testCase.bucket)
         #expect(estimate?.rxBytes == testCase.expected)
     }
 }

@@ -88,7 +88,7 @@ package enum HistoryReport {
             // Scaled from the time counted, as check projects: an interface
             // first seen mid-period is not diluted by time nobody counted.
             let counted = max(current, counting[rows[index].name] ?? current)
-            rows[index].estimated = estimate(rows[index].counters, elapsed: now - counted, length: end - counted)
+            rows[index].estimated = estimate(rows[index].counters, elapsed: now - counted, length: end - counted, bucket: end - current)
         }
         if kind == .top {
             return Array(rows.sorted { ($0.total, $1.start) > ($1.total, $0.start) }.prefix(limit))
@@ -100,9 +100,13 @@ package enum HistoryReport {
     }
 
     /// The running bucket's counters scaled from the time counted to the
-    /// rest of the bucket; none in the first minute, when the scale is wild.
-    static func estimate(_ counters: LinkCounters, elapsed: Int64, length: Int64) -> LinkCounters? {
-        guard elapsed >= 60, length > 0 else { return nil }
+    /// rest of the bucket (`length` from when counting began). None until a
+    /// twenty-fourth of the `bucket` was counted (150 s of an hour, an hour
+    /// of a day), at most a day (a month's or a year's, as `check` waits a
+    /// day before it projects a budget): two minutes of a tunnel are no
+    /// month's rate.
+    static func estimate(_ counters: LinkCounters, elapsed: Int64, length: Int64, bucket: Int64) -> LinkCounters? {
+        guard elapsed >= max(60, min(bucket / 24, BudgetProjection.day)), length > 0 else { return nil }
         let scale = Double(length) / Double(min(elapsed, length))
         func scaled(_ value: UInt64) -> UInt64 { UInt64(min(Double(value) * scale, Double(UInt64.max / 2))) }
         return LinkCounters(
@@ -135,7 +139,7 @@ package enum HistoryReport {
         var notes = ["\(Estimate.basis)."]
         if rows.contains(where: \.live) { notes.append("* includes counters not yet committed by the daemon, read from the kernel now.") }
         if rows.contains(where: { $0.incomplete != nil }) { notes.append("! a reset with unknown loss fell in this period (see 'ifmeter events').") }
-        if rows.contains(where: { $0.estimated != nil }) { notes.append("estimated: the running \(kind.granularity.noun)'s total at its end, at the rate so far.") }
+        if rows.contains(where: { $0.estimated != nil }) { notes.append("estimated: the running \(kind.granularity.noun)'s total at its end, at the rate so far (once enough of it was counted).") }
         if kind.showsBars { notes.append("Bars: r = received, t = transmitted.") }
         if rows.isEmpty { return "No data in this range.\n" + notes.joined(separator: "\n") + "\n" }
         return table.rendered() + notes.joined(separator: "\n") + "\n"
