@@ -195,18 +195,29 @@ enum Commands {
     }
 
     /// A name the selection asks for that nothing knows is a usage error
-    /// naming the known ones, never an empty screen with exit 0.
-    static func checkSelection(_ selection: InterfaceSelection, known: some Collection<String>, _ command: CommandName) throws(CommandFailure) {
+    /// naming the known ones, never an empty screen with exit 0. A link
+    /// the kernel shows (`present`) but nothing counts is said to be so.
+    static func checkSelection(
+        _ selection: InterfaceSelection, known: some Collection<String>, present: @autoclosure () -> [LinkSample] = [], _ command: CommandName
+    ) throws(CommandFailure) {
         guard let unknown = selection.unknown(among: known) else { return }
+        if present().contains(where: { $0.name == unknown }) {
+            throw .usage(CommandLineError(
+                "\(unknown) is a link here that ifmeter does not count (its class is not in Watch=, or it is ignored): 'ifmeter interfaces --all' says why",
+                command: command))
+        }
         let list = known.isEmpty ? "none yet" : NaturalOrder.sorted(Array(known)).joined(separator: " ")
         throw .usage(CommandLineError("no interface \(unknown) (known: \(list))", command: command))
     }
+
+    /// The kernel's links for an error message; none when they cannot be read.
+    static func presentLinks(_ context: Context) -> [LinkSample] { (try? context.kernelLinks()) ?? [] }
 
     static func status(
         _ selection: InterfaceSelection, _ layout: StatusLayout, _ display: DisplayOptions, all: Bool, _ context: Context
     ) throws(CommandFailure) -> Int32 {
         var snapshot = try readSnapshot(context, measureRates: true)
-        try checkSelection(selection, known: snapshot.interfaces.map(\.name), .status)
+        try checkSelection(selection, known: snapshot.interfaces.map(\.name), present: presentLinks(context), .status)
         snapshot.interfaces = selection.apply(snapshot.interfaces)
         if display.json {
             try context.print(StatusReport.json(snapshot))
@@ -244,7 +255,7 @@ enum Commands {
         let store = try context.openStore()
         let now = context.now
         let additions = try liveAdditions(store, context, now: now)
-        try checkSelection(selection, known: additions.classes.keys, name)
+        try checkSelection(selection, known: additions.classes.keys, present: presentLinks(context), name)
         let rows: [HistoryRow]
         let bounds = range.bounds
         do {
@@ -261,7 +272,7 @@ enum Commands {
 
     static func events(_ selection: InterfaceSelection, limit: Int, json: Bool, _ context: Context) throws(CommandFailure) -> Int32 {
         let store = try context.openStore()
-        try checkSelection(selection, known: try storedNames(store), .events)
+        try checkSelection(selection, known: try storedNames(store), present: presentLinks(context), .events)
         let all: [StoredEvent]
         do { all = try store.events() } catch { throw .store(error) }
         // A merge lists the events of each member.
@@ -274,7 +285,7 @@ enum Commands {
         _ selection: InterfaceSelection, _ format: ExportFormat, _ granularity: Granularity, _ range: TimeRange, _ context: Context
     ) throws(CommandFailure) -> Int32 {
         let store = try context.openStore()
-        try checkSelection(selection, known: try storedNames(store), .export)
+        try checkSelection(selection, known: try storedNames(store), present: presentLinks(context), .export)
         let buckets: [StoredBucket]
         let bounds = range.bounds
         do { buckets = try store.buckets(granularity, from: bounds.from, to: bounds.to) } catch { throw .store(error) }
@@ -286,7 +297,7 @@ enum Commands {
         let store = try context.openStore()
         let now = context.now
         let additions = try liveAdditions(store, context, now: now)
-        try checkSelection(selection, known: additions.classes.keys, .graph)
+        try checkSelection(selection, known: additions.classes.keys, present: presentLinks(context), .graph)
         var failure: StoreError?
         // A panel per class; with -i, a panel per interface or merge.
         let panels = SVGGraph.panels(kind, rows: { granularity, from in
@@ -347,7 +358,7 @@ enum Commands {
         let classifier = configuration.classifier
         var previous = try kernelSample(source)
         let watched = previous.links.filter { classifier.classify($0).interfaceClass.map(shownClasses.contains) ?? false }
-        try checkSelection(selection, known: watched.map(\.name), .live)
+        try checkSelection(selection, known: watched.map(\.name), present: previous.links, .live)
         func include(_ link: LinkSample) -> String? {
             guard let interfaceClass = classifier.classify(link).interfaceClass, shownClasses.contains(interfaceClass),
                 selection.isEmpty || selection.members.contains(link.name)

@@ -170,6 +170,12 @@ struct StatusCommandTests {
             let typo = try ifmeter(daemon, command + ["-i", "tun7"])
             #expect(typo.status == ExitCode.usage.rawValue, "\(command)")
             #expect(typo.standardError == "ifmeter: no interface tun7 (known: tun0 tun1) (see 'ifmeter \(command[0]) --help')\n", "\(command)")
+            // A link the kernel shows but nothing counts is named as such, not as unknown.
+            let loopback = try ifmeter(daemon, command + ["-i", "lo"])
+            #expect(loopback.status == ExitCode.usage.rawValue, "\(command)")
+            #expect(loopback.standardError.hasPrefix(
+                "ifmeter: lo is a link here that ifmeter does not count (its class is not in Watch=, or it is ignored): 'ifmeter interfaces --all' says why"),
+                "\(command): \(loopback.standardError)")
         }
         let merged = try json(try ifmeter(daemon, ["status", "--json", "-i", "tun0+tun1", "-i", "tun1"]))
         let interfaces = try #require(merged["interfaces"] as? [[String: Any]])
