@@ -92,6 +92,8 @@ enum CommandParser {
             index += 1
             guard word.hasPrefix("-") && word != "-" else {
                 if command == nil {
+                    // `help [COMMAND]`, as git and swift-argument-parser take it.
+                    if word == "help" { return Invocation(globals: GlobalOptions(), command: .help(try helpTopic(words[index...]))) }
                     guard let name = CommandName(rawValue: word) else { throw CommandLineError("unknown command \(word)") }
                     command = name
                 } else {
@@ -138,6 +140,14 @@ enum CommandParser {
         let globals = GlobalOptions(
             configPath: try options.single(.config), stateDirectory: try options.single(.stateDirectory), utc: options.flag(.utc))
         return Invocation(globals: globals, command: try build(name, operands: operands, &options))
+    }
+
+    /// The command `help` is asked about: none, or one by name.
+    private static func helpTopic(_ rest: ArraySlice<String>) throws(CommandLineError) -> CommandName? {
+        guard let topic = rest.first else { return nil }
+        guard let name = CommandName(rawValue: topic) else { throw CommandLineError("help: unknown command \(topic)") }
+        if let extra = rest.dropFirst().first { throw CommandLineError("help takes one command, not also \(extra)") }
+        return name
     }
 
     private static func build(_ name: CommandName, operands: [String], _ options: inout GivenOptions) throws(CommandLineError) -> Command {

@@ -316,7 +316,7 @@ enum CommandName: String, CaseIterable, Sendable {
 
             Commands:
             \(commands)
-            Options for every command (COMMAND --help shows a command's own):
+            Options for every command (help COMMAND or COMMAND --help: its own):
             \(optionLines(OptionSpec.global, width: width))
             Without a command:
             \(optionLines(OptionSpec.leading, width: width))

@@ -30,6 +30,9 @@ import Testing
         (["--config", "/c", "--version"], .version),
         (["completions", "zsh"], .completions(.zsh)),
         (["completions", "--help"], .help(.completions)),
+        (["help"], .help(nil)),
+        (["help", "status"], .help(.status)),
+        (["--config", "/c", "help", "days"], .help(.days)),
     ]
 
     @Test(arguments: parsed)
@@ -44,6 +47,8 @@ import Testing
 
     static let refused: [(words: [String], error: CommandLineError)] = [
         (["frobnicate"], CommandLineError("unknown command frobnicate")),
+        (["help", "frobnicate"], CommandLineError("help: unknown command frobnicate")),
+        (["help", "days", "hours"], CommandLineError("help takes one command, not also hours")),
         (["interfaces", "--colour"], CommandLineError("unknown option --colour", command: .interfaces)),
         (["interfaces", "extra"], CommandLineError("unexpected argument extra", command: .interfaces)),
         (["--config"], CommandLineError("--config needs a value")),
