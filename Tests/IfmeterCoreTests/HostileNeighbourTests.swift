@@ -189,7 +189,7 @@ struct HostileNeighbourTests {
                                                "--state-dir", daemon.stateDirectory, "--config", daemon.configPath, "status"])
         #expect(result.status == ExitCode.noPermission.rawValue)
         #expect(result.standardError.split(separator: "\n").count == 1)
-        #expect(result.standardError.contains("readable only by its owner and group root"))
+        #expect(result.standardError.contains("readable only by root, who made it; run ifmeter as root"))
         let sqlite = try daemon.namespace.run(["runuser", "-u", "nobody", "--", "sqlite3", daemon.stateDirectory + "/ifmeter.db", "BEGIN; SELECT count(*) FROM interface;"])
         #expect(sqlite.status != 0)
         #expect(daemon.stop() == 0)

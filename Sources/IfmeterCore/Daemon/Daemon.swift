@@ -588,7 +588,7 @@ package final class Daemon {
         commit(at: clock.now())
         publishMetrics(last: true)
         store.close()
-        Log.notice("ifmeterd: stopped\(storeWrites.isFailing ? " with uncommitted deltas (the store could not be written)" : "")")
+        Log.notice("ifmeterd: stopped\(storeWrites.isFailing ? " with uncommitted deltas (the store could not be written)" : "; a final sample was committed to \(store.path)")")
         return storeWrites.isFailing ? .ioError : .success
     }
 

@@ -27,6 +27,9 @@ package enum StoreError: Error, Sendable, CustomStringConvertible {
             "\(path): the store's tables are not those of ifmeter's schema version \(version) (\(detail)), so it cannot be upgraded; left as it is, see README 'Recovery'"
         case .permissionDenied(let path, "?"):
             "\(path): permission denied: this user may not reach the store's directory; see README 'Security'"
+        case .permissionDenied(let path, "root"):
+            // A store root made (make run as root): no group to join.
+            "\(path): permission denied: the store is readable only by root, who made it; run ifmeter as root, see README 'Security'"
         case .permissionDenied(let path, let group):
             "\(path): permission denied: the store is readable only by its owner and group \(group) (no other user may hold it open); ask to be added to group \(group), see README 'Security'"
         case .invalidValue(let path, let detail): "\(path): value out of range (\(detail)); left untouched, see README 'Recovery'"
