@@ -513,9 +513,6 @@ extension AccountingOutcome {
 extension LinkCounters {
     /// Whether any byte or packet was counted (errors and drops aside).
     var bytesOrPacketsMoved: Bool { rxBytes | txBytes | rxPackets | txPackets != 0 }
-
-    /// Each counter's low 32 bits: what getifaddrs shows of it.
-    var low32: LinkCounters { LinkCounters(fields: fields.map { $0 & 0xffff_ffff }) }
 }
 
 // The counter rules also build in Embedded Swift (bench/embedded): no key

@@ -56,6 +56,9 @@ package struct LinkCounters: Sendable, Hashable {
     package func fieldwiseMax(_ other: LinkCounters) -> LinkCounters {
         LinkCounters(fields: zip(fields, other.fields).map { Swift.max($0, $1) })
     }
+
+    /// Each counter's low 32 bits: what getifaddrs shows of it.
+    package var low32: LinkCounters { LinkCounters(fields: fields.map { $0 & 0xffff_ffff }) }
 }
 
 /// RFC 2863 operational state, as the kernel reports it in IFLA_OPERSTATE.
@@ -78,8 +81,8 @@ package enum OperState: UInt8, Sendable {
 
 /// How wide the source's counters are: getifaddrs copies the 32-bit
 /// IFLA_STATS, which wrap at 2^32; netlink gives IFLA_STATS64.
-package enum CounterWidth: Sendable {
-    case bits32, bits64
+package enum CounterWidth: Int, Sendable {
+    case bits32 = 32, bits64 = 64
 }
 
 /// One interface as a counter source saw it at one moment.

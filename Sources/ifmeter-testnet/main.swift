@@ -33,6 +33,8 @@ struct Options {
     /// Packets written while the device is down: each fails with EIO and
     /// counts one rx_dropped, with no link event at all.
     var downDrops = 0
+    /// Only wait for the link watcher to settle `name` at this operstate.
+    var awaitOperstate: String?
 }
 
 func parse(_ words: [String]) -> Options {
@@ -59,6 +61,7 @@ func parse(_ words: [String]) -> Options {
         case "--hold-ms": options.holdMilliseconds = number()
         case "--until-stdin-closed": options.untilStdinClosed = true
         case "--down-drops": options.downDrops = number()
+        case "--await-operstate": options.awaitOperstate = value()
         default: fail("unknown option \(words[index])")
         }
         index += 1
@@ -114,34 +117,34 @@ func ipv4Packet(size: Int, from source: in_addr, to destination: in_addr, port: 
     return packet
 }
 
-/// The link's flags from sysfs (0 when it cannot be read).
-func linkFlags(_ name: String) -> UInt32 {
-    guard let file = fopen("/sys/class/net/\(name)/flags", "r") else { return 0 }
+/// The first line of one of a link's sysfs attributes, nil when unreadable.
+func sysfsAttribute(_ name: String, _ attribute: String) -> String? {
+    guard let file = fopen("/sys/class/net/\(name)/\(attribute)", "r") else { return nil }
     defer { fclose(file) }
     var line = [CChar](repeating: 0, count: 32)
-    guard fgets(&line, Int32(line.count), file) != nil else { return 0 }
-    return UInt32(strtoul(line, nil, 16))
+    guard fgets(&line, Int32(line.count), file) != nil else { return nil }
+    return String(decoding: line.prefix { $0 != 0 && $0 != 0x0a }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
-/// Waits, up to a minute, until the link watcher has handled `name`'s
-/// carrier (promptly, unless other links' changes hold the RTNL lock): it
-/// sets operstate and swaps the queueing discipline in one step under that
-/// lock, so once operstate reads "up" a no-op RTM_NEWLINK (which takes the
-/// lock) returns after the step is over.
-func awaitLinkWatcher(_ name: String) {
+/// Waits, up to a minute, until the kernel's link watcher has handled
+/// `name`'s carrier, which it does later, from a work queue. Until then a
+/// carrier that came on has no queueing discipline (a packet sent is
+/// dropped without an error), and a link dump shows the old operstate. A
+/// carrier that comes on without a discipline is handled first; any other
+/// change waits its turn, a hundred links a second, behind every link
+/// others made or deleted (thousands, in the tests): the bound is generous.
+/// The watcher sets operstate and swaps the discipline in one step under
+/// the RTNL lock, so a no-op RTM_NEWLINK after operstate reads `operstate`
+/// (it takes that lock) returns once the step is over.
+func awaitLinkWatcher(_ name: String, operstate: String) {
     for _ in 0..<6000 {
-        if let file = fopen("/sys/class/net/\(name)/operstate", "r") {
-            var line = [CChar](repeating: 0, count: 32)
-            let read = fgets(&line, Int32(line.count), file) != nil
-            fclose(file)
-            if read && strncmp(line, "up\n", 3) == 0 {
-                run("ip link set dev \(name) up")
-                return
-            }
+        if sysfsAttribute(name, "operstate") == operstate {
+            run("ip link set dev \(name) up")
+            return
         }
         usleep(10_000)
     }
-    fail("\(name): operstate not up a minute after its carrier came back")
+    fail("\(name): operstate \(sysfsAttribute(name, "operstate") ?? "unreadable"), not \(operstate), after a minute")
 }
 
 func live(_ options: Options) {
@@ -166,14 +169,14 @@ func live(_ options: Options) {
         fputs("1", file)
         fclose(file)
     }
-    let wasUp = linkFlags(options.name) & UInt32(IFF_UP) != 0
+    let wasUp = sysfsAttribute(options.name, "flags").flatMap { UInt32($0.dropFirst(2), radix: 16) }.map { $0 & UInt32(IFF_UP) != 0 } ?? false
     run("ip addr replace 198.18.\(options.subnet).1 peer 198.18.\(options.subnet).2 dev \(options.name) && ip link set \(options.name) up")
     // A persistent tun already up got its carrier back when this process
     // attached, and its queueing discipline comes back only when the
     // kernel's link watcher handles that (later, from a work queue); a
     // datagram sent before then is dropped without an error. Bringing a
     // link up swaps the discipline in at once, so only this case waits.
-    if wasUp && options.txPackets > 0 { awaitLinkWatcher(options.name) }
+    if wasUp && options.txPackets > 0 { awaitLinkWatcher(options.name, operstate: "up") }
     let receiver = udpSocket(boundTo: local, port: port)
     let rxPacket = ipv4Packet(size: options.size, from: peer, to: local, port: port)
     for _ in 0..<options.rxPackets {
@@ -209,4 +212,8 @@ func live(_ options: Options) {
 
 setvbuf(stdout, nil, _IOLBF, 0)
 let options = parse(Array(CommandLine.arguments.dropFirst()))
-for _ in 0..<options.lives { live(options) }
+if let operstate = options.awaitOperstate {
+    awaitLinkWatcher(options.name, operstate: operstate)
+} else {
+    for _ in 0..<options.lives { live(options) }
+}

@@ -114,23 +114,22 @@ struct DaemonTests {
         #expect(try daemon.totals("tun0").txBytes == 1200)
     }
 
-    @Test func aCounterSourceChangeOnReloadSaysItWaitsForARestart() throws {
-        let daemon = try DaemonHarness(namespace: NetworkNamespace())
-        try daemon.start(interval: 60)
-        try daemon.writeConfiguration("CounterSource=getifaddrs\n")
-        daemon.signal(SIGHUP)
-        try daemon.waitForLog("reloaded")
-        #expect(daemon.log.contains("reload: CounterSource= changes take effect at restart"))
-        #expect(daemon.stop() == 0)
-    }
+    /// What a reload cannot apply is said, and the daemon runs on: a bad
+    /// file keeps the running configuration; a setting read only at start
+    /// waits for a restart.
+    static let reloadsSaid: [(configuration: String, ending: String, said: String)] = [
+        ("Bogus=1\n", "reload failed", "ifmeter.conf:3: unknown key Bogus= in [Daemon]"),
+        ("CounterSource=getifaddrs\n", "reloaded", "reload: CounterSource= changes take effect at restart"),
+    ]
 
-    @Test func aBadConfigurationOnReloadKeepsTheRunningOne() throws {
+    @Test(arguments: reloadsSaid)
+    func aReloadSaysWhatItCannotApply(_ testCase: (configuration: String, ending: String, said: String)) throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.start(interval: 60)
-        try daemon.writeConfiguration("Bogus=1\n")
+        try daemon.writeConfiguration(testCase.configuration)
         daemon.signal(SIGHUP)
-        try daemon.waitForLog("reload failed")
-        #expect(daemon.log.contains("ifmeter.conf:3: unknown key Bogus= in [Daemon]"))
+        try daemon.waitForLog(testCase.ending)
+        #expect(daemon.log.contains(testCase.said))
         #expect(daemon.stop() == 0)
     }
 

@@ -432,7 +432,7 @@ package final class Daemon {
     private func sourceWidth(_ event: LinkEvent) -> LinkEvent {
         guard linkSource.counterWidth == .bits32 else { return event }
         var narrowed = event
-        narrowed.link.counters = LinkCounters(fields: event.link.counters.fields.map { $0 & 0xffff_ffff })
+        narrowed.link.counters = event.link.counters.low32
         return narrowed
     }
 

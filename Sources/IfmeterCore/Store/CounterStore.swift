@@ -446,11 +446,7 @@ package final class CounterStore {
             let rows = try database.query("SELECT ifindex, name FROM present_link") { (Int32(truncatingIfNeeded: $0.integer(0)), $0.text(1)) }
             present = Dictionary(rows, uniquingKeysWith: { first, _ in first })
         }
-        let width: CounterWidth? = switch try meta("counter_width") {
-        case "32": .bits32
-        case "64": .bits64
-        default: nil
-        }
+        let width = try meta("counter_width").flatMap(Int.init).flatMap(CounterWidth.init(rawValue:))
         return StoredState(
             lastBootID: lastBoot, lastNamespace: lastNamespace, openLives: lives, knownNames: Set(names), presentLinks: present,
             counterWidth: width)
@@ -487,13 +483,14 @@ package final class CounterStore {
     ) throws(StoreError) {
         guard !records.isEmpty else { return }
         try writeTransaction { () throws(StoreError) in
-            if let counterWidth { try writeMeta([("counter_width", counterWidth == .bits32 ? "32" : "64")]) }
-            try write(records, bootID: bootID, namespace: namespace, journalGeneration: journalGeneration, retention: retention, intervals: intervals)
+            try write(
+                records, bootID: bootID, namespace: namespace, journalGeneration: journalGeneration, counterWidth: counterWidth,
+                retention: retention, intervals: intervals)
         }
     }
 
     private func write(
-        _ records: [JournalRecord], bootID: String, namespace: NamespaceCookie, journalGeneration: UInt64?,
+        _ records: [JournalRecord], bootID: String, namespace: NamespaceCookie, journalGeneration: UInt64?, counterWidth: CounterWidth? = nil,
         retention: Retention, intervals: (sample: Double, commit: Double)
     ) throws(StoreError) {
         guard let last = records.last else { return }
@@ -501,7 +498,8 @@ package final class CounterStore {
         try writeMeta([
             ("boot_id", bootID), ("netns", String(namespace)), ("last_commit", String(last.time)),
             ("sample_interval", String(intervals.sample)), ("commit_interval", String(intervals.commit)), ("timezone", zone),
-        ] + (journalGeneration.map { [("journal_generation", String($0))] } ?? []))
+        ] + (journalGeneration.map { [("journal_generation", String($0))] } ?? [])
+          + (counterWidth.map { [("counter_width", String($0.rawValue))] } ?? []))
         try write(records, bootID: bootID, namespace: namespace, pruning: retention)
     }
 

@@ -69,26 +69,10 @@ final class NetworkNamespace {
         try awaitLinkWatcher(near, operstate: "up")
     }
 
-    /// Waits, up to a minute, until the kernel's link watcher has handled
-    /// `device`'s carrier, which it does later, from a work queue. Until then
-    /// a carrier that came on has no queueing discipline (a packet sent is
-    /// dropped without an error), and a link dump shows the old operstate.
-    /// A carrier that comes on without a discipline is handled first; any
-    /// other change waits its turn, a hundred links a second, behind every
-    /// link other tests made or deleted (thousands, for some): the bound is
-    /// generous. The watcher sets operstate and swaps the discipline in one
-    /// step under the RTNL lock, so a no-op RTM_NEWLINK after operstate
-    /// reads `operstate` (it takes that lock) returns once the step is over.
+    /// Waits until the kernel's link watcher has settled `device` at
+    /// `operstate` (ifmeter-testnet --await-operstate says why and how).
     func awaitLinkWatcher(_ device: String, operstate: String) throws {
-        try exec(["sh", "-c", """
-            tries=0
-            until [ "$(cat /sys/class/net/\(device)/operstate)" = \(operstate) ]; do
-                tries=$((tries + 1))
-                [ $tries -lt 6000 ] || { echo "\(device): operstate $(cat /sys/class/net/\(device)/operstate), not \(operstate), after 60 s" >&2; exit 1; }
-                sleep 0.01
-            done
-            ip link set dev \(device) up
-            """])
+        try exec([TestEnvironment.binary("ifmeter-testnet"), "--name", device, "--await-operstate", operstate])
     }
 
     /// Sends `count` UDP datagrams of IP length `size` from here to the far
