@@ -110,6 +110,8 @@ struct DaemonTests {
         #expect(try daemon.totals("tun0").rxBytes == 800)
         try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, size: 400)
         #expect(daemon.stop() == 0)
+        // Its last line says the final sample was committed, and where.
+        #expect(daemon.log.hasSuffix("ifmeterd: stopped; a final sample was committed to \(daemon.stateDirectory)/ifmeter.db\n"), "\(daemon.log)")
         #expect(try daemon.totals("tun0").rxBytes == 1200)
         #expect(try daemon.totals("tun0").txBytes == 1200)
     }
