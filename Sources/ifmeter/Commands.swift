@@ -189,8 +189,11 @@ enum Commands {
             try checkSelection(InterfaceSelection(groups: [[name]]), known: known, .forget)
             return 64
         }
-        do { try store.forget(name) } catch { throw .store(error) }
-        try context.print("\(name): removed from \(store.path)\n")
+        let stillCounted: Bool
+        do { stillCounted = try store.forget(name) } catch { throw .store(error) }
+        try context.print(stillCounted
+            ? "\(name): its records were removed from \(store.path); it was present at the last commit, so ifmeterd counts it on from zero\n"
+            : "\(name): removed from \(store.path)\n")
         return 0
     }
 

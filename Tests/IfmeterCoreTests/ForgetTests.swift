@@ -63,6 +63,40 @@ struct ForgetTests {
         #expect(try daemon.reasons("vpn0").isEmpty)
     }
 
+    /// A link renamed while counted keeps one life, begun under its old
+    /// name: forgetting the old name removes that name's rows, not the life
+    /// the link is still counted by (whose baseline carries what passes
+    /// while the daemon is stopped). Forgetting the new name leaves the old
+    /// name's history alone.
+    @Test func forgettingARenamedLinksOldNameKeepsItsLife() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        try daemon.namespace.tunTraffic(name: "tun6", rxPackets: 2, size: 1000, persist: true)
+        try daemon.namespace.exec(["sh", "-c", "ip link set tun6 down && ip link set tun6 name tun7"])
+        try daemon.namespace.tunTraffic(name: "tun7", rxPackets: 1, size: 700, persist: true)
+        #expect(daemon.stop() == 0)
+        #expect(try daemon.totals("tun6").rxBytes == 2000)
+        #expect(try daemon.totals("tun7").rxBytes == 700)
+
+        let removed = try ifmeter(daemon, ["forget", "tun6"])
+        #expect(removed.standardOutput == "tun6: removed from \(daemon.stateDirectory)/ifmeter.db\n", "\(removed.standardError)")
+        #expect(try daemon.totalsIfAny("tun6") == nil)
+        try daemon.namespace.tunTraffic(name: "tun7", rxPackets: 1, size: 500, persist: true)  // while stopped
+        try daemon.runOnce()
+        #expect(try daemon.totals("tun7").rxBytes == 1200)
+        #expect(try daemon.store().events().isEmpty)
+        #expect(try daemon.totalsIfAny("tun6") == nil)
+
+        let present = try ifmeter(daemon, ["forget", "tun7"])
+        #expect(present.standardOutput == "tun7: its records were removed from \(daemon.stateDirectory)/ifmeter.db; it was present at the last commit, so ifmeterd counts it on from zero\n")
+        #expect(try daemon.totals("tun7") == .zero)
+        try daemon.namespace.tunTraffic(name: "tun7", rxPackets: 1, size: 300, persist: true)
+        try daemon.runOnce()
+        #expect(try daemon.totals("tun7").rxBytes == 300)  // counted on from the forget
+        #expect(try daemon.store().events().isEmpty)
+        #expect(try daemon.store().integrityCheck() == "ok")
+    }
+
     /// Applying a killed daemon's journal folds the five-minute rows not
     /// folded yet: `forget` run under another TZ cuts hours in the zone the
     /// daemon counted in (Asia/Kolkata's begin at :30 UTC), and leaves it
