@@ -139,7 +139,7 @@ struct DaemonTests {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.start(interval: 0.1, commitInterval: 0)  // commit at every sample
         try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 5, txPackets: 5, size: 100, persist: true)
-        try daemon.waitForLog("watched interfaces")
+        try daemon.waitForLog("watched interface")
         usleep(300_000)  // several commits happen
         try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 2, txPackets: 0, size: 100)
         #expect(daemon.stop(with: SIGKILL) == SIGKILL)

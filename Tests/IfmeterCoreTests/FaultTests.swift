@@ -73,7 +73,7 @@ struct FaultTests {
         let disk = try SmallDisk(at: daemon.stateDirectory, size: "1m")
         try daemon.start(interval: 0.1, commitInterval: 0)
         try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 3, size: 1000, persist: true)
-        try daemon.waitForLog("watched interfaces")
+        try daemon.waitForLog("watched interface")
         usleep(300_000)
         disk.fill()
         try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 4, txPackets: 2, size: 1000)

@@ -39,7 +39,7 @@ import Testing
                                         environment: ProcessInfo.processInfo.environment.merging(["JOURNAL_STREAM": variable]) { $1 })
             #expect(result.status == 0)
             let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
-            let notice = lines.last { $0.contains("watched interfaces") }
+            let notice = lines.last { $0.contains("watched interface") }
             #expect(notice?.hasPrefix("<5>ifmeterd: store") == prefixed, "\(variable): \(notice ?? "")")
             #expect(notice?.hasPrefix("ifmeterd: store") == !prefixed)
         }

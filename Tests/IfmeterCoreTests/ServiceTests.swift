@@ -119,7 +119,7 @@ struct NotifyTests {
         let notify = try NotifySocket(in: daemon.directory)
         try daemon.start(interval: 60, environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "200000"])
         let startup = notify.read(until: "READY=1")
-        #expect(startup.last?.hasPrefix("READY=1\nSTATUS=counting 1 interfaces, last commit ") == true, "\(startup)")
+        #expect(startup.last?.hasPrefix("READY=1\nSTATUS=counting 1 interface, last commit ") == true, "\(startup)")
         // READY=1 means the store is open and the first sample committed.
         #expect(try daemon.store().interfaces().map(\.name) == ["tun0"])
         #expect(notify.read(until: "WATCHDOG=1").last == "WATCHDOG=1")
@@ -141,7 +141,7 @@ struct NotifyTests {
         let name = "@ifmeter-notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let notify = try daemon.namespace.inside { try NotifySocket(address: name) }
         try daemon.start(interval: 60, environment: ["NOTIFY_SOCKET": name, "WATCHDOG_USEC": "100000", "WATCHDOG_PID": "1"])
-        #expect(notify.read(until: "READY=1").last?.hasPrefix("READY=1\nSTATUS=counting 1 interfaces") == true)
+        #expect(notify.read(until: "READY=1").last?.hasPrefix("READY=1\nSTATUS=counting 1 interface") == true)
         // Five watchdog periods: an enabled watchdog would have sent ten.
         usleep(500_000)
         daemon.signal(SIGTERM)

@@ -168,7 +168,7 @@ package final class Daemon {
         }
         let names = meter.lives.values.map(\.name).sorted().joined(separator: " ")
         let source = linkSource.counterWidth == .bits32 ? "getifaddrs (32-bit counters, wraps judged)" : "netlink (64-bit counters)"
-        Log.notice("ifmeterd: store \(store.path), boot \(bootID), counters from \(source), \(meter.lives.count) watched interfaces (\(names)); \(Estimate.basis)")
+        Log.notice("ifmeterd: store \(store.path), boot \(bootID), counters from \(source), \(counted(meter.lives.count, "watched interface")) (\(names)); \(Estimate.basis)")
     }
 
     /// Opens the journal for this daemon alone and applies what it holds
@@ -270,7 +270,7 @@ package final class Daemon {
         case .cutShort(let why):
             Log.notice("\(journalPath): \(why) (the daemon was stopped while writing it); the records before it were applied")
         case .damaged(let why):
-            Log.warning("\(journalPath): \(why): applied the \(contents.records.count) records before it; kept as \(keep("damaged"))")
+            Log.warning("\(journalPath): \(why): applied the \(counted(contents.records.count, "record")) before it; kept as \(keep("damaged"))")
         }
     }
 
@@ -361,7 +361,7 @@ package final class Daemon {
     private func statusLine() -> String {
         let last = lastCommitWall.map { ", last commit \(TimeText.moment($0))" } ?? ""
         let trouble = storeWrites.isFailing ? "; STORE WRITES FAILING, deltas kept in memory" : ""
-        return "counting \(meter.lives.count) interfaces\(last)\(trouble)"
+        return "counting \(counted(meter.lives.count, "interface"))\(last)\(trouble)"
     }
 
     // MARK: The loop's work

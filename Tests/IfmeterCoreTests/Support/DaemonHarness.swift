@@ -73,7 +73,7 @@ final class DaemonHarness {
         process.standardOutput = log
         try process.run()
         self.process = process
-        try waitForLog("watched interfaces", occurrences: startsSoFar + 1)
+        try waitForLog("watched interface", occurrences: startsSoFar + 1)
         startsSoFar += 1
     }
 
