@@ -93,9 +93,16 @@ import Testing
         #expect(meter.hasUncommittedLifeChanges)
         #expect(meter.nextCommit.pending.endedLives.map(\.ended.end) == [.removed])
         #expect(meter.totals["tun0"]?.rxBytes == 900)
-        // An unwatched link coming and going is nothing to commit.
+        // An unwatched link that appears is due too (a restart that widens
+        // Watch= must find it was present); one that goes is not.
         meter.committed(meter.nextCommit)
         _ = meter.apply(events: [LinkEvent(kind: .new, link: link("veth0", 5, kind: "veth"))], at: at(17))
+        #expect(meter.hasUncommittedLifeChanges)
+        #expect(meter.nextCommit.presence?.added == [5: "veth0"])
+        meter.committed(meter.nextCommit)
+        _ = meter.apply(events: [LinkEvent(kind: .new, link: link("veth0", 5, kind: "veth", rx: 40))], at: at(18))
+        #expect(!meter.hasUncommittedLifeChanges)
+        _ = meter.apply(events: [LinkEvent(kind: .deleted(movedToOtherNamespace: false), link: link("veth0", 5, kind: "veth"))], at: at(19))
         #expect(!meter.hasUncommittedLifeChanges)
     }
 

@@ -50,8 +50,9 @@ package struct Meter {
     /// Each link's classification by ifindex, for the name it had when
     /// classified: sysfs is read once per link and name, not per sample.
     private var classifications: [Int32: (name: String, classification: Classification)] = [:]
-    /// Lives begun, ended or renamed since the last commit: until it, a crash
-    /// loses them untold (or, for a rename, counts them from then on).
+    /// Lives begun, ended or renamed, and links appeared, since the last
+    /// commit: until it, a crash loses them untold (or, for a rename, counts
+    /// them from then on; for a link, counts its past).
     private var lifeChangesSinceCommit = 0
     private var committedPresence: [Int32: String]?
     /// Each open life as the store has it since the last commit, so a
@@ -175,11 +176,13 @@ package struct Meter {
                 logged.append(record(tracker.observe(event: event, at: now), links: [link], at: now))
             case .new:
                 // An ifindex not present is a new device, whatever was cached under it.
-                if tracker.presentLinks[link.ifindex] == nil { classifications[link.ifindex] = nil }
+                let appeared = tracker.presentLinks[link.ifindex] == nil
+                if appeared { classifications[link.ifindex] = nil }
                 let renamed = renamedLives([link])
                 let watched = isWatched(link)
                 logged.append(record(tracker.observe(event: event, at: now, isWatched: { _ in watched }), links: [link], at: now))
                 logged.append(renamedLivesObserved(renamed, at: now))
+                if appeared { linkAppeared() }
             }
         }
         return logged
@@ -194,12 +197,21 @@ package struct Meter {
         }
         // Open lives stay counted unless renamed: only the others need a decision.
         let renamed = renamedLives(links)
+        let appeared = eventsWereLost && links.contains { tracker.presentLinks[$0.ifindex] == nil }
         let watched = watchedIndexes(links.filter { tracker.lives[$0.ifindex] == nil })
         let outcome = tracker.observe(dump: links, at: now, eventsWereLost: eventsWereLost, isWatched: { watched.contains($0.ifindex) })
         var logged = record(outcome, links: links, at: now)
         logged.append(renamedLivesObserved(renamed, at: now))
+        if appeared { linkAppeared() }
         return logged
     }
+
+    /// A link appeared, watched or not: until a commit records it present,
+    /// a restart would take it for one created while stopped and count its
+    /// past from zero (a device moved in: another namespace's traffic), even
+    /// where Watch= only now selects it. A link that goes needs no haste:
+    /// left recorded, it can only make the restart count less.
+    private mutating func linkAppeared() { lifeChangesSinceCommit += 1 }
 
     private mutating func touch(_ ifindex: Int32) {
         guard case .only(var touched) = touchedSinceCommit else { return }
@@ -238,9 +250,10 @@ package struct Meter {
         return record(tracker.rewatch(links: links, at: now, isWatched: { watched.contains($0.ifindex) }), links: links, at: now)
     }
 
-    /// Whether a life began or ended since the last commit: the loop commits
-    /// at once rather than at the commit interval, so a crash can lose at
-    /// most a tail, and the restart can tell.
+    /// Whether a life began or ended, or a link appeared, since the last
+    /// commit: the loop commits (or journals) at once rather than at the
+    /// commit interval, so a crash can lose at most a tail, and the restart
+    /// can tell.
     package var hasUncommittedLifeChanges: Bool { lifeChangesSinceCommit > 0 }
 
     /// Everything the next commit writes.
