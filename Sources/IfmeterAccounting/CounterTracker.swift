@@ -61,10 +61,14 @@ package struct StoredState: Sendable {
     /// The width of the source the open lives' counters were read from;
     /// nil when the store predates this record (taken as the source's now).
     package var counterWidth: CounterWidth?
+    /// The ifindexes of lives that ended in the last commit's boot and
+    /// namespace (as far as the store still keeps them).
+    package var endedIndexes: Set<Int32>
 
     package init(
         lastBootID: String? = nil, lastNamespace: NamespaceCookie = 0, openLives: [StoredLife] = [],
-        knownNames: Set<String> = [], presentLinks: [Int32: String]? = nil, counterWidth: CounterWidth? = nil
+        knownNames: Set<String> = [], presentLinks: [Int32: String]? = nil, counterWidth: CounterWidth? = nil,
+        endedIndexes: Set<Int32> = []
     ) {
         self.lastBootID = lastBootID
         self.lastNamespace = lastNamespace
@@ -72,6 +76,7 @@ package struct StoredState: Sendable {
         self.knownNames = knownNames
         self.presentLinks = presentLinks
         self.counterWidth = counterWidth
+        self.endedIndexes = endedIndexes
     }
 }
 
@@ -190,6 +195,14 @@ package struct CounterTracker: Sendable {
         // commit saw tells "appeared while stopped" from "was not watched".
         let sameRun = stored.lastBootID == bootID && isOurs(stored.lastNamespace)
         let earlierPresence = sameRun ? stored.presentLinks : nil
+        // A device created while we were stopped gets an ifindex this
+        // namespace never used (they are handed out cyclically); one absent
+        // at the last save on an ifindex an earlier life here had moved in
+        // from another namespace (that life itself, back), counters and all.
+        func movedIn(_ link: LinkSample) -> Bool {
+            guard let earlierPresence, earlierPresence[link.ifindex] == nil else { return false }
+            return stored.endedIndexes.contains(link.ifindex)
+        }
         let ourStored = stored.openLives.filter { $0.bootID == bootID && isOurs($0.namespace) }
         let storedIndexes = Set(ourStored.map { $0.life.ifindex })
         var claimed: Set<Int32> = []
@@ -250,6 +263,9 @@ package struct CounterTracker: Sendable {
                     // The successor was there at the last save under another
                     // name, unwatched: its past is not ours to count.
                     outcome.append(begin(successor, at: now, baseline: successor.counters))
+                } else if movedIn(successor) {
+                    outcome.events.append(Self.movedInWhileStopped(successor))
+                    outcome.append(begin(successor, at: now, baseline: successor.counters))
                 } else {
                     outcome.append(begin(successor, at: now, baseline: .zero))
                 }
@@ -269,6 +285,9 @@ package struct CounterTracker: Sendable {
                     outcome.events.append(ResetEvent(
                         .historyUnknown, name: link.name, old: nil, new: link.ifindex, loss: .unknown,
                         detail: "watched from now on; it was present but not watched before, and that traffic is not counted"))
+                    outcome.append(begin(link, at: now, baseline: link.counters))
+                } else if movedIn(link) {
+                    outcome.events.append(Self.movedInWhileStopped(link))
                     outcome.append(begin(link, at: now, baseline: link.counters))
                 } else {
                     // Rule 5: absent at our last save in this boot, so created
@@ -291,6 +310,12 @@ package struct CounterTracker: Sendable {
             }
         }
         return outcome
+    }
+
+    private static func movedInWhileStopped(_ link: LinkSample) -> ResetEvent {
+        ResetEvent(
+            .movedIn, name: link.name, old: nil, new: link.ifindex, loss: .unknown,
+            detail: "appeared while the daemon was stopped on ifindex \(link.ifindex), which an earlier life here had: moved in from another network namespace, so its counters are not counted; its traffic here before this moment is unknown")
     }
 
     // MARK: While running

@@ -37,6 +37,8 @@ struct StartCase: CustomTestStringConvertible, Sendable {
     var knownNames: Set<String> = []
     /// Links present at the last commit; nil: a store from before that record.
     var present: [Int32: String]? = nil
+    /// Ifindexes of lives that ended in the last commit's boot and namespace.
+    var ended: Set<Int32> = []
     var links: [LinkSample]
     /// Names not watched now (the rest are).
     var unwatched: Set<String> = []
@@ -115,6 +117,17 @@ private func stored(_ bootID: String, _ life: TrackedLife, namespace: NamespaceC
             links: [link("wg0", 12, 400, 700)],
             expectedBytes: ["wg0": [400, 700]], expectedReasons: [.appearedWhileStopped], expectedEnds: []),
         StartCase(
+            rule: "identity: absent at the last save on the ifindex of a life ended here: moved in (that life back), not counted",
+            lastBootID: "B", present: [1: "lo"], ended: [12],
+            links: [link("tun0", 12, 25_000, 700)],
+            expectedBytes: [:], expectedReasons: [.movedIn], expectedEnds: []),
+        StartCase(
+            rule: "3+identity: a successor on the ifindex of a life ended here moved in: not counted",
+            lastBootID: "B", stored: [stored("B", life("tun0", 5, 1000, 2000))], knownNames: ["tun0"],
+            present: [1: "lo", 5: "tun0"], ended: [9],
+            links: [link("tun0", 9, 40, 70)],
+            expectedBytes: [:], expectedReasons: [.recreated, .movedIn], expectedEnds: [.removedWhileStopped]),
+        StartCase(
             rule: "5: a store without the presence record: absent means appeared while stopped",
             lastBootID: "B",
             links: [link("wg0", 12, 400, 700)],
@@ -158,7 +171,7 @@ private func stored(_ bootID: String, _ life: TrackedLife, namespace: NamespaceC
         let outcome = tracker.start(
             stored: StoredState(
                 lastBootID: testCase.lastBootID, lastNamespace: testCase.lastNamespace, openLives: testCase.stored,
-                knownNames: testCase.knownNames, presentLinks: testCase.present),
+                knownNames: testCase.knownNames, presentLinks: testCase.present, endedIndexes: testCase.ended),
             links: testCase.links, at: now, isWatched: { !testCase.unwatched.contains($0.name) })
         #expect(bytes(outcome) == testCase.expectedBytes)
         #expect(reasons(outcome) == testCase.expectedReasons)

@@ -447,9 +447,16 @@ package final class CounterStore {
             present = Dictionary(rows, uniquingKeysWith: { first, _ in first })
         }
         let width = try meta("counter_width").flatMap(Int.init).flatMap(CounterWidth.init(rawValue:))
+        var endedIndexes: Set<Int32> = []
+        if foundVersion >= 2, let lastBoot {
+            let rows = try database.query(
+                "SELECT DISTINCT ifindex FROM life WHERE ended IS NOT NULL AND boot_id = ? AND netns = ?",
+                [.text(lastBoot), Self.value(lastNamespace)]) { Int32(truncatingIfNeeded: $0.integer(0)) }
+            endedIndexes = Set(rows)
+        }
         return StoredState(
             lastBootID: lastBoot, lastNamespace: lastNamespace, openLives: lives, knownNames: Set(names), presentLinks: present,
-            counterWidth: width)
+            counterWidth: width, endedIndexes: endedIndexes)
     }
 
     // MARK: Committing
