@@ -516,12 +516,15 @@ package struct CounterTracker: Sendable {
                 delta = .zero
             }
         }
+        // A sample under a new name (a rename's message) carries the
+        // counters of the rename: what they add passed under the old name.
+        let countedUnder = life.name
         life.counters = target
         life.sinceBoot = now.sinceBoot
         life.lastSeen = now.wall
         life.name = sample.name
         if delta != .zero {
-            outcome.deltas.append(Delta(name: sample.name, ifindex: sample.ifindex, counters: delta))
+            outcome.deltas.append(Delta(name: countedUnder, ifindex: sample.ifindex, counters: delta))
         }
         return outcome
     }

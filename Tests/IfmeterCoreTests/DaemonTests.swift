@@ -251,6 +251,22 @@ struct DaemonTests {
         #expect(try daemon.store().events().isEmpty)  // a rename is no reset
     }
 
+    /// Renamed to a name an override ignores: counted up to the rename,
+    /// closed under the name it was counted under; the ignored name gets
+    /// no row, event or metrics series.
+    @Test func aRenameIntoAnIgnoredNameEndsTheLifeUnderItsOldName() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "[Classes]\nzz3=ignore\n")
+        try daemon.start(interval: 60)
+        try daemon.namespace.tunTraffic(name: "tun3", rxPackets: 3, size: 100, persist: true)
+        try daemon.namespace.exec(["sh", "-c", "ip link set tun3 down && ip link set tun3 name zz3"])
+        try daemon.namespace.tunTraffic(name: "zz3", rxPackets: 2, size: 100, persist: true)
+        #expect(daemon.stop() == 0)
+        #expect(try daemon.totals("tun3").rxBytes == 300)
+        #expect(try daemon.totalsIfAny("zz3") == nil)
+        #expect(try daemon.store().events().map(\.name) == ["tun3"])
+        #expect(try daemon.reasons("tun3") == ["unwatched"])
+    }
+
     @Test func aMoveToAnotherNamespaceClosesTheLifeWithoutLoss() throws {
         let elsewhere = try NetworkNamespace()
         let daemon = try DaemonHarness(namespace: NetworkNamespace())

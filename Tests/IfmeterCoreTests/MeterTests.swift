@@ -204,7 +204,10 @@ import Testing
         // The same through a dump.
         _ = meter.apply(dump: [link("tun8", 4, rx: 2200)], eventsWereLost: false, at: at(30))
         #expect(meter.hasUncommittedLifeChanges)
-        #expect(meter.totals["tun8"]?.rxBytes == 100)
+        // Where in the interval the rename fell is unknown: the old name takes it.
+        #expect(meter.nextCommit.pending.deltas.map { $0.key.name } == ["tun7"])
+        _ = meter.apply(dump: [link("tun8", 4, rx: 2250)], eventsWereLost: false, at: at(45))
+        #expect(meter.totals["tun8"]?.rxBytes == 50)
     }
 
     @Test func aRenameIntoAnIgnoredNameStopsTheCounting() {
@@ -212,11 +215,28 @@ import Testing
         _ = meter.start(stored: StoredState(), links: [link("tun3", 4, rx: 0)], at: at(0))
         // An override ignores zz*: the classifier says so for the new name.
         let step = meter.apply(events: [LinkEvent(kind: .new, link: link("zz3", 4, kind: "ignored", rx: 500))], at: at(1))
+        // The life ends under the name its traffic passed under: the
+        // ignored name gets no row, no event, no series.
         #expect(step.events.map(\.reason) == [.unwatched])
+        #expect(step.events.map(\.name) == ["tun3"])
         #expect(meter.lives.isEmpty)
-        #expect(meter.totals["zz3"]?.rxBytes == 500)
+        #expect(meter.totals["tun3"]?.rxBytes == 500)
+        #expect(meter.totals["zz3"] == nil)
         _ = meter.apply(dump: [link("zz3", 4, kind: "ignored", rx: 9000)], eventsWereLost: false, at: at(15))
-        #expect(meter.totals["zz3"]?.rxBytes == 500)
+        #expect(meter.totals["zz3"] == nil)
+        #expect(meter.nextCommit.pending.deltas.keys.map(\.name) == ["tun3"])
+    }
+
+    /// A rename message carries the counters of the moment of the rename:
+    /// what they add passed under the old name; what follows, the new.
+    @Test func aRenameCountsWhatPassedBeforeItUnderTheOldName() {
+        var meter = meter()
+        _ = meter.start(stored: StoredState(), links: [link("tun3", 4, rx: 0)], at: at(0))
+        _ = meter.apply(events: [LinkEvent(kind: .new, link: link("vpn3", 4, rx: 500))], at: at(1))
+        _ = meter.apply(dump: [link("vpn3", 4, rx: 900)], eventsWereLost: false, at: at(15))
+        #expect(meter.totals["tun3"]?.rxBytes == 500)
+        #expect(meter.totals["vpn3"]?.rxBytes == 400)
+        #expect(meter.lives[4]?.name == "vpn3")
     }
 
     @Test func aNewDeviceOnAReusedIfindexAndNameIsClassifiedAfresh() {

@@ -342,6 +342,10 @@ private func classTotals(_ store: CounterStore, bootID: String, at now: Int64) t
         var link = LinkSample(ifindex: 30, name: "vpn0", kind: "tun")
         var now = Self.start + 10
         var sent: UInt64 = 0
+        let renamed = Instant(wall: now, sinceBoot: 20)
+        pending = PendingWrites()
+        pending.record(simulation.tracker.observe(event: LinkEvent(kind: .new, link: link), at: renamed), at: renamed)
+        try simulation.commit(pending, at: now)
         while now < Self.start + 40 * 86_400 {
             now += 6 * 3600
             sent += 1000

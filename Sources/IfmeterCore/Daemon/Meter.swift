@@ -180,8 +180,9 @@ package struct Meter {
                 if appeared { classifications[link.ifindex] = nil }
                 let renamed = renamedLives([link])
                 let watched = isWatched(link)
+                logged.append(endLivesRenamedOutOfWatch(renamed, at: now))
                 logged.append(record(tracker.observe(event: event, at: now, isWatched: { _ in watched }), links: [link], at: now))
-                logged.append(renamedLivesObserved(renamed, at: now))
+                renamedLivesObserved(renamed)
                 if appeared { linkAppeared() }
             }
         }
@@ -197,11 +198,12 @@ package struct Meter {
         }
         // Open lives stay counted unless renamed: only the others need a decision.
         let renamed = renamedLives(links)
+        var logged = endLivesRenamedOutOfWatch(renamed, at: now)
         let appeared = eventsWereLost && links.contains { tracker.presentLinks[$0.ifindex] == nil }
         let watched = watchedIndexes(links.filter { tracker.lives[$0.ifindex] == nil })
         let outcome = tracker.observe(dump: links, at: now, eventsWereLost: eventsWereLost, isWatched: { watched.contains($0.ifindex) })
-        var logged = record(outcome, links: links, at: now)
-        logged.append(renamedLivesObserved(renamed, at: now))
+        logged.append(record(outcome, links: links, at: now))
+        renamedLivesObserved(renamed)
         if appeared { linkAppeared() }
         return logged
     }
@@ -226,16 +228,26 @@ package struct Meter {
         links.filter { link in tracker.lives[link.ifindex].map { $0.name != link.name } ?? false }
     }
 
+    /// Before a rename is observed: a life renamed to a name the policy does
+    /// not watch (an ignore override) is counted up to the rename and ends
+    /// under the name its traffic passed under, so the ignored name gets no
+    /// row, event or series of its own.
+    private mutating func endLivesRenamedOutOfWatch(_ renamed: [LinkSample], at now: Instant) -> Step {
+        let asBefore = renamed.filter { !isWatched($0) }.compactMap { link -> LinkSample? in
+            guard let life = tracker.lives[link.ifindex] else { return nil }
+            var before = link
+            before.name = life.name
+            return before
+        }
+        guard !asBefore.isEmpty else { return Step() }
+        return record(tracker.rewatch(links: asBefore, at: now, isWatched: { _ in false }), links: asBefore, at: now)
+    }
+
     /// After a rename: the new name is committed at once (a restart would
     /// otherwise meet the ifindex under an unknown name and count it from
-    /// then on), and a name the policy does not watch (an ignore override)
-    /// ends the life.
-    private mutating func renamedLivesObserved(_ renamed: [LinkSample], at now: Instant) -> Step {
-        guard !renamed.isEmpty else { return Step() }
+    /// then on).
+    private mutating func renamedLivesObserved(_ renamed: [LinkSample]) {
         lifeChangesSinceCommit += renamed.count
-        let unwatched = renamed.filter { tracker.lives[$0.ifindex] != nil && !isWatched($0) }
-        guard !unwatched.isEmpty else { return Step() }
-        return record(tracker.rewatch(links: unwatched, at: now, isWatched: { _ in false }), links: unwatched, at: now)
     }
 
     /// A new policy (a reload) applied to a fresh dump: lives no longer
