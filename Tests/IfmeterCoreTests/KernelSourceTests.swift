@@ -94,6 +94,58 @@ struct KernelSourceTests {
         #expect(statistics.first { $0.name == "veth-near" }?.counters.rxBytes == 2 * 314)
     }
 
+    /// Link events carry the whole link as a dump does: kind, ARP type,
+    /// flags, operstate, and the final counters of a deleted link; a move
+    /// to another namespace is told apart from a deletion.
+    @Test func linkEventsCarryTheWholeLink() throws {
+        let near = try NetworkNamespace()
+        let far = try NetworkNamespace()
+        let events = try near.inside { try LinkEventSocket() }
+        try near.tunTraffic(name: "tun0", rxPackets: 3, txPackets: 2, size: 200, persist: true)
+        try near.tunTraffic(name: "tun1", subnet: 1, persist: true)
+        try near.vethPair("veth-near", to: far, "veth-far")
+        let dumped = try #require(try near.inside { try NetlinkLinkSource().links() }.first { $0.name == "veth-near" })
+        try near.exec(["ip", "link", "del", "tun0"])
+        try near.exec(["ip", "link", "set", "tun1", "netns", far.name])
+        let batch = try events.read()
+        #expect(!batch.overrun)
+        let created = try #require(batch.events.first { $0.link.name == "tun0" })
+        #expect(created.kind == .new)
+        #expect(created.link.kind == "tun" && created.link.arpType == 65534)
+        let deleted = try #require(batch.events.last { $0.link.name == "tun0" })
+        #expect(deleted.kind == .deleted(movedToOtherNamespace: false))
+        #expect(deleted.link.ifindex == created.link.ifindex && deleted.link.kind == "tun")
+        #expect(deleted.link.counters.rxBytes == 3 * 200 && deleted.link.counters.txBytes == 2 * 200)
+        #expect(deleted.link.counters.rxPackets == 3 && deleted.link.counters.txPackets == 2)
+        #expect(batch.events.last { $0.link.name == "tun1" }?.kind == .deleted(movedToOtherNamespace: true))
+        let veth = try #require(batch.events.last { $0.link.name == "veth-near" })
+        #expect(veth.kind == .new && veth.link.operState == .up && veth.link.isUp)
+        #expect(veth.link == dumped)
+    }
+
+    /// An event message larger than the read buffer (64 KiB; a link with
+    /// hundreds of long altnames) is never taken cut short: it is lost as
+    /// an overrun is, and the next one is read whole.
+    @Test func anEventTooLargeToReadIsAnOverrunNotACutShortLink() throws {
+        let namespace = try NetworkNamespace()
+        try namespace.exec(["ip", "tuntap", "add", "dev", "d1", "mode", "tun"])
+        // As many as the kernel takes (it refuses the rest): 64 KiB of them.
+        let batch = (1...600).map { String(format: "link property add dev d1 altname a%03d%@", $0, String(repeating: "0", count: 120)) }
+        try namespace.exec(["sh", "-c", "ip -force -batch - 2>/dev/null || true"], input: batch.joined(separator: "\n") + "\n")
+        let altnames = try namespace.exec(["sh", "-c", "ip link show d1 | grep -c altname"])
+        #expect((Int(altnames.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 450)
+        let events = try namespace.inside { try LinkEventSocket() }
+        try namespace.exec(["ip", "link", "set", "d1", "mtu", "1400"])
+        let lost = try events.read()
+        #expect(lost.overrun)
+        #expect(!lost.events.contains { $0.link.name == "d1" })
+        try namespace.exec(["ip", "link", "set", "d1", "mtu", "1300"])
+        let whole = try events.read()
+        #expect(!whole.overrun)
+        let d1 = try #require(whole.events.last)
+        #expect(d1.link.name == "d1" && d1.link.kind == "tun" && d1.kind == .new)
+    }
+
     /// A link the source has not heard of, or one gone without an event
     /// read: the answer is still every link, exactly.
     @Test func unknownAndVanishedLinksWithoutEvents() throws {
