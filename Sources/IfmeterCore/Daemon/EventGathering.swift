@@ -19,6 +19,12 @@
 /// churn, at most `spacing`. And the socket's buffer must hold what waits:
 /// a read that took more than a quarter of what it holds (`capacity`) ends
 /// the holding back, so a storm is read every `window` instead.
+///
+/// `spacing` is that crash window against CPU. Measured (issue 15, two
+/// daemons side by side for 120 s under the bench's churn seen by every
+/// daemon, a 10 s tunnel life every 0.15 s): 2 s took 0.77x the CPU of 1 s,
+/// 3 s 0.69x (about 0.24 ms a read is fixed cost; an event, about 10 us).
+/// One second is kept: the CPU saved is a fraction of a second an hour.
 package struct EventGathering: Sendable, Equatable {
     /// Long enough for one burst (a whole tunnel life made by a program takes
     /// about 4 ms), short next to the time a person or a script needs to
