@@ -359,6 +359,28 @@ private func classTotals(_ store: CounterStore, bootID: String, at now: Int64) t
         #expect(try store.interface(named: "retired tunnel") == nil)
     }
 
+    /// `FiveMinuteHours=0` keeps ended lives forever, so retirement moves
+    /// them to the aggregate under their own names. Forgetting the
+    /// aggregate removes them with it: a retired name is not made again.
+    @Test func forgettingAnAggregateBringsNoRetiredNameBack() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try CounterStore(directory: directory.path)
+        var retention = Self.monthly
+        retention.fiveMinuteHours = 0
+        var simulation = Simulation(store, retention: retention)
+        try simulation.life("tun-a", rx: 1000, tx: 2000, at: Self.start)
+        try simulation.life("tun-b", rx: 1, tx: 1, at: Self.start + 40 * 86_400)
+        #expect(try store.interface(named: "tun-a") == nil)
+        #expect(try store.rowCount("life WHERE name = 'tun-a'") == 1)
+
+        #expect(try store.forget("retired tunnel") == false)
+        #expect(try store.interface(named: "retired tunnel") == nil)
+        #expect(try store.interface(named: "tun-a") == nil)
+        #expect(try store.interfaces().map(\.name) == ["tun-b"])
+        #expect(try store.rowCount("life WHERE name = 'tun-a'") == 0)
+        #expect(try store.integrityCheck() == "ok")
+    }
+
     /// A store edited by hand: an aggregate near the writer's 2^62 limit,
     /// or a row of the aggregate's name in another class. The names stay
     /// where they are, the commit succeeds, nothing moves between classes.

@@ -1076,17 +1076,21 @@ package final class CounterStore {
             guard let id = try database.query("SELECT id FROM interface WHERE name = ?", [.text(name)], row: { $0.integer(0) }).first else { return }
             // A life begun under this name and renamed since is the renamed
             // link's: it moves to that name's row (made like this one if no
-            // commit made it yet) and goes on.
-            try database.run("""
-                INSERT INTO interface(name, class, signal, kind, first_seen, last_seen)
-                  SELECT DISTINCT l.name, i.class, i.signal, i.kind, i.last_seen, i.last_seen
-                  FROM life l JOIN interface i ON i.id = l.interface_id WHERE l.interface_id = ? AND l.name != i.name
-                ON CONFLICT(name) DO NOTHING
-                """, [.integer(id)])
-            try database.run("""
-                UPDATE life SET interface_id = (SELECT n.id FROM interface n WHERE n.name = life.name)
-                WHERE interface_id = ? AND name != ?
-                """, [.integer(id), .text(name)])
+            // commit made it yet) and goes on. Not from an aggregate: its
+            // lives (ended, kept by FiveMinuteHours=) are the retired names',
+            // which would come back as rows.
+            if !InterfaceName.isRetired(name) {
+                try database.run("""
+                    INSERT INTO interface(name, class, signal, kind, first_seen, last_seen)
+                      SELECT DISTINCT l.name, i.class, i.signal, i.kind, i.last_seen, i.last_seen
+                      FROM life l JOIN interface i ON i.id = l.interface_id WHERE l.interface_id = ? AND l.name != i.name
+                    ON CONFLICT(name) DO NOTHING
+                    """, [.integer(id)])
+                try database.run("""
+                    UPDATE life SET interface_id = (SELECT n.id FROM interface n WHERE n.name = life.name)
+                    WHERE interface_id = ? AND name != ?
+                    """, [.integer(id), .text(name)])
+            }
             for table in ["bucket", "event", "boot_total"] {
                 try database.run("DELETE FROM \(table) WHERE interface_id = ?", [.integer(id)])
             }
