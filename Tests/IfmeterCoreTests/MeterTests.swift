@@ -227,6 +227,24 @@ import Testing
         #expect(meter.nextCommit.pending.deltas.keys.map(\.name) == ["tun3"])
     }
 
+    /// Event messages may be older than the last dump: a rename into an
+    /// ignored name and back (`ip link set tun3 name zz3; ... name tun3`)
+    /// whose messages are read after a dump that saw tun3 again. The stale
+    /// rename's counters are below the dump's; they are no driver reset,
+    /// and the link's whole history must not be counted a second time.
+    @Test func aStaleRenameIntoAnIgnoredNameCountsNothingTwice() {
+        var meter = meter()
+        _ = meter.start(stored: StoredState(), links: [link("tun3", 4, rx: 0)], at: at(0))
+        _ = meter.apply(dump: [link("tun3", 4, rx: 2000)], eventsWereLost: false, at: at(15))
+        #expect(meter.totals["tun3"]?.rxBytes == 2000)
+        _ = meter.apply(events: [
+            LinkEvent(kind: .new, link: link("zz3", 4, kind: "ignored", rx: 1500)),
+            LinkEvent(kind: .new, link: link("tun3", 4, rx: 1600)),
+        ], at: at(16))
+        #expect(meter.totals["tun3"]?.rxBytes == 2000)
+        #expect(meter.totals["zz3"] == nil)
+    }
+
     /// A rename message carries the counters of the moment of the rename:
     /// what they add passed under the old name; what follows, the new.
     @Test func aRenameCountsWhatPassedBeforeItUnderTheOldName() {

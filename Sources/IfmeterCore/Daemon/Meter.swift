@@ -180,7 +180,7 @@ package struct Meter {
                 if appeared { classifications[link.ifindex] = nil }
                 let renamed = renamedLives([link])
                 let watched = isWatched(link)
-                logged.append(endLivesRenamedOutOfWatch(renamed, at: now))
+                logged.append(endLivesRenamedOutOfWatch(renamed, fromEvent: true, at: now))
                 logged.append(record(tracker.observe(event: event, at: now, isWatched: { _ in watched }), links: [link], at: now))
                 renamedLivesObserved(renamed)
                 if appeared { linkAppeared() }
@@ -198,7 +198,7 @@ package struct Meter {
         }
         // Open lives stay counted unless renamed: only the others need a decision.
         let renamed = renamedLives(links)
-        var logged = endLivesRenamedOutOfWatch(renamed, at: now)
+        var logged = endLivesRenamedOutOfWatch(renamed, fromEvent: false, at: now)
         let appeared = eventsWereLost && links.contains { tracker.presentLinks[$0.ifindex] == nil }
         let watched = watchedIndexes(links.filter { tracker.lives[$0.ifindex] == nil })
         let outcome = tracker.observe(dump: links, at: now, eventsWereLost: eventsWereLost, isWatched: { watched.contains($0.ifindex) })
@@ -231,12 +231,15 @@ package struct Meter {
     /// Before a rename is observed: a life renamed to a name the policy does
     /// not watch (an ignore override) is counted up to the rename and ends
     /// under the name its traffic passed under, so the ignored name gets no
-    /// row, event or series of its own.
-    private mutating func endLivesRenamedOutOfWatch(_ renamed: [LinkSample], at now: Instant) -> Step {
+    /// row, event or series of its own. An event message may be older
+    /// than the last dump: counters below the life's are no reset, so
+    /// they never move the life back (as `CounterTracker.observe(event:)`).
+    private mutating func endLivesRenamedOutOfWatch(_ renamed: [LinkSample], fromEvent: Bool, at now: Instant) -> Step {
         let asBefore = renamed.filter { !isWatched($0) }.compactMap { link -> LinkSample? in
             guard let life = tracker.lives[link.ifindex] else { return nil }
             var before = link
             before.name = life.name
+            if fromEvent { before.counters = link.counters.fieldwiseMax(life.counters) }
             return before
         }
         guard !asBefore.isEmpty else { return Step() }
