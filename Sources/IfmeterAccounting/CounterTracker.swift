@@ -196,9 +196,12 @@ package struct CounterTracker: Sendable {
         let sameRun = stored.lastBootID == bootID && isOurs(stored.lastNamespace)
         let earlierPresence = sameRun ? stored.presentLinks : nil
         // A device created while we were stopped gets an ifindex this
-        // namespace never used (they are handed out cyclically); one absent
-        // at the last save on an ifindex an earlier life here had moved in
-        // from another namespace (that life itself, back), counters and all.
+        // namespace never used (they are handed out cyclically), unless an
+        // earlier life moved in above the namespace's own count (README
+        // 'Limits': then its traffic until now is lost, never doubled); one
+        // absent at the last save on an ifindex an earlier life here had
+        // moved in from another namespace (that life itself, back), counters
+        // and all.
         func movedIn(_ link: LinkSample) -> Bool {
             guard let earlierPresence, earlierPresence[link.ifindex] == nil else { return false }
             return stored.endedIndexes.contains(link.ifindex)
