@@ -97,6 +97,25 @@ struct ForgetTests {
         #expect(try daemon.store().integrityCheck() == "ok")
     }
 
+    /// The new name of a renamed link is present too, though its life's row
+    /// is the old name's: `forget` says it is counted on, and it is.
+    @Test func forgettingARenamedLinksNewNameSaysItIsCountedOn() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        try daemon.namespace.tunTraffic(name: "tun6", rxPackets: 2, size: 1000, persist: true)
+        try daemon.namespace.exec(["sh", "-c", "ip link set tun6 down && ip link set tun6 name tun7"])
+        try daemon.namespace.tunTraffic(name: "tun7", rxPackets: 1, size: 700, persist: true)
+        #expect(daemon.stop() == 0)
+
+        let forgotten = try ifmeter(daemon, ["forget", "tun7"])
+        #expect(forgotten.standardOutput == "tun7: its records were removed from \(daemon.stateDirectory)/ifmeter.db; it was present at the last commit, so ifmeterd counts it on from zero\n", "\(forgotten.standardError)")
+        try daemon.namespace.tunTraffic(name: "tun7", rxPackets: 1, size: 500, persist: true)  // while stopped
+        try daemon.runOnce()
+        #expect(try daemon.totals("tun7").rxBytes == 500)
+        #expect(try daemon.totals("tun6").rxBytes == 2000)
+        #expect(try daemon.store().integrityCheck() == "ok")
+    }
+
     /// Applying a killed daemon's journal folds the five-minute rows not
     /// folded yet: `forget` run under another TZ cuts hours in the zone the
     /// daemon counted in (Asia/Kolkata's begin at :30 UTC), and leaves it

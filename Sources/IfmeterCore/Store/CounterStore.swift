@@ -1095,7 +1095,10 @@ package final class CounterStore {
                 try database.run("DELETE FROM \(table) WHERE interface_id = ?", [.integer(id)])
             }
             try database.run("DELETE FROM life WHERE interface_id = ? AND ended IS NOT NULL", [.integer(id)])
-            stillCounted = try database.query("SELECT count(*) FROM life WHERE interface_id = ?", [.integer(id)], row: { $0.integer(0) }).first ?? 0 > 0
+            // Or renamed to this name: its life is the old name's row, and goes on.
+            stillCounted = try database.query(
+                "SELECT count(*) FROM life WHERE interface_id = ? OR (name = ? AND ended IS NULL)", [.integer(id), .text(name)], row: { $0.integer(0) }
+            ).first ?? 0 > 0
             if stillCounted {
                 try database.run("""
                     UPDATE interface SET \(Self.counterColumns.list { "\($0) = 0" }), incomplete = NULL, first_seen = last_seen WHERE id = ?
