@@ -251,6 +251,15 @@ struct DaemonTests {
         #expect(try daemon.store().events().isEmpty)  // a rename is no reset
     }
 
+    /// A machine with no Wi-Fi, cellular or tunnel link (a newcomer's wired
+    /// box): the start line says why nothing is counted and where to look.
+    @Test func noWatchedLinkAtStartIsExplained() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        #expect(daemon.log.contains("0 watched interfaces (no link here is of a class in Watch=cellular tunnel wifi yet; 'ifmeter interfaces --all' shows each link's class);"), "\(daemon.log)")
+        #expect(daemon.stop() == 0)
+    }
+
     /// Renamed to a name an override ignores: counted up to the rename,
     /// closed under the name it was counted under; the ignored name gets
     /// no row, event or metrics series.

@@ -166,7 +166,12 @@ package final class Daemon {
         if let granted = events.receiveBufferBytes, granted < configuration.eventBufferBytes {
             Log.notice("EventBufferBytes=\(configuration.eventBufferBytes): the kernel granted \(granted) bytes (net.core.rmem_max caps a process without CAP_NET_ADMIN); link events are read sooner to fit")
         }
-        let names = meter.lives.values.map(\.name).sorted().joined(separator: " ")
+        // No link counted yet is the first thing a newcomer on a wired
+        // machine sees: say why, and where to look.
+        let watch = configuration.watchedClasses.map(\.rawValue).sorted().joined(separator: " ")
+        let names = meter.lives.isEmpty
+            ? "no link here is of a class in Watch=\(watch) yet; 'ifmeter interfaces --all' shows each link's class"
+            : meter.lives.values.map(\.name).sorted().joined(separator: " ")
         let source = linkSource.counterWidth == .bits32 ? "getifaddrs (32-bit counters, wraps judged)" : "netlink (64-bit counters)"
         Log.notice("ifmeterd: store \(store.path), boot \(bootID), counters from \(source), \(counted(meter.lives.count, "watched interface")) (\(names)); \(Estimate.basis)")
     }
