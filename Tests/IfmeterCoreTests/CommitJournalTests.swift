@@ -75,6 +75,20 @@ import Testing
         #expect(contents.records[3].batch.changedLives == records[3].batch.changedLives)
     }
 
+    /// The records a daemon keeps for its next store commit are what a
+    /// restarted one would read back: a presence change, not a copy of
+    /// every link present (under link churn, one per record).
+    @Test func recordsKeptInMemoryAreWhatTheFileReadsBack() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let journal = try CommitJournal(path: journalPath, header: Self.header)
+        let records = (0..<4).map { JournalRecord(time: 1_700_000_000 + $0, batch: Self.batch($0)) }
+        for record in records { try journal.append(record) }
+        let contents = try #require(try CommitJournal.read(journalPath))
+        #expect(journal.records.map(\.batch.presence) == contents.records.map(\.batch.presence))
+        #expect(journal.records[2].batch.presence?.present == [7: "ü-∆-🚀"])
+        #expect(journal.records.map(Self.encoded) == records.map(Self.encoded))
+    }
+
     @Test func aNewGenerationStartsEmpty() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let journal = try CommitJournal(path: journalPath, header: Self.header)

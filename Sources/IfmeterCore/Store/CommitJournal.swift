@@ -164,7 +164,12 @@ package final class CommitJournal {
         } catch {
             throw JournalError(path: path, error)
         }
-        records.append(record)
+        // Kept as a read of the file would give it back: a presence change
+        // without every link present, which the meter holds already and a
+        // record under link churn would otherwise copy each time.
+        var kept = record
+        kept.batch.presence = record.batch.presence?.change
+        records.append(kept)
     }
 
     /// Empties the journal for the records that follow a store commit.

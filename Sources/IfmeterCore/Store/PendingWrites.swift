@@ -104,6 +104,9 @@ package struct PresenceUpdate: Sendable, Equatable {
     /// Nothing to record.
     package var isEmpty: Bool { added.isEmpty && removed.isEmpty && !replacesAll }
 
+    /// The change alone, as a journal holds it and reads it back.
+    package var change: PresenceUpdate { PresenceUpdate(added: added, removed: removed, replacesAll: replacesAll) }
+
     /// A change as a journal holds it.
     package init(added: [Int32: String], removed: [Int32], replacesAll: Bool) {
         present = added
