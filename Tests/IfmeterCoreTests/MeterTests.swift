@@ -243,6 +243,10 @@ import Testing
         ], at: at(16))
         #expect(meter.totals["tun3"]?.rxBytes == 2000)
         #expect(meter.totals["zz3"] == nil)
+        // The life begun by the stale rename back starts where the dump had
+        // already counted (2000), not at its message's 1600.
+        _ = meter.apply(dump: [link("tun3", 4, rx: 2500)], eventsWereLost: false, at: at(30))
+        #expect(meter.totals["tun3"]?.rxBytes == 2500)
     }
 
     /// A rename message carries the counters of the moment of the rename:

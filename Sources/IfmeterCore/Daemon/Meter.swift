@@ -166,21 +166,31 @@ package struct Meter {
     /// Link events, in arrival order.
     package mutating func apply(events: [LinkEvent], at now: Instant) -> Step {
         var logged = Step()
-        for event in events {
-            let link = event.link
-            touch(link.ifindex)
+        // What a life ended here (renamed out of the watched set) was counted
+        // up to, by ifindex: messages may be older than the last dump, and a
+        // later one watching the link again (a stale rename back) must not
+        // begin below what was counted already.
+        var countedUpTo: [Int32: LinkCounters] = [:]
+        for var event in events {
+            touch(event.link.ifindex)
             switch event.kind {
             case .deleted:
+                let link = event.link
+                countedUpTo[link.ifindex] = nil
                 // Only a new link needs a class: a deleted one's is dropped, not read again.
                 classifications[link.ifindex] = nil
                 logged.append(record(tracker.observe(event: event, at: now), links: [link], at: now))
             case .new:
+                if let counted = countedUpTo[event.link.ifindex] { event.link.counters = event.link.counters.fieldwiseMax(counted) }
+                let link = event.link
                 // An ifindex not present is a new device, whatever was cached under it.
                 let appeared = tracker.presentLinks[link.ifindex] == nil
                 if appeared { classifications[link.ifindex] = nil }
                 let renamed = renamedLives([link])
                 let watched = isWatched(link)
+                let counted = tracker.lives[link.ifindex]?.counters
                 logged.append(endLivesRenamedOutOfWatch(renamed, fromEvent: true, at: now))
+                if let counted, tracker.lives[link.ifindex] == nil { countedUpTo[link.ifindex] = counted.fieldwiseMax(link.counters) }
                 logged.append(record(tracker.observe(event: event, at: now, isWatched: { _ in watched }), links: [link], at: now))
                 renamedLivesObserved(renamed)
                 if appeared { linkAppeared() }
