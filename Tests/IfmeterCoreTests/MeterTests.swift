@@ -249,6 +249,52 @@ import Testing
         #expect(meter.totals["tun3"]?.rxBytes == 2500)
     }
 
+    /// One row: a rename into an ignored name and back on a 32-bit source
+    /// (getifaddrs), between two dumps; tun3's total after the second.
+    struct WrapCase: Sendable, CustomTestStringConvertible {
+        var rule: String
+        var start: UInt64 = 0xFFFF_0000
+        var firstDump: UInt64
+        var renamedOut: UInt64
+        var renamedBack: UInt64
+        var secondDump: UInt64
+        var total: UInt64
+        var testDescription: String { rule }
+    }
+
+    /// On a 32-bit source a counter that went down by more than 2^31 went
+    /// round, ahead, not back: a message is judged as a dump would judge it
+    /// (rule 6) before it ends a life or raises the next one's start. What
+    /// passed under the ignored name is never tun3's; nothing is counted twice.
+    @Test(arguments: [
+        WrapCase(
+            rule: "a stale rename and back, no wrap", start: 0, firstDump: 2000, renamedOut: 1500, renamedBack: 1600, secondDump: 2500,
+            total: 2500),
+        WrapCase(
+            rule: "wrapped after the dump: what passed before the rename counts, what passed under the ignored name does not",
+            firstDump: 0xFFFF_F000, renamedOut: 0x1000, renamedBack: 0x3000, secondDump: 0x4000, total: 0xF000 + 0x2000 + 0x1000),
+        WrapCase(
+            rule: "stale messages from before a wrap the dump saw move nothing back", firstDump: 0x100, renamedOut: 0xFFFF_F800,
+            renamedBack: 0xFFFF_FC00, secondDump: 0x600, total: 0x1_0100 + 0x500),
+    ])
+    func aRenameIntoAnIgnoredNameAndBackOnA32BitSource(_ row: WrapCase) {
+        func link(_ name: String, kind: String = "tun", rx: UInt64) -> LinkSample {
+            LinkSample(ifindex: 4, name: name, kind: kind, counters: LinkCounters(rxBytes: rx))
+        }
+        var meter = Meter(
+            bootID: "B", namespace: 7, width: .bits32,
+            policy: Meter.Policy(watchedClasses: InterfaceClass.watchedByDefault, maxRateBitsPerSecond: 100_000_000_000, classify: CountingClassifier().classify))
+        _ = meter.start(stored: StoredState(), links: [link("tun3", rx: row.start)], at: at(0))
+        _ = meter.apply(dump: [link("tun3", rx: row.firstDump)], eventsWereLost: false, at: at(15))
+        _ = meter.apply(events: [
+            LinkEvent(kind: .new, link: link("zz3", kind: "ignored", rx: row.renamedOut)),
+            LinkEvent(kind: .new, link: link("tun3", rx: row.renamedBack)),
+        ], at: at(16))
+        _ = meter.apply(dump: [link("tun3", rx: row.secondDump)], eventsWereLost: false, at: at(30))
+        #expect(meter.totals["tun3"]?.rxBytes == row.total)
+        #expect(meter.totals["zz3"] == nil)
+    }
+
     /// A rename message carries the counters of the moment of the rename:
     /// what they add passed under the old name; what follows, the new.
     @Test func aRenameCountsWhatPassedBeforeItUnderTheOldName() {
