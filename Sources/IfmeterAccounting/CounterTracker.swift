@@ -491,13 +491,13 @@ package struct CounterTracker: Sendable {
     /// Moves `life` to `sample`'s counters and returns what that adds.
     /// With `detectResets` a counter that went down is a wrap or a reset
     /// (rule 6); without it (event messages) it is a late message and the
-    /// counter keeps its higher value.
+    /// counter keeps its later value (`LinkCounters.later`).
     private func advance(
         _ life: inout TrackedLife, to sample: LinkSample, at now: Instant, detectResets: Bool, width: CounterWidth? = nil
     ) -> AccountingOutcome {
         var outcome = AccountingOutcome()
         let width = width ?? settings.width
-        let target = detectResets ? sample.counters : sample.counters.fieldwiseMax(life.counters)
+        let target = detectResets ? sample.counters : life.counters.later(sample.counters, width: width)
         let steps = zip(life.counters.fields, target.fields).map { CounterStep.between($0, $1, width: width) }
         var delta = LinkCounters(fields: steps.map { $0.delta })
         let resetFields = steps.indices.filter { if case .reset = steps[$0] { true } else { false } }

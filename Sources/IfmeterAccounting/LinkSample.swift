@@ -52,9 +52,19 @@ package struct LinkCounters: Sendable, Hashable {
 
     package static func += (lhs: inout LinkCounters, rhs: LinkCounters) { lhs = lhs + rhs }
 
-    /// Field-wise maximum: a message that arrives late never moves a counter back.
-    package func fieldwiseMax(_ other: LinkCounters) -> LinkCounters {
-        LinkCounters(fields: zip(fields, other.fields).map { Swift.max($0, $1) })
+    /// Of these counters and another read of the same link (`read`, a
+    /// message that may be older than them), each field's later, judged as
+    /// a dump judges a step (rule 6): a message that arrives late never moves
+    /// a counter back. On a 64-bit source the later is the larger; on a
+    /// 32-bit one a fall of more than 2^31 went round and is ahead, and a
+    /// rise of more is a read from before that wrap.
+    package func later(_ read: LinkCounters, width: CounterWidth) -> LinkCounters {
+        LinkCounters(fields: zip(fields, read.fields).map { counted, read in
+            switch (CounterStep.between(counted, read, width: width), CounterStep.between(read, counted, width: width)) {
+            case (.reset, _), (_, .wrapped): counted
+            default: read
+            }
+        })
     }
 
     /// Each counter's low 32 bits: what getifaddrs shows of it.

@@ -263,6 +263,22 @@ private func stored(_ bootID: String, _ life: TrackedLife, namespace: NamespaceC
         #expect(outcome.events.isEmpty)
     }
 
+    /// A message read after a dump may be older than it. On a 32-bit
+    /// source a message from before a wrap the dump already counted reads
+    /// larger: it is the earlier read, never ~4 GiB of traffic.
+    @Test func rule6AStaleMessageFromBeforeAWrapIsNoTraffic() {
+        let before = LinkSample(ifindex: 2, name: "wlan0", counters: LinkCounters(rxBytes: 0xFFFF_F000))
+        var tracker = running([before], width: .bits32)
+        let wrapped = tracker.observe(dump: [LinkSample(ifindex: 2, name: "wlan0", counters: LinkCounters(rxBytes: 0x100))], at: now, eventsWereLost: false)
+        #expect(bytes(wrapped) == ["wlan0": [0x1100, 0]])
+        let stale = tracker.observe(event: LinkEvent(kind: .new, link: LinkSample(ifindex: 2, name: "wlan0", counters: LinkCounters(rxBytes: 0xFFFF_F800))), at: now)
+        #expect(stale.deltas.isEmpty)
+        #expect(stale.events.isEmpty)
+        let next = tracker.observe(dump: [LinkSample(ifindex: 2, name: "wlan0", counters: LinkCounters(rxBytes: 0x200))], at: now, eventsWereLost: false)
+        #expect(bytes(next) == ["wlan0": [0x100, 0]])
+        #expect(next.events.isEmpty)
+    }
+
     @Test func rule7DeleteCountsTheFinalCountersAndGuardsVethRx() {
         var tracker = running([link("tun0", 4, 0, 0)])
         _ = tracker.observe(dump: [link("tun0", 4, 100, 100)], at: now, eventsWereLost: false)

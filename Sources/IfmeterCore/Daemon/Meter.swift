@@ -181,7 +181,7 @@ package struct Meter {
                 classifications[link.ifindex] = nil
                 logged.append(record(tracker.observe(event: event, at: now), links: [link], at: now))
             case .new:
-                if let counted = countedUpTo[event.link.ifindex] { event.link.counters = later(counted, event.link.counters) }
+                if let counted = countedUpTo[event.link.ifindex] { event.link.counters = counted.later(event.link.counters, width: tracker.settings.width) }
                 let link = event.link
                 // An ifindex not present is a new device, whatever was cached under it.
                 let appeared = tracker.presentLinks[link.ifindex] == nil
@@ -190,7 +190,7 @@ package struct Meter {
                 let watched = isWatched(link)
                 let counted = tracker.lives[link.ifindex]?.counters
                 logged.append(endLivesRenamedOutOfWatch(renamed, fromEvent: true, at: now))
-                if let counted, tracker.lives[link.ifindex] == nil { countedUpTo[link.ifindex] = later(counted, link.counters) }
+                if let counted, tracker.lives[link.ifindex] == nil { countedUpTo[link.ifindex] = counted.later(link.counters, width: tracker.settings.width) }
                 logged.append(record(tracker.observe(event: event, at: now, isWatched: { _ in watched }), links: [link], at: now))
                 renamedLivesObserved(renamed)
                 if appeared { linkAppeared() }
@@ -249,25 +249,11 @@ package struct Meter {
             guard let life = tracker.lives[link.ifindex] else { return nil }
             var before = link
             before.name = life.name
-            if fromEvent { before.counters = later(life.counters, link.counters) }
+            if fromEvent { before.counters = life.counters.later(link.counters, width: tracker.settings.width) }
             return before
         }
         guard !asBefore.isEmpty else { return Step() }
         return record(tracker.rewatch(links: asBefore, at: now, isWatched: { _ in false }), links: asBefore, at: now)
-    }
-
-    /// Of two reads of one link's counters, each field's later, judged as a
-    /// dump judges a step (rule 6): on a 32-bit source a fall of more than
-    /// 2^31 went round and is ahead, and a rise of more is a read from
-    /// before that wrap. A larger value is not always the later one there.
-    private func later(_ counted: LinkCounters, _ read: LinkCounters) -> LinkCounters {
-        let width = tracker.settings.width
-        return LinkCounters(fields: zip(counted.fields, read.fields).map { counted, read in
-            switch (CounterStep.between(counted, read, width: width), CounterStep.between(read, counted, width: width)) {
-            case (.reset, _), (_, .wrapped): counted
-            default: read
-            }
-        })
     }
 
     /// After a rename: the new name is committed at once (a restart would
