@@ -63,18 +63,29 @@ struct ForgetTests {
         #expect(try daemon.reasons("vpn0").isEmpty)
     }
 
-    /// A link renamed while counted keeps one life, begun under its old
-    /// name: forgetting the old name removes that name's rows, not the life
-    /// the link is still counted by (whose baseline carries what passes
-    /// while the daemon is stopped). Forgetting the new name leaves the old
-    /// name's history alone.
-    @Test func forgettingARenamedLinksOldNameKeepsItsLife() throws {
+    /// tun6 with 2000 bytes, renamed tun7 while counted, then 700 more;
+    /// the daemon stopped.
+    private func renamedWhileCounted() throws -> DaemonHarness {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.start(interval: 60)
         try daemon.namespace.tunTraffic(name: "tun6", rxPackets: 2, size: 1000, persist: true)
         try daemon.namespace.exec(["sh", "-c", "ip link set tun6 down && ip link set tun6 name tun7"])
         try daemon.namespace.tunTraffic(name: "tun7", rxPackets: 1, size: 700, persist: true)
         #expect(daemon.stop() == 0)
+        return daemon
+    }
+
+    private func countedOn(_ name: String, _ daemon: DaemonHarness) -> String {
+        "\(name): its records were removed from \(daemon.stateDirectory)/ifmeter.db; it was present at the last commit, so ifmeterd counts it on from zero\n"
+    }
+
+    /// A link renamed while counted keeps one life, begun under its old
+    /// name: forgetting the old name removes that name's rows, not the life
+    /// the link is still counted by (whose baseline carries what passes
+    /// while the daemon is stopped). Forgetting the new name leaves the old
+    /// name's history alone.
+    @Test func forgettingARenamedLinksOldNameKeepsItsLife() throws {
+        let daemon = try renamedWhileCounted()
         #expect(try daemon.totals("tun6").rxBytes == 2000)
         #expect(try daemon.totals("tun7").rxBytes == 700)
 
@@ -88,7 +99,7 @@ struct ForgetTests {
         #expect(try daemon.totalsIfAny("tun6") == nil)
 
         let present = try ifmeter(daemon, ["forget", "tun7"])
-        #expect(present.standardOutput == "tun7: its records were removed from \(daemon.stateDirectory)/ifmeter.db; it was present at the last commit, so ifmeterd counts it on from zero\n")
+        #expect(present.standardOutput == countedOn("tun7", daemon))
         #expect(try daemon.totals("tun7") == .zero)
         try daemon.namespace.tunTraffic(name: "tun7", rxPackets: 1, size: 300, persist: true)
         try daemon.runOnce()
@@ -100,15 +111,10 @@ struct ForgetTests {
     /// The new name of a renamed link is present too, though its life's row
     /// is the old name's: `forget` says it is counted on, and it is.
     @Test func forgettingARenamedLinksNewNameSaysItIsCountedOn() throws {
-        let daemon = try DaemonHarness(namespace: NetworkNamespace())
-        try daemon.start(interval: 60)
-        try daemon.namespace.tunTraffic(name: "tun6", rxPackets: 2, size: 1000, persist: true)
-        try daemon.namespace.exec(["sh", "-c", "ip link set tun6 down && ip link set tun6 name tun7"])
-        try daemon.namespace.tunTraffic(name: "tun7", rxPackets: 1, size: 700, persist: true)
-        #expect(daemon.stop() == 0)
+        let daemon = try renamedWhileCounted()
 
         let forgotten = try ifmeter(daemon, ["forget", "tun7"])
-        #expect(forgotten.standardOutput == "tun7: its records were removed from \(daemon.stateDirectory)/ifmeter.db; it was present at the last commit, so ifmeterd counts it on from zero\n", "\(forgotten.standardError)")
+        #expect(forgotten.standardOutput == countedOn("tun7", daemon), "\(forgotten.standardError)")
         try daemon.namespace.tunTraffic(name: "tun7", rxPackets: 1, size: 500, persist: true)  // while stopped
         try daemon.runOnce()
         #expect(try daemon.totals("tun7").rxBytes == 500)
