@@ -441,4 +441,6 @@ and names gone longer than the daily retention are folded into one
 REPORT
 # A measured try kept beside the generated figures (bench/embedded).
 if [ -f bench/embedded/RESULT.md ]; then printf '\n' >> BENCHMARKS.md; cat bench/embedded/RESULT.md >> BENCHMARKS.md; fi
+# Measured tries that are not part of this run (their own dates and commits).
+if [ -f bench/CHURN-TRIES.md ]; then printf '\n' >> BENCHMARKS.md; cat bench/CHURN-TRIES.md >> BENCHMARKS.md; fi
 echo "wrote BENCHMARKS.md"
