@@ -188,9 +188,9 @@ package struct Meter {
                 if appeared { classifications[link.ifindex] = nil }
                 let renamed = renamedLives([link])
                 let watched = isWatched(link)
-                let counted = tracker.lives[link.ifindex]?.counters
-                logged.append(endLivesRenamedOutOfWatch(renamed, fromEvent: true, at: now))
-                if let counted, tracker.lives[link.ifindex] == nil { countedUpTo[link.ifindex] = counted.later(link.counters, width: tracker.settings.width) }
+                let ending = endLivesRenamedOutOfWatch(renamed, fromEvent: true, at: now)
+                logged.append(ending.step)
+                for ended in ending.at { countedUpTo[ended.ifindex] = ended.counters }
                 logged.append(record(tracker.observe(event: event, at: now, isWatched: { _ in watched }), links: [link], at: now))
                 renamedLivesObserved(renamed)
                 if appeared { linkAppeared() }
@@ -208,7 +208,7 @@ package struct Meter {
         }
         // Open lives stay counted unless renamed: only the others need a decision.
         let renamed = renamedLives(links)
-        var logged = endLivesRenamedOutOfWatch(renamed, fromEvent: false, at: now)
+        var logged = endLivesRenamedOutOfWatch(renamed, fromEvent: false, at: now).step
         let appeared = eventsWereLost && links.contains { tracker.presentLinks[$0.ifindex] == nil }
         let watched = watchedIndexes(links.filter { tracker.lives[$0.ifindex] == nil })
         let outcome = tracker.observe(dump: links, at: now, eventsWereLost: eventsWereLost, isWatched: { watched.contains($0.ifindex) })
@@ -244,7 +244,8 @@ package struct Meter {
     /// row, event or series of its own. An event message may be older
     /// than the last dump: counters below the life's are no reset, so
     /// they never move the life back (as `CounterTracker.observe(event:)`).
-    private mutating func endLivesRenamedOutOfWatch(_ renamed: [LinkSample], fromEvent: Bool, at now: Instant) -> Step {
+    /// `at`: each ended life's link, at the counters it was counted up to.
+    private mutating func endLivesRenamedOutOfWatch(_ renamed: [LinkSample], fromEvent: Bool, at now: Instant) -> (step: Step, at: [LinkSample]) {
         let asBefore = renamed.filter { !isWatched($0) }.compactMap { link -> LinkSample? in
             guard let life = tracker.lives[link.ifindex] else { return nil }
             var before = link
@@ -252,8 +253,8 @@ package struct Meter {
             if fromEvent { before.counters = life.counters.later(link.counters, width: tracker.settings.width) }
             return before
         }
-        guard !asBefore.isEmpty else { return Step() }
-        return record(tracker.rewatch(links: asBefore, at: now, isWatched: { _ in false }), links: asBefore, at: now)
+        guard !asBefore.isEmpty else { return (Step(), []) }
+        return (record(tracker.rewatch(links: asBefore, at: now, isWatched: { _ in false }), links: asBefore, at: now), asBefore)
     }
 
     /// After a rename: the new name is committed at once (a restart would

@@ -1103,7 +1103,6 @@ package final class CounterStore {
                 try database.run("""
                     UPDATE interface SET \(Self.counterColumns.list { "\($0) = 0" }), incomplete = NULL, first_seen = last_seen WHERE id = ?
                     """, [.integer(id)])
-                try database.run("UPDATE life SET counted_rx_bytes = 0, counted_tx_bytes = 0, counted_rx_packets = 0, counted_tx_packets = 0 WHERE interface_id = ?", [.integer(id)])
             } else {
                 try database.run("DELETE FROM interface WHERE id = ?", [.integer(id)])
             }
