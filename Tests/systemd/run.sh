@@ -4,7 +4,8 @@
 # machine's root, the package is installed into it, and the service is driven
 # through its life: start, reload (MetricsFile= too), stop, watchdog, kill -9,
 # the CLI as a member of group ifmeter and as nobody, node_exporter scraping
-# the metrics file as Debian's own service, upgrade, remove, purge. See shared/design/SYSTEMD.md for why each step of
+# the metrics file as Debian's own service, upgrade, remove (a killed daemon's journal
+# kept for the reinstallation to apply), purge. See shared/design/SYSTEMD.md for why each step of
 # the set-up is there.
 #
 #   run.sh --check            prints why it cannot run here (exit 1), or nothing
@@ -265,10 +266,10 @@ ok "reload: MetricsFile= moved to $moved and back, same PID, each file written f
 # --- Traffic, and what the store holds after each way the daemon can end.
 # All-time bytes as README 'Files' tells a tool reading the tables to add
 # them: the interface row and its 5-minute rows not folded yet.
-stored_rx() {
+stored_rx() {  # of $1, tun0 by default
   in_ns sqlite3 /var/lib/ifmeter/ifmeter.db "SELECT i.rx_bytes + coalesce((SELECT sum(b.rx_bytes) FROM bucket b
     WHERE b.interface_id = i.id AND b.granularity = '5min' AND b.start >=
-    (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'folded_through')), 0) FROM interface i WHERE i.name = 'tun0'"
+    (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'folded_through')), 0) FROM interface i WHERE i.name = '${1:-tun0}'"
 }
 push() {  # $1 packets of 100 bytes received on tun0
   in_ns /root/ifmeter-test/ifmeter-testnet --name tun0 --rx-packets "$1" --size 100 --persist || fail "ifmeter-testnet"
@@ -355,6 +356,16 @@ if grep -F 'Failed to set thread priority' "$work/journal"; then fail "the journ
 ok "the journal of ifmeterd: no SIGSYS, EPERM, permission denied or thread priority line ($(wc -l < "$work/journal") lines)"
 
 # --- Remove keeps the data; purge removes it.
+# A tunnel life after the last commit is held by the commit journal alone;
+# a daemon killed and not restarted before the remove (its restart
+# cancelled by the remove's stop) never commits it. The journal is data too.
+in_ns /root/ifmeter-test/ifmeter-testnet --name tun7 --rx-packets 5 --size 100 --persist || fail "ifmeter-testnet"
+in_ns ip link del tun7
+journaled() { in_ns ifmeter status --all --json | grep -q '"tun7"'; }
+until_true 10 journaled || fail "ifmeter does not show tun7's life from the journal"
+in_ns systemctl kill -s KILL ifmeterd
+in_ns systemctl stop ifmeterd
+[ "$(stored_rx tun7)" = "" ] || fail "tun7 reached the store before the remove: the step tests nothing"
 in_ns dpkg -r ifmeter > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -r"; }
 [ "$(in_ns systemctl is-active ifmeterd)" != active ] || fail "ifmeterd still running after remove"
 in_ns test -s /var/lib/ifmeter/ifmeter.db || fail "remove deleted the store"
@@ -362,6 +373,10 @@ in_ns test -e /etc/ifmeter/ifmeter.conf || fail "remove deleted the configuratio
 in_ns test ! -L /var/lib/prometheus/node-exporter/ifmeter.prom || fail "remove left the link for node_exporter"
 in_ns test ! -e /usr/sbin/ifmeterd || fail "remove left /usr/sbin/ifmeterd"
 ok "dpkg -r: stopped, binaries and link gone, store and configuration kept"
+in_ns dpkg -i /root/ifmeter-test/ifmeter-v2.deb > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -i $v2 after remove"; }
+[ "$(in_ns systemctl is-active ifmeterd)" = active ] || fail "ifmeterd not active after reinstalling"
+[ "$(stored_rx tun7)" = 500 ] || fail "after remove and reinstall the store holds '$(stored_rx tun7)' for tun7, expected 500 (the journal of the killed daemon)"
+ok "a life only the journal held (daemon killed before dpkg -r) is in the store after a reinstall: 500 bytes"
 in_ns dpkg -P ifmeter > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -P"; }
 in_ns test ! -e /var/lib/ifmeter || fail "purge left /var/lib/ifmeter"
 in_ns test ! -e /etc/ifmeter || fail "purge left /etc/ifmeter"
