@@ -82,6 +82,23 @@ struct StatusCommandTests {
         #expect(!result.standardError.contains("no store yet"))
     }
 
+    /// `usermod -aG ifmeter` applies from the next login: a user the account
+    /// database puts in the store's group, in a session that does not carry
+    /// it yet, is told to log in again, not to ask to be added. Here the
+    /// store's group is nobody's primary group (nogroup) and the session's
+    /// group is root.
+    @Test func aGroupJoinedButNotYetInForceSaysToLogInAgain() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        #expect(daemon.stop() == 0)
+        let nogroup = try #require(getgrnam("nogroup")).pointee.gr_gid
+        #expect(chown(daemon.stateDirectory + "/ifmeter.db", 0, nogroup) == 0)
+        let result = try ifmeter(daemon, ["status"], asUser: "nobody", group: "root")
+        #expect(result.status == ExitCode.noPermission.rawValue)
+        #expect(result.standardError == "ifmeter: \(daemon.stateDirectory)/ifmeter.db: permission denied: this user is in group nogroup, "
+            + "but this session is not yet (a group applies from the next login): log in again, or run 'newgrp nogroup'\n")
+    }
+
     @Test func exitCodesForMissingAndCorruptStores() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         let missing = try ifmeter(daemon, ["status"])

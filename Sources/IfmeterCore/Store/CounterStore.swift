@@ -16,6 +16,8 @@ package enum StoreError: Error, Sendable, CustomStringConvertible {
     case invalidValue(path: String, detail: String)
     /// The store is readable by its owner and group only (README 'Security').
     case permissionDenied(path: String, group: String)
+    /// In the group by the account database, not yet in this session.
+    case groupNotYetInForce(path: String, group: String)
 
     package var description: String {
         switch self {
@@ -32,6 +34,8 @@ package enum StoreError: Error, Sendable, CustomStringConvertible {
             "\(path): permission denied: the store is readable only by root, who made it; run ifmeter as root, see README 'Security'"
         case .permissionDenied(let path, let group):
             "\(path): permission denied: the store is readable only by its owner and group \(group) (no other user may hold it open); ask to be added to group \(group), see README 'Security'"
+        case .groupNotYetInForce(let path, let group):
+            "\(path): permission denied: this user is in group \(group), but this session is not yet (a group applies from the next login): log in again, or run 'newgrp \(group)'"
         case .invalidValue(let path, let detail): "\(path): value out of range (\(detail)); left untouched, see README 'Recovery'"
         case .sqlite(let error):
             error.isCorrupt ? "\(error.path): store is corrupt or not a database (\(error.message)); left untouched, see README 'Recovery'" : error.description
@@ -41,7 +45,7 @@ package enum StoreError: Error, Sendable, CustomStringConvertible {
     package var exitCode: ExitCode {
         switch self {
         case .missing: .noInput
-        case .permissionDenied: .noPermission
+        case .permissionDenied, .groupNotYetInForce: .noPermission
         case .newerSchema, .notAStore, .unexpectedSchema, .invalidValue: .dataError
         case .sqlite(let error):
             if error.isCorrupt { .dataError } else if error.isReadOnly || error.isCannotOpen || error.isFull { .cannotCreate } else { .ioError }
@@ -77,7 +81,11 @@ package final class CounterStore {
     package init(directory: String, readOnly: Bool = false) throws(StoreError) {
         path = directory + "/" + Self.fileName
         // A store this user may not read is a permission problem, not "no store yet".
-        if readOnly && FileSystem.isReadDenied(path) { throw .permissionDenied(path: path, group: FileSystem.groupName(of: path)) }
+        if readOnly && FileSystem.isReadDenied(path) {
+            let group = FileSystem.groupName(of: path)
+            if FileSystem.groupJoinedButNotInSession(of: path) { throw .groupNotYetInForce(path: path, group: group) }
+            throw .permissionDenied(path: path, group: group)
+        }
         let exists = FileSystem.exists(path)
         if readOnly && !exists { throw .missing(path: path) }
         if !readOnly {

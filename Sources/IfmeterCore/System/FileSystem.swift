@@ -294,6 +294,27 @@ package enum FileSystem {
         return String(cString: name)
     }
 
+    /// Whether the account database puts this user in path's group while
+    /// this process does not carry it: `usermod -aG` applies from the next
+    /// login, so the user is to log in again, not to ask to be added.
+    package static func groupJoinedButNotInSession(of path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return false }
+        let gid = info.st_gid
+        var carried = [gid_t](repeating: 0, count: Int(NGROUPS_MAX) + 1)
+        let count = getgroups(Int32(carried.count), &carried)
+        if getegid() == gid || getgid() == gid || (count > 0 && carried.prefix(Int(count)).contains(gid)) { return false }
+        var account = passwd()
+        var buffer = [CChar](repeating: 0, count: 4096)
+        var result: UnsafeMutablePointer<passwd>?
+        guard getpwuid_r(getuid(), &account, &buffer, buffer.count, &result) == 0, result != nil, let name = account.pw_name else { return false }
+        if account.pw_gid == gid { return true }
+        var listed = [gid_t](repeating: 0, count: Int(NGROUPS_MAX) + 1)
+        var listedCount = Int32(listed.count)
+        guard getgrouplist(name, account.pw_gid, &listed, &listedCount) >= 0 else { return false }
+        return listed.prefix(Int(listedCount)).contains(gid)
+    }
+
     /// The working directory, or nil when it cannot be named (removed).
     package static func currentDirectory() -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
