@@ -151,6 +151,9 @@ enum Commands {
     static func forget(_ name: String, _ context: Context) throws(CommandFailure) -> Int32 {
         let directory = context.stateDirectory
         guard FileSystem.exists(directory + "/" + CounterStore.fileName) else { throw .store(.missing(path: directory + "/" + CounterStore.fileName)) }
+        // sudo ifmeter forget: as root, the lock and pid files it would make
+        // (root's, 0600) would keep the daemon's user from its next start.
+        do { try FileSystem.becomeOwner(of: directory + "/" + CounterStore.fileName) } catch { throw .cannotWrite(error) }
         let locked: Bool
         do {
             locked = try FileSystem.lockExclusively(directory + "/ifmeterd.lock")

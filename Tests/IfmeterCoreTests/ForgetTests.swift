@@ -37,6 +37,29 @@ struct ForgetTests {
         #expect(try daemon.store().integrityCheck() == "ok")
     }
 
+    /// README's way with the package: the daemon runs as its own user and
+    /// root runs `sudo ifmeter forget`. What forget leaves in the state
+    /// directory (the lock, the pid file) stays the store owner's, so the
+    /// daemon starts again on it.
+    @Test func forgetRunByRootLeavesTheStateDirectoryToTheStoresOwner() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 3, size: 500)
+        #expect(daemon.stop() == 0)
+        let nobody = try #require(getpwnam("nobody")).pointee
+        _ = try mustRun("/bin/chown", ["-R", "nobody:\(nobody.pw_gid)", daemon.stateDirectory])
+        let removed = try ifmeter(daemon, ["forget", "tun0"])
+        #expect(removed.status == 0, "\(removed.standardError)")
+        for file in try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory) {
+            var info = stat()
+            #expect(lstat(daemon.stateDirectory + "/" + file, &info) == 0)
+            #expect(info.st_uid == nobody.pw_uid, "\(file) belongs to uid \(info.st_uid)")
+        }
+        let restarted = try daemon.namespace.run(["runuser", "-u", "nobody", "--", TestEnvironment.binary("ifmeterd"),
+                                                  "--config", daemon.configPath, "--state-dir", daemon.stateDirectory, "--once"])
+        #expect(restarted.status == 0, "\(restarted.standardError)")
+    }
+
     /// A daemon killed with a tunnel life only in its journal: `forget`
     /// applies the journal first, so the next start cannot bring the
     /// forgotten interface back.

@@ -355,6 +355,12 @@ if grep -E 'SIGSYS|status=31|EPERM|Operation not permitted|Permission denied' "$
 if grep -F 'Failed to set thread priority' "$work/journal"; then fail "the journal shows libdispatch's thread priority line"; fi
 ok "the journal of ifmeterd: no SIGSYS, EPERM, permission denied or thread priority line ($(wc -l < "$work/journal") lines)"
 
+# --- README's forget, as root: the daemon starts again after it.
+in_ns systemctl stop ifmeterd
+in_ns ifmeter forget tun0 > /dev/null || fail "ifmeter forget tun0 as root"
+in_ns systemctl start ifmeterd || fail "ifmeterd does not start after 'ifmeter forget' run as root: $(in_ns ls -l /var/lib/ifmeter)"
+ok "ifmeter forget as root with the daemon stopped; it starts again"
+
 # --- Remove keeps the data; purge removes it.
 # A tunnel life after the last commit is held by the commit journal alone;
 # a daemon killed and not restarted before the remove (its restart

@@ -294,6 +294,18 @@ package enum FileSystem {
         return String(cString: name)
     }
 
+    /// Root takes the user and group of path's owner, with no other group;
+    /// anyone else, or for a path root owns, nothing changes. What a
+    /// process then creates beside path is its owner's.
+    package static func becomeOwner(of path: String) throws(SystemError) {
+        var info = stat()
+        guard geteuid() == 0, stat(path, &info) == 0, info.st_uid != 0 else { return }
+        // As root, setgid and setuid set the real, effective and saved ids.
+        guard setgroups(0, nil) == 0, setgid(info.st_gid) == 0, setuid(info.st_uid) == 0 else {
+            throw SystemError("take its owner's user \(info.st_uid)", path: path, errno: errno)
+        }
+    }
+
     /// Whether the account database puts this user in path's group while
     /// this process does not carry it: `usermod -aG` applies from the next
     /// login, so the user is to log in again, not to ask to be added.
