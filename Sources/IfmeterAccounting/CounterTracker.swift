@@ -130,6 +130,15 @@ package struct AccountingOutcome: Sendable {
     /// Lives that started being counted: until a commit records them, a crash
     /// would lose them without a trace.
     package var begunLives: [TrackedLife] = []
+    /// Lives counted on under a new name: no reset, but the reason one
+    /// name's totals stop growing and another's start.
+    package var renames: [Rename] = []
+
+    package struct Rename: Sendable, Equatable {
+        package var ifindex: Int32
+        package var from: String
+        package var to: String
+    }
 
     package init() {}
 
@@ -138,6 +147,7 @@ package struct AccountingOutcome: Sendable {
         events += other.events
         endedLives += other.endedLives
         begunLives += other.begunLives
+        renames += other.renames
     }
 }
 
@@ -522,6 +532,7 @@ package struct CounterTracker: Sendable {
         // A sample under a new name (a rename's message) carries the
         // counters of the rename: what they add passed under the old name.
         let countedUnder = life.name
+        if sample.name != life.name { outcome.renames.append(.init(ifindex: sample.ifindex, from: life.name, to: sample.name)) }
         life.counters = target
         life.sinceBoot = now.sinceBoot
         life.lastSeen = now.wall

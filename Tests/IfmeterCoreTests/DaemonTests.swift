@@ -249,6 +249,7 @@ struct DaemonTests {
         #expect(try daemon.totals("tun0").rxBytes == 300)
         #expect(try daemon.totals("tun5").rxBytes == 200)
         #expect(try daemon.store().events().isEmpty)  // a rename is no reset
+        #expect(daemon.log.contains("tun0: renamed tun5 (ifindex "), "\(daemon.log)")  // but says why tun0 stopped
     }
 
     /// A machine with no Wi-Fi, cellular or tunnel link (a newcomer's wired
@@ -256,7 +257,7 @@ struct DaemonTests {
     @Test func noWatchedLinkAtStartIsExplained() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.start(interval: 60)
-        #expect(daemon.log.contains("0 watched interfaces (no link here is of a class in Watch=cellular tunnel wifi yet; 'ifmeter interfaces --all' shows each link's class);"), "\(daemon.log)")
+        #expect(daemon.log.contains("0 watched interfaces (no link here is of a class in Watch=wifi cellular tunnel yet; 'ifmeter interfaces --all' shows each link's class);"), "\(daemon.log)")
         #expect(daemon.stop() == 0)
     }
 

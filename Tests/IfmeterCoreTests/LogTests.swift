@@ -40,7 +40,7 @@ import Testing
             #expect(result.status == 0)
             let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
             let notice = lines.last { $0.contains("watched interface") }
-            #expect(notice?.hasPrefix("<5>ifmeterd: store") == prefixed, "\(variable): \(notice ?? "")")
+            #expect(notice?.hasPrefix("<5>store") == prefixed, "\(variable): \(notice ?? "")")
             #expect(notice?.hasPrefix("ifmeterd: store") == !prefixed)
         }
     }

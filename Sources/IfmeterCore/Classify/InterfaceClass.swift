@@ -12,6 +12,11 @@ package enum InterfaceClass: String, Sendable, CaseIterable, Hashable {
     /// The names `Watch=` and `[Classes]` accept, in order.
     package static let spelledOut = allCases.map(\.rawValue).joined(separator: " ")
 
+    /// A set as `Watch=` spells it, in the one order every message uses.
+    package static func spelled(_ classes: Set<InterfaceClass>) -> String {
+        allCases.filter(classes.contains).map(\.rawValue).joined(separator: " ")
+    }
+
     /// How people write it ("Wi-Fi" in tables, the raw value in JSON and config).
     package var displayName: String {
         switch self {

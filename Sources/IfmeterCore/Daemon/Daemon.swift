@@ -168,12 +168,11 @@ package final class Daemon {
         }
         // No link counted yet is the first thing a newcomer on a wired
         // machine sees: say why, and where to look.
-        let watch = configuration.watchedClasses.map(\.rawValue).sorted().joined(separator: " ")
         let names = meter.lives.isEmpty
-            ? "no link here is of a class in Watch=\(watch) yet; 'ifmeter interfaces --all' shows each link's class"
-            : meter.lives.values.map(\.name).sorted().joined(separator: " ")
+            ? "no link here is of a class in Watch=\(InterfaceClass.spelled(configuration.watchedClasses)) yet; 'ifmeter interfaces --all' shows each link's class"
+            : NaturalOrder.sorted(meter.lives.values.map(\.name)).joined(separator: " ")
         let source = linkSource.counterWidth == .bits32 ? "getifaddrs (32-bit counters, wraps judged)" : "netlink (64-bit counters)"
-        Log.notice("ifmeterd: store \(store.path), boot \(bootID), counters from \(source), \(counted(meter.lives.count, "watched interface")) (\(names)); \(Estimate.basis)")
+        Log.notice(Log.headline("store \(store.path), boot \(bootID), counters from \(source), \(counted(meter.lives.count, "watched interface")) (\(names)); \(Estimate.basis)"))
     }
 
     /// Opens the journal for this daemon alone and applies what it holds
@@ -377,6 +376,9 @@ package final class Daemon {
         adoptHistory()
         for life in step.begun {
             stepLines.append((.info, "\(life.name): counting (ifindex \(life.ifindex), \(meter.interfaceInfo[life.name]?.interfaceClass.rawValue ?? "other"))"))
+        }
+        for rename in step.renamed {
+            stepLines.append((.info, "\(rename.from): renamed \(rename.to) (ifindex \(rename.ifindex)); counted on under the new name"))
         }
         for event in step.events {
             let indexes = [event.oldIfindex, event.newIfindex].map { $0.map(String.init) ?? "-" }.joined(separator: " -> ")
@@ -593,7 +595,7 @@ package final class Daemon {
         commit(at: clock.now())
         publishMetrics(last: true)
         store.close()
-        Log.notice("ifmeterd: stopped\(storeWrites.isFailing ? " with uncommitted deltas (the store could not be written)" : "; a final sample was committed to \(store.path)")")
+        Log.notice(Log.headline("stopped\(storeWrites.isFailing ? " with uncommitted deltas (the store could not be written)" : "; a final sample was committed to \(store.path)")"))
         return storeWrites.isFailing ? .ioError : .success
     }
 

@@ -37,10 +37,13 @@ package struct Meter {
         package var events: [ResetEvent] = []
         /// Lives that started being counted.
         package var begun: [TrackedLife] = []
+        /// Lives counted on under a new name.
+        package var renamed: [AccountingOutcome.Rename] = []
 
         mutating func append(_ other: Step) {
             events += other.events
             begun += other.begun
+            renamed += other.renamed
         }
     }
 
@@ -393,7 +396,7 @@ package struct Meter {
         }
         for delta in outcome.deltas { totals[delta.name, default: .zero] += delta.counters }
         pending.record(outcome, at: now)
-        return Step(events: outcome.events, begun: outcome.begunLives)
+        return Step(events: outcome.events, begun: outcome.begunLives, renamed: outcome.renames)
     }
 
     private mutating func noteInterface(named name: String, link: LinkSample?, force: Bool) {

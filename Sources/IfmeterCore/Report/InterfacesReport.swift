@@ -41,8 +41,7 @@ package enum InterfacesReport {
     /// and why, and the `Watch=` line that would count them. Wired is
     /// offered before other, which also counts bridges, veths and the like.
     package static func watchHint(unwatched: [ClassifiedLink], watched: Set<InterfaceClass>, configPath: String) -> String {
-        let watchedNames = InterfaceClass.allCases.filter(watched.contains).map(\.rawValue).joined(separator: " ")
-        var text = "Watch=\(watchedNames) counts none of the interfaces here"
+        var text = "Watch=\(InterfaceClass.spelled(watched)) counts none of the interfaces here"
         let countable = unwatched.filter { $0.classification.interfaceClass != nil }.sorted { NaturalOrder.less($0.sample.name, $1.sample.name) }
         if countable.isEmpty {
             let ignored = unwatched.map(\.sample.name)
@@ -56,7 +55,7 @@ package enum InterfacesReport {
         text += table.rendered().split(separator: "\n", omittingEmptySubsequences: false).dropFirst().dropLast().map { "  " + $0 }.joined(separator: "\n") + "\n"
         let offered: InterfaceClass = countable.contains { $0.classification.interfaceClass == .wired } ? .wired : .other
         let counted = countable.filter { $0.classification.interfaceClass == offered }.map(\.sample.name)
-        let line = InterfaceClass.allCases.filter { watched.contains($0) || $0 == offered }.map(\.rawValue).joined(separator: " ")
+        let line = InterfaceClass.spelled(watched.union([offered]))
         return text + "To count \(counted.joined(separator: " ")), set in \(configPath) and reload the daemon:\n"
             + "  [Interfaces]\n  Watch=\(line)\n"
     }

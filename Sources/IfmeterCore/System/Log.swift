@@ -29,6 +29,10 @@ package enum Log {
         return (UInt64(info.st_dev), UInt64(info.st_ino))
     }
 
+    /// A line that names the daemon where nothing else would: on a
+    /// terminal. The journal already shows every line as `ifmeterd[PID]:`.
+    package static func headline(_ message: String) -> String { toJournal ? message : "ifmeterd: " + message }
+
     package static func error(_ message: String) { write(.error, message) }
     package static func warning(_ message: String) { write(.warning, message) }
     package static func notice(_ message: String) { write(.notice, message) }
