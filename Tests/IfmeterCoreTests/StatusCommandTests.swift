@@ -112,6 +112,18 @@ struct StatusCommandTests {
         #expect(corrupt.standardError.split(separator: "\n").count == 1)
     }
 
+    /// A store with nothing counted yet: the class table says so rather
+    /// than show its header alone.
+    @Test func classesWithNothingCountedSaySo() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        #expect(daemon.stop() == 0)
+        let classes = try ifmeter(daemon, ["classes"])
+        #expect(classes.status == 0)
+        #expect(classes.standardOutput.contains("\nNo interface counted yet.\n"), "\(classes.standardOutput)")
+        #expect(!classes.standardOutput.contains("CLASS"))
+    }
+
     @Test func checkExitCodesFollowTheBudgets() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.start(interval: 60)

@@ -147,8 +147,11 @@ package enum StatusReport {
     /// `ifmeter classes`: totals per class. Tunnel traffic also crosses the
     /// link it rides on, so the classes are never added up.
     package static func classesText(_ snapshot: Snapshot, units: Units) -> String {
+        let title = "ifmeter classes (rx + tx): \(Estimate.basis)\n"
+        let classes = byClass(snapshot)
+        guard !classes.isEmpty else { return title + "No interface counted yet.\n" }
         var table = TextTable([("CLASS", .left), ("TODAY", .right), ("CYCLE", .right), ("SINCE BOOT", .right), ("ALL TIME", .right), ("INTERFACES", .left)])
-        for (interfaceClass, members) in byClass(snapshot) {
+        for (interfaceClass, members) in classes {
             func total(_ pick: (InterfaceSnapshot) -> LinkCounters) -> String {
                 units.bytes(members.reduce(UInt64(0)) { .saturating($0, plus: pick($1).totalBytes) })
             }
@@ -156,7 +159,7 @@ package enum StatusReport {
             let names = members.filter { $0.presence != .retired }.map(\.name) + (members.contains { $0.presence == .retired } ? ["(retired)"] : [])
             table.append([interfaceClass.displayName, total(\.today), total(\.cycle), total(\.sinceBoot), total(\.allTime), names.joined(separator: " ")])
         }
-        return "ifmeter classes (rx + tx): \(Estimate.basis)\n" + table.rendered() + "Note: \(Estimate.classCaveat).\n"
+        return title + table.rendered() + "Note: \(Estimate.classCaveat).\n"
     }
 
     static func byClass(_ snapshot: Snapshot) -> [(InterfaceClass, [InterfaceSnapshot])] {
