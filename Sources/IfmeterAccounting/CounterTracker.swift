@@ -385,10 +385,22 @@ package struct CounterTracker: Sendable {
         return outcome
     }
 
+    /// Why the messages read may not hold a link's creation, so that its
+    /// first message with traffic need not be a move from another namespace.
+    package enum MissedMessages: Sendable {
+        /// The socket overran: some messages before them were lost.
+        case lost
+        /// Read at start: the socket opened while links already existed.
+        case beforeStart
+    }
+
     /// A link event from the kernel (rules 1 and 7). Event messages may be
     /// older than the last dump, so they never move a counter back and never
-    /// signal a reset: only dumps judge resets.
-    package mutating func observe(event: LinkEvent, at now: Instant, isWatched: WatchPolicy = { _ in true }) -> AccountingOutcome {
+    /// signal a reset: only dumps judge resets. `missed`: why earlier
+    /// messages may be missing (nil: none can be).
+    package mutating func observe(
+        event: LinkEvent, at now: Instant, isWatched: WatchPolicy = { _ in true }, missed: MissedMessages? = nil
+    ) -> AccountingOutcome {
         var outcome = AccountingOutcome()
         let link = event.link
         switch event.kind {
@@ -404,11 +416,7 @@ package struct CounterTracker: Sendable {
                 // Rule 1: created under our eyes. The message's counters are
                 // the baseline: zero for a new device, the unseen past of one
                 // moved in from another namespace.
-                if link.counters.bytesOrPacketsMoved {
-                    outcome.events.append(ResetEvent(
-                        .movedIn, name: link.name, old: nil, new: link.ifindex, loss: .none,
-                        detail: "arrived with traffic already counted, from another network namespace; that traffic is not this namespace's"))
-                }
+                if link.counters.bytesOrPacketsMoved { outcome.events.append(Self.arrivedWithTraffic(link, missed: missed)) }
                 outcome.append(begin(link, at: now, baseline: link.counters))
             }
         case .deleted(let moved):
@@ -430,6 +438,26 @@ package struct CounterTracker: Sendable {
             }
         }
         return outcome
+    }
+
+    /// A link first seen in a message with traffic already counted: moved
+    /// in, when no message before it can be missing; else its creation may
+    /// be among those missed, and its traffic here is lost.
+    private static func arrivedWithTraffic(_ link: LinkSample, missed: MissedMessages?) -> ResetEvent {
+        switch missed {
+        case nil:
+            ResetEvent(
+                .movedIn, name: link.name, old: nil, new: link.ifindex, loss: .none,
+                detail: "arrived with traffic already counted, from another network namespace; that traffic is not this namespace's")
+        case .lost:
+            ResetEvent(
+                .eventsLost, name: link.name, old: nil, new: link.ifindex, loss: .unknown,
+                detail: "appeared while link events were lost; its traffic before this moment is not counted")
+        case .beforeStart:
+            ResetEvent(
+                .historyUnknown, name: link.name, old: nil, new: link.ifindex, loss: .unknown,
+                detail: "first seen at start in a link message with traffic already counted: created while the daemon was stopped, or moved in from another network namespace; that traffic is not counted")
+        }
     }
 
     /// Applies a changed watch policy (a reload) to a fresh dump: a life no

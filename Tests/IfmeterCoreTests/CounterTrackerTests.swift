@@ -245,6 +245,29 @@ private func stored(_ bootID: String, _ life: TrackedLife, namespace: NamespaceC
         #expect(bytes(later) == ["tun0": [100, 200]])
     }
 
+    /// A first message with traffic is a move only when no message before
+    /// it could be missing: after an overrun its creation may be among the
+    /// lost, and a message read at start may be the last of a link created
+    /// while the daemon was stopped. Then its past is not counted either,
+    /// but the loss is unknown, not none.
+    @Test(arguments: [
+        (CounterTracker.MissedMessages?.none, ResetEvent.Reason.movedIn, ResetEvent.Loss.none),
+        (.lost, .eventsLost, .unknown),
+        (.beforeStart, .historyUnknown, .unknown),
+    ])
+    func rule1AFirstMessageWithTrafficIsAMoveOnlyWhenNoMessageWasMissed(
+        _ missed: CounterTracker.MissedMessages?, _ reason: ResetEvent.Reason, _ loss: ResetEvent.Loss
+    ) {
+        var tracker = running([])
+        let outcome = tracker.observe(event: LinkEvent(kind: .new, link: link("tun0", 4, 300, 0)), at: now, missed: missed)
+        #expect(outcome.deltas.isEmpty)
+        #expect(reasons(outcome) == [reason])
+        #expect(outcome.events.first?.loss == loss)
+        #expect(tracker.lives[4]?.counters == counters(300, 0))
+        // A first message at zero is a creation however it was read: no event.
+        #expect(tracker.observe(event: LinkEvent(kind: .new, link: link("tun1", 5, 0, 0)), at: now, missed: missed).events.isEmpty)
+    }
+
     @Test func rule6DriverResetCountsFromZeroWithoutPhantomTraffic() {
         var tracker = running([link("wwan0", 2, 0, 0)])
         _ = tracker.observe(dump: [link("wwan0", 2, 900, 800)], at: now, eventsWereLost: false)

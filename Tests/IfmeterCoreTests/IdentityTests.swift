@@ -235,6 +235,61 @@ struct IdentityTests {
         #expect(try daemon.totalsIfAny("tun1")?.rxBytes ?? 0 <= 50_000)
     }
 
+    /// The event socket opens before the start's dump, and the store is
+    /// read in between (a killed run's journal applied, here held up by
+    /// another writer): a link created while the daemon was stopped and
+    /// deleted in that window is in no dump, and its last messages, with
+    /// its traffic, are the first the daemon reads of it. That traffic is
+    /// this namespace's and is not counted: the event must say loss
+    /// unknown, not a move from another namespace with nothing lost.
+    @Test func aLinkGoneBeforeTheStartDumpIsNoMoveWithNothingLost() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60, commitInterval: 3600)
+        let journaled = daemon.journalSize
+        try daemon.namespace.tunTraffic(name: "tun1", subnet: 1, rxPackets: 1, size: 100)
+        try daemon.waitForJournal(toChangeFrom: journaled)
+        #expect(daemon.stop(with: SIGKILL) == SIGKILL)  // the journal is applied at the next start
+        try daemon.namespace.tunTraffic(name: "tun5", subnet: 5, rxPackets: 3, size: 100, persist: true)
+
+        // A writer holds the store: the start waits for it after opening its sockets.
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        writer.arguments = ["sqlite3", daemon.stateDirectory + "/" + CounterStore.fileName]
+        let commands = Pipe()
+        let answers = Pipe()
+        writer.standardInput = commands
+        writer.standardOutput = answers
+        try writer.run()
+        commands.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\nSELECT 'locked';\n".utf8))
+        #expect(String(decoding: answers.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("locked"))
+        let starting = Process()
+        starting.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        starting.arguments = ["ip", "netns", "exec", daemon.namespace.name, TestEnvironment.binary("ifmeterd"),
+                              "--config", daemon.configPath, "--state-dir", daemon.stateDirectory, "--once"]
+        starting.standardError = FileHandle.nullDevice
+        try starting.run()
+        // Its event socket and its dump socket are open: it is waiting for the store.
+        let fds = "/proc/\(starting.processIdentifier)/fd"
+        for _ in 0..<1000 {
+            let sockets = ((try? FileManager.default.contentsOfDirectory(atPath: fds)) ?? []).filter {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: fds + "/" + $0))?.hasPrefix("socket:") ?? false
+            }
+            if sockets.count >= 2 { break }
+            usleep(10_000)
+        }
+        try daemon.namespace.exec(["ip", "link", "del", "tun5"])
+        commands.fileHandleForWriting.write(Data("COMMIT;\n".utf8))
+        try commands.fileHandleForWriting.close()
+        writer.waitUntilExit()
+        starting.waitUntilExit()
+        #expect(starting.terminationStatus == 0)
+
+        let events = try daemon.store().events().filter { $0.name == "tun5" }
+        #expect(events.map(\.reason.rawValue) == ["history-unknown", "removed"])
+        #expect(events.first?.loss == .unknown)
+        #expect(try daemon.totalsIfAny("tun5")?.rxBytes ?? 0 <= 300)
+    }
+
     @Test func aRenameWhileRunningSurvivesAKill() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.start(interval: 60, commitInterval: 3600)

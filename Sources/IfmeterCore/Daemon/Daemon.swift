@@ -155,7 +155,7 @@ package final class Daemon {
             throw DaemonStartError(message: "netlink: \(error)", exitCode: .unavailable)
         }
         finish(meter.start(stored: stored, links: links, at: now))
-        _ = readEvents()
+        _ = readEvents(atStart: true)
         commit(at: clock.now())
         writeStepLines()
         if storeWrites.isFailing {
@@ -415,8 +415,9 @@ package final class Daemon {
 
     /// Reads every pending link event into the meter, which ends a
     /// gathering; returns whether some were lost (an overrun, or a read
-    /// that failed).
-    private func readEvents() -> Bool {
+    /// that failed). `atStart`: the first read, of messages sent since the
+    /// socket opened, some about links the dump no longer showed.
+    private func readEvents(atStart: Bool = false) -> Bool {
         let batch: (events: [LinkEvent], overrun: Bool)
         do {
             batch = try events.read()
@@ -428,7 +429,8 @@ package final class Daemon {
         }
         endGathering(events: batch.overrun ? .max : batch.events.count)
         linkSource.note(events: batch.events, overrun: batch.overrun)
-        finish(meter.apply(events: batch.events.map(sourceWidth), at: clock.now()))
+        let missed: CounterTracker.MissedMessages? = batch.overrun ? .lost : atStart ? .beforeStart : nil
+        finish(meter.apply(events: batch.events.map(sourceWidth), at: clock.now(), missed: missed))
         if batch.overrun { Log.warning("link events were lost (event socket overrun); re-dumping to reconcile") }
         return batch.overrun
     }

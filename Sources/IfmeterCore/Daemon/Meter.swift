@@ -166,8 +166,9 @@ package struct Meter {
         return record(tracker.start(stored: stored, links: links, at: now, isWatched: { watched.contains($0.ifindex) }), links: links, at: now)
     }
 
-    /// Link events, in arrival order.
-    package mutating func apply(events: [LinkEvent], at now: Instant) -> Step {
+    /// Link events, in arrival order; `missed`: why messages before them
+    /// may be missing (nil: none can be).
+    package mutating func apply(events: [LinkEvent], at now: Instant, missed: CounterTracker.MissedMessages? = nil) -> Step {
         var logged = Step()
         // What a life ended here (renamed out of the watched set) was counted
         // up to, by ifindex: messages may be older than the last dump, and a
@@ -194,7 +195,7 @@ package struct Meter {
                 let ending = endLivesRenamedOutOfWatch(renamed, fromEvent: true, at: now)
                 logged.append(ending.step)
                 for ended in ending.at { countedUpTo[ended.ifindex] = ended.counters }
-                logged.append(record(tracker.observe(event: event, at: now, isWatched: { _ in watched }), links: [link], at: now))
+                logged.append(record(tracker.observe(event: event, at: now, isWatched: { _ in watched }, missed: missed), links: [link], at: now))
                 renamedLivesObserved(renamed)
                 if appeared { linkAppeared() }
             }
