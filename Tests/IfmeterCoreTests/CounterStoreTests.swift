@@ -12,6 +12,40 @@ import Testing
         TrackedLife(ifindex: ifindex, name: "tun0", counters: counters, sinceBoot: 12.5, firstSeen: 1_700_000_000, lastSeen: 1_700_000_100)
     }
 
+    /// `ifmeter` reads the store in many queries and the kernel once, while
+    /// the daemon commits when it likes. Held from before the kernel is
+    /// read, one snapshot of the store never holds a baseline newer than
+    /// the counters compared with it (read as a counter reset: the whole
+    /// counter added again), nor totals older than its baselines.
+    @Test func aReaderSeesOneCommitWhateverTheDaemonCommitsMeanwhile() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let writer = try CounterStore(directory: directory.path)
+        func commit(delta rx: UInt64, baseline: UInt64, at time: Int64) throws {
+            var pending = PendingWrites()
+            pending.interfaces["tun0"] = InterfaceInfo(interfaceClass: .tunnel, signal: "kind tun", kind: "tun")
+            var outcome = AccountingOutcome()
+            outcome.deltas = [Delta(name: "tun0", ifindex: 4, counters: LinkCounters(rxBytes: rx, rxPackets: rx / 100))]
+            pending.record(outcome, at: Instant(wall: time, sinceBoot: 50))
+            try writer.commit(
+                pending, openLives: [life(4, LinkCounters(rxBytes: baseline, rxPackets: baseline / 100))], bootID: "boot-1",
+                presence: PresenceUpdate(present: [4: "tun0"]), at: time, retention: Retention(), intervals: (15, 300))
+        }
+        try commit(delta: 1000, baseline: 1000, at: 1_700_000_100)
+        let reader = try CounterStore(directory: directory.path, readOnly: true)
+        try reader.holdSnapshot()
+        // The kernel as the reader reads it: 500 more than the last commit...
+        let kernel = [LinkSample(ifindex: 4, name: "tun0", kind: "tun", counters: LinkCounters(rxBytes: 1500, rxPackets: 15))]
+        // ... then the daemon samples 200 more still, and commits.
+        try commit(delta: 700, baseline: 1700, at: 1_700_000_110)
+        let snapshot = try SnapshotReader.read(
+            store: reader, configuration: Configuration(), bootID: "boot-1", now: Instant(wall: 1_700_000_120, sinceBoot: 70),
+            kernel: kernel, daemonRunning: true)
+        let tun0 = try #require(snapshot.interfaces.first { $0.name == "tun0" })
+        #expect(tun0.allTime.rxBytes == 1500)
+        #expect(tun0.sinceBoot.rxBytes == 1500)
+        #expect(tun0.today.rxBytes == 1500)
+    }
+
     @Test func commitsAndLoadsBackTheSameState() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let huge = LinkCounters(rxBytes: UInt64.max - 1, txBytes: 1 << 63, rxPackets: 3)

@@ -188,6 +188,17 @@ package struct StoredBucket: Sendable, Hashable {
 }
 
 extension CounterStore {
+    /// For readers: every query from now on sees the store as it is now,
+    /// one commit, whatever the daemon writes meanwhile (a read
+    /// transaction, held until the store is closed). Taken before the
+    /// kernel is read, no open life's baseline is newer than the counters
+    /// compared with it, which would read as a counter reset.
+    package func holdSnapshot() throws(StoreError) {
+        try database.execute("BEGIN")
+        // A deferred transaction's snapshot begins at its first read.
+        _ = try database.query("SELECT count(*) FROM meta") { $0.integer(0) }
+    }
+
     /// A value from the meta table (boot_id, last_commit, sample_interval, commit_interval).
     /// The daemon's heartbeat keys are checked like every other number:
     /// a value that is not one in range reads as absent (unknown).
