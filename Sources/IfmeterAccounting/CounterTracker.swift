@@ -242,9 +242,9 @@ package struct CounterTracker: Sendable {
                     // Rule 2: the same life; count what passed while we were stopped.
                     var continued = life
                     if let storedWidth = stored.counterWidth, storedWidth != settings.width {
-                        outcome.append(advanceAcrossWidths(&continued, to: current, at: now))
+                        advanceAcrossWidths(&continued, to: current, at: now, into: &outcome)
                     } else {
-                        outcome.append(advance(&continued, to: current, at: now, detectResets: true))
+                        advance(&continued, to: current, at: now, detectResets: true, into: &outcome)
                     }
                     if isWatched(current) {
                         lives[current.ifindex] = continued
@@ -350,11 +350,13 @@ package struct CounterTracker: Sendable {
         dump links: [LinkSample], at now: Instant, eventsWereLost: Bool, isWatched: WatchPolicy = { _ in true }
     ) -> AccountingOutcome {
         var outcome = AccountingOutcome()
+        // Only a dump after lost events ends what it does not show.
         var present: Set<Int32> = []
+        if eventsWereLost { present.reserveCapacity(links.count) }
         for link in links {
-            present.insert(link.ifindex)
+            if eventsWereLost { present.insert(link.ifindex) }
             if var life = lives[link.ifindex] {
-                outcome.append(advance(&life, to: link, at: now, detectResets: true))
+                advance(&life, to: link, at: now, detectResets: true, into: &outcome)
                 lives[link.ifindex] = life
                 notePresent(link)
             } else if presentLinks[link.ifindex] != nil {
@@ -408,7 +410,7 @@ package struct CounterTracker: Sendable {
             let wasPresent = presentLinks[link.ifindex] != nil
             notePresent(link)
             if var life = lives[link.ifindex] {
-                outcome.append(advance(&life, to: link, at: now, detectResets: false))
+                advance(&life, to: link, at: now, detectResets: false, into: &outcome)
                 lives[link.ifindex] = life
             } else if wasPresent {
                 if isWatched(link) { outcome.append(startWatching(link, at: now)) }
@@ -426,7 +428,7 @@ package struct CounterTracker: Sendable {
             // peer before the snapshot (final rx reads 0): the guard keeps it,
             // and what it received since the last sample is lost, so said.
             let finalUnknown = link.kind == "veth" || zip(link.counters.fields, life.counters.fields).contains { $0 < $1 }
-            outcome.append(advance(&life, to: link, at: now, detectResets: false))
+            advance(&life, to: link, at: now, detectResets: false, into: &outcome)
             lives[link.ifindex] = nil
             outcome.ended(life, moved ? .movedAway : .removed, bootID: bootID, namespace: namespace)
             if !moved {
@@ -469,7 +471,7 @@ package struct CounterTracker: Sendable {
             notePresent(link)
             if var life = lives[link.ifindex] {
                 guard !isWatched(link) else { continue }
-                outcome.append(advance(&life, to: link, at: now, detectResets: true))
+                advance(&life, to: link, at: now, detectResets: true, into: &outcome)
                 lives[link.ifindex] = nil
                 outcome.append(unwatch(life))
             } else if isWatched(link) {
@@ -486,7 +488,8 @@ package struct CounterTracker: Sendable {
         var life = TrackedLife(
             ifindex: link.ifindex, name: link.name, counters: baseline, sinceBoot: baseline == .zero ? 0 : now.sinceBoot,
             firstSeen: now.wall, lastSeen: now.wall)
-        var outcome = advance(&life, to: link, at: now, detectResets: true)
+        var outcome = AccountingOutcome()
+        advance(&life, to: link, at: now, detectResets: true, into: &outcome)
         lives[link.ifindex] = life
         outcome.begunLives.append(life)
         return outcome
@@ -517,23 +520,23 @@ package struct CounterTracker: Sendable {
     /// differ by multiples of 2^32 that are no traffic. Only the low 32 bits
     /// compare: this step is judged as a 32-bit source would judge it
     /// (wrap, reset, MaxRate=), and the life goes on from the full counters.
-    private func advanceAcrossWidths(_ life: inout TrackedLife, to sample: LinkSample, at now: Instant) -> AccountingOutcome {
+    private func advanceAcrossWidths(_ life: inout TrackedLife, to sample: LinkSample, at now: Instant, into outcome: inout AccountingOutcome) {
         var narrowed = sample
         narrowed.counters = sample.counters.low32
         life.counters = life.counters.low32
-        let outcome = advance(&life, to: narrowed, at: now, detectResets: true, width: .bits32)
+        advance(&life, to: narrowed, at: now, detectResets: true, width: .bits32, into: &outcome)
         life.counters = sample.counters
-        return outcome
     }
 
-    /// Moves `life` to `sample`'s counters and returns what that adds.
+    /// Moves `life` to `sample`'s counters and adds to `outcome` what that
+    /// adds (in place: a dump advances every life, most by nothing).
     /// With `detectResets` a counter that went down is a wrap or a reset
     /// (rule 6); without it (event messages) it is a late message and the
     /// counter keeps its later value (`LinkCounters.later`).
     private func advance(
-        _ life: inout TrackedLife, to sample: LinkSample, at now: Instant, detectResets: Bool, width: CounterWidth? = nil
-    ) -> AccountingOutcome {
-        var outcome = AccountingOutcome()
+        _ life: inout TrackedLife, to sample: LinkSample, at now: Instant, detectResets: Bool, width: CounterWidth? = nil,
+        into outcome: inout AccountingOutcome
+    ) {
         let width = width ?? settings.width
         let target = detectResets ? sample.counters : life.counters.later(sample.counters, width: width)
         let steps = zip(life.counters.fields, target.fields).map { CounterStep.between($0, $1, width: width) }
@@ -568,7 +571,6 @@ package struct CounterTracker: Sendable {
         if delta != .zero {
             outcome.deltas.append(Delta(name: countedUnder, ifindex: sample.ifindex, counters: delta))
         }
-        return outcome
     }
 
     static let fieldNames = ["rx bytes", "tx bytes", "rx packets", "tx packets", "rx errors", "tx errors", "rx drops", "tx drops"]

@@ -100,12 +100,12 @@ package final class NetlinkLinkSource: LinkSource {
         samples.reserveCapacity(buffer.count)
         for index in 0..<buffer.count {
             let entry = buffer.links[index]
-            guard var sample = known[entry.ifindex] else { return nil }
+            // One lookup, the counters updated in place.
+            guard let slot = known.index(forKey: entry.ifindex) else { return nil }
             let counters = LinkCounters(entry.counters)
-            guard !counters.wentBack(from: sample.counters) else { return nil }
-            sample.counters = counters
-            known[entry.ifindex] = sample
-            samples.append(sample)
+            guard !counters.wentBack(from: known.values[slot].counters) else { return nil }
+            known.values[slot].counters = counters
+            samples.append(known.values[slot])
         }
         // A link missing here is gone, as it would be from a full dump.
         if samples.count != known.count {
