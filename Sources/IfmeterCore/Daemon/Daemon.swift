@@ -155,7 +155,9 @@ package final class Daemon {
             throw DaemonStartError(message: "netlink: \(error)", exitCode: .unavailable)
         }
         finish(meter.start(stored: stored, links: links, at: now))
-        _ = readEvents(atStart: true)
+        // An overrun here may have dropped the creation or deletion of a
+        // link after the dump: only a re-dump that knows it reconciles them.
+        if readEvents(atStart: true) { samplePass(eventsWereLost: true) }
         commit(at: clock.now())
         writeStepLines()
         if storeWrites.isFailing {
