@@ -53,7 +53,10 @@ package final class Daemon {
     private var journalHeldElsewhere = false
 
     // Health, for STATUS=, the watchdog and the metrics file.
-    private var lastCommit = SystemClock.monotonic()
+    /// On the clock that counts a suspend: a laptop that slept past the
+    /// commit interval commits at its first sample after waking, rather
+    /// than an interval later while `ifmeter` shows the daemon STALE.
+    private var lastCommit = SystemClock.boottime()
     private var lastCommitWall: Int64?
     private var storeWrites = RetriedCondition()
     private var storeWriteErrors: UInt64 = 0
@@ -494,7 +497,7 @@ package final class Daemon {
         lastHealthySample = SystemClock.monotonic()
         lastSampleDuration = lastHealthySample - started
         lastSampleWall = Double(now.wall)
-        if SystemClock.monotonic() - lastCommit >= configuration.commitInterval {
+        if SystemClock.boottime() - lastCommit >= configuration.commitInterval {
             commit(at: now)
         } else if meter.hasUncommittedLifeChanges {
             journalLifeChanges(at: now)
@@ -560,7 +563,7 @@ package final class Daemon {
             // At each commit, not each sample: a name gone a week can wait
             // minutes longer, and the sample stays a pass over the links.
             meter.forgetGone(at: now.wall, keepGone: configuration.metricsKeepGone)
-            lastCommit = SystemClock.monotonic()
+            lastCommit = SystemClock.boottime()
             lastCommitWall = now.wall
             storeWrites.succeeded("\(store.path): writes succeed again; pending deltas committed")
             ServiceManager.notify("STATUS=\(statusLine())")

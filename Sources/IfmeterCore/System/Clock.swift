@@ -18,6 +18,10 @@ package struct SystemClock: Sendable {
     /// CLOCK_MONOTONIC seconds, for intervals within one process.
     package static func monotonic() -> Double { read(CLOCK_MONOTONIC) }
 
+    /// CLOCK_BOOTTIME seconds: an interval that counts a suspend, as the
+    /// wall clock readers judge the daemon by does.
+    package static func boottime() -> Double { read(CLOCK_BOOTTIME) }
+
     /// CPU seconds this process has used (CLOCK_PROCESS_CPUTIME_ID).
     package static func processCPU() -> Double { read(CLOCK_PROCESS_CPUTIME_ID) }
 
