@@ -442,5 +442,5 @@ REPORT
 # A measured try kept beside the generated figures (bench/embedded).
 if [ -f bench/embedded/RESULT.md ]; then printf '\n' >> BENCHMARKS.md; cat bench/embedded/RESULT.md >> BENCHMARKS.md; fi
 # Measured tries that are not part of this run (their own dates and commits).
-if [ -f bench/CHURN-TRIES.md ]; then printf '\n' >> BENCHMARKS.md; cat bench/CHURN-TRIES.md >> BENCHMARKS.md; fi
+if [ -f bench/TRIES.md ]; then printf '\n' >> BENCHMARKS.md; cat bench/TRIES.md >> BENCHMARKS.md; fi
 echo "wrote BENCHMARKS.md"
