@@ -133,6 +133,45 @@ struct MetricsFileTests {
         let type = try FileManager.default.attributesOfItem(atPath: metrics)[.type] as? FileAttributeType
         #expect(type == .typeRegular)
     }
+
+    /// The metrics file replaces whatever is at its path: pointed at one of
+    /// the store's own files (a slip of `--metrics-file` or `MetricsFile=`),
+    /// it must be refused before anything is written, not put over the store.
+    @Test(arguments: ["ifmeter.db", "ifmeter.db-wal", "ifmeterd.lock", "ifmeterd.journal"])
+    func aMetricsFileOnTheStoresOwnFilesIsRefused(name: String) throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.runOnce()
+        let result = try daemon.runOnceAllowingFailure(extra: ["--metrics-file", daemon.stateDirectory + "/" + name])
+        #expect(result.status == ExitCode.config.rawValue, "\(result.standardError)")
+        #expect(result.standardError.split(separator: "\n").count == 1)
+        #expect(result.standardError.contains(daemon.stateDirectory + "/" + name))
+        #expect(try storeHeader(daemon) == "SQLite format 3\0")
+        #expect(try daemon.store().integrityCheck() == "ok")
+        try daemon.runOnce()
+    }
+
+    /// The same slip made in the file and applied by a reload is refused,
+    /// and the running metrics file kept.
+    @Test func aReloadOntoTheStoresOwnFileKeepsTheRunningMetricsFile() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        let textfiles = daemon.directory.appendingPathComponent("textfiles").path
+        try FileManager.default.createDirectory(atPath: textfiles, withIntermediateDirectories: true)
+        try daemon.writeConfiguration("MetricsFile=\(textfiles)/ifmeter.prom\n")
+        try daemon.start(interval: 0.2)
+        try daemon.writeConfiguration("MetricsFile=\(daemon.stateDirectory)/ifmeter.db\n")
+        daemon.signal(SIGHUP)
+        try daemon.waitForLog("reloaded")
+        usleep(600_000)
+        #expect(daemon.stop() == 0)
+        // The WAL holds the pages last written, so SQLite alone may still
+        // read a replaced file as the store: its first bytes tell.
+        #expect(try storeHeader(daemon) == "SQLite format 3\0")
+        #expect(daemon.log.contains("reload: keeping MetricsFile=\(textfiles)/ifmeter.prom"))
+    }
+
+    private func storeHeader(_ daemon: DaemonHarness) throws -> String {
+        String(decoding: (try FileSystem.readBytes(daemon.stateDirectory + "/ifmeter.db") ?? []).prefix(16), as: UTF8.self)
+    }
 }
 
 @Suite struct MetricsRenderingTests {

@@ -45,6 +45,8 @@ package final class Daemon {
     private var meter: Meter
     private var metrics: MetricsFile?
     private let journalPath: String
+    /// The store, its WAL, index, lock and pid file: no other output may land on them.
+    private let storeFiles: [String]
     /// Where life changes wait for the next store commit; nil when it could
     /// not be written (they then go straight to the store).
     private var journal: CommitJournal?
@@ -106,11 +108,12 @@ package final class Daemon {
         namespace = NamespaceIdentity.cookie(ofSocket: events.fileDescriptor)
         gathering = EventGathering(capacity: EventGathering.capacity(ofReceiveBuffer: events.receiveBufferBytes ?? configuration.eventBufferBytes))
         meter = Meter(bootID: bootID, namespace: namespace, width: linkSource.counterWidth, policy: Meter.Policy(configuration))
-        metrics = try Self.metricsFile(configuration.metricsFile)
         journalPath = configuration.resolvedJournalFile(stateDirectory: stateDirectory)
+        storeFiles = [CounterStore.fileName, CounterStore.fileName + "-wal", CounterStore.fileName + "-shm", "ifmeterd.lock", "ifmeterd.pid"]
+            .map { stateDirectory + "/" + $0 }
+        metrics = try Self.metricsFile(configuration.metricsFile, taken: storeFiles + [journalPath])
         // A journal is emptied and rewritten: it must never be a file the daemon keeps for something else.
-        let taken = [CounterStore.fileName, CounterStore.fileName + "-wal", CounterStore.fileName + "-shm", "ifmeterd.lock", "ifmeterd.pid"]
-            .map { stateDirectory + "/" + $0 } + [configuration.metricsFile].compactMap { $0 }
+        let taken = storeFiles + [configuration.metricsFile].compactMap { $0 }
         if let clash = taken.first(where: { FileSystem.sameFile($0, journalPath) }) {
             throw DaemonStartError(message: "JournalFile=\(journalPath): the same file as \(clash); choose a file of its own", exitCode: .config)
         }
@@ -120,8 +123,13 @@ package final class Daemon {
         }
     }
 
-    private static func metricsFile(_ path: String?) throws(DaemonStartError) -> MetricsFile? {
+    /// The metrics file is replaced after every sample: on one of `taken`
+    /// (the store's own files) it would put a text file over the store.
+    private static func metricsFile(_ path: String?, taken: [String]) throws(DaemonStartError) -> MetricsFile? {
         guard let path else { return nil }
+        if let clash = taken.first(where: { FileSystem.sameFile($0, path) }) {
+            throw DaemonStartError(message: "MetricsFile=\(path): the same file as \(clash); choose a file of its own", exitCode: .config)
+        }
         let directory = FileSystem.directoryName(path)
         guard FileSystem.isDirectory(directory) else {
             throw DaemonStartError(message: "\(path): metrics directory \(directory) does not exist", exitCode: .cannotCreate)
@@ -638,7 +646,7 @@ package final class Daemon {
         let metricsMoved = reloaded.metricsFile != configuration.metricsFile
         if metricsMoved {
             do {
-                metrics = try Self.metricsFile(reloaded.metricsFile)
+                metrics = try Self.metricsFile(reloaded.metricsFile, taken: storeFiles + [journalPath])
                 configuration.metricsFile = reloaded.metricsFile
                 metricsWrites.reset()
             } catch {
