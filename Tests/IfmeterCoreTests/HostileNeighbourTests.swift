@@ -209,6 +209,22 @@ struct HostileNeighbourTests {
         #expect(XMLParser(data: try Data(contentsOf: URL(fileURLWithPath: svg))).parse())
     }
 
+    /// `graph --svg` renames its picture over PATH: named on the store it
+    /// reads (or the journal beside it), that would be the store gone.
+    @Test(arguments: ["ifmeter.db", "ifmeterd.journal"])
+    func graphOntoTheStoresOwnFilesIsRefused(name: String) throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.runOnce()
+        let target = daemon.stateDirectory + "/" + name
+        let before = try FileSystem.readBytes(target)
+        let result = try daemon.namespace.run([TestEnvironment.binary("ifmeter"), "--state-dir", daemon.stateDirectory, "--config", daemon.configPath, "graph", "--svg", target])
+        #expect(result.status == ExitCode.usage.rawValue, "\(result.standardError)")
+        #expect(result.standardError.split(separator: "\n").count == 1)
+        #expect(result.standardError.contains(target))
+        #expect(try FileSystem.readBytes(target) == before)
+        try daemon.runOnce()
+    }
+
     /// A link whose dump message exceeds 64 KiB (the most altnames the
     /// kernel allows, each 124 bytes) is listed, and so is every link after it.
     @Test func aLinkWithManyLongAltnamesNeitherVanishesNorHidesLaterLinks() throws {

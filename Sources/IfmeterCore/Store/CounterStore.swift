@@ -59,6 +59,9 @@ package enum StoreError: Error, Sendable, CustomStringConvertible {
 /// they came from in one transaction, so a crash can never count twice.
 package final class CounterStore {
     package static let fileName = "ifmeter.db"
+    /// Every file a daemon keeps in its state directory but the journal:
+    /// no output (metrics, a graph) may be renamed over one of them.
+    package static let stateFileNames = [fileName, fileName + "-wal", fileName + "-shm", "ifmeterd.lock", "ifmeterd.pid"]
     /// Owner and group only. Any process that can open the store can hold
     /// a read transaction, and one held open keeps the WAL from ever being
     /// checkpointed back: it grows for as long as the daemon commits
