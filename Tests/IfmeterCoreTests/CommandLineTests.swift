@@ -54,6 +54,28 @@ import Testing
         #expect(missing.standardError.hasSuffix("absent.conf: no such file\n"))
     }
 
+    /// A FIFO where the configuration should be (or the boot id, for the
+    /// daemon) is refused at once: opening one waits for a writer forever.
+    @Test func aFIFOInPlaceOfAFileIsAOneLineErrorNotAHang() throws {
+        let directory = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fifo = directory.appendingPathComponent("ifmeter.conf").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let bootIDConfig = directory.appendingPathComponent("boot.conf").path
+        try "[Daemon]\nBootIDPath=\(fifo)\n".write(toFile: bootIDConfig, atomically: true, encoding: .utf8)
+        let state = directory.path + "/state"
+        for (arguments, code) in [
+            ([ifmeter, "--config", fifo, "interfaces"], ExitCode.config),
+            ([ifmeterd, "--config", fifo, "--state-dir", state, "--once"], .config),
+            ([ifmeterd, "--config", bootIDConfig, "--state-dir", state, "--once"], .noInput),
+        ] {
+            let result = try runProcess("/usr/bin/timeout", ["-s", "KILL", "10"] + arguments)
+            #expect(result.status == code.rawValue, "\(arguments): \(result.standardError)")
+            #expect(result.standardError.split(separator: "\n").count == 1, "\(result.standardError)")
+            #expect(result.standardError.contains(fifo) && result.standardError.contains("not a regular file"), "\(result.standardError)")
+        }
+    }
+
     let ifmeterd = TestEnvironment.binary("ifmeterd")
 
     /// `make run` keeps its store in ./state; `ifmeter` run from there, with

@@ -31,14 +31,17 @@ package enum FileSystem {
         }
     }
 
-    /// The whole file, or nil when it does not exist.
+    /// The whole file, or nil when it does not exist. A FIFO at the path
+    /// is refused, never waited on: opening one blocks until a writer comes.
     package static func readBytes(_ path: String) throws -> [UInt8]? {
-        let fd = retrying { open(path, O_RDONLY | O_CLOEXEC) }
+        let fd = retrying { open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
         if fd < 0 {
             if errno == ENOENT || errno == ENOTDIR { return nil }
             throw SystemError("open", path: path, errno: errno)
         }
         defer { close(fd) }
+        var info = stat()
+        if fstat(fd, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO { throw NotARegularFile.special(path: path) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
