@@ -87,10 +87,16 @@ enum CommandParser {
         var given: [(spec: OptionSpec, spelled: String, value: String?)] = []
         let known = OptionSpec.global + OptionSpec.leading + CommandName.allCases.flatMap(\.options)
         var index = 0
+        // After `--` every word is an operand: an interface may be named `-x`.
+        var optionsEnded = false
         while index < words.count {
             let word = words[index]
             index += 1
-            guard word.hasPrefix("-") && word != "-" else {
+            if word == "--" && !optionsEnded {
+                optionsEnded = true
+                continue
+            }
+            guard !optionsEnded && word.hasPrefix("-") && word != "-" else {
                 if command == nil {
                     // `help [COMMAND]`, as git and swift-argument-parser take it.
                     if word == "help" { return Invocation(globals: GlobalOptions(), command: .help(try helpTopic(words[index...]))) }

@@ -245,7 +245,8 @@ enum CommandName: String, CaseIterable, Sendable {
             can start on the store. An interface still present and watched is
             counted again from its next start, its earlier traffic not counted; to
             stop counting it, ignore it in [Classes]. Needs write access to the
-            store (root, or the daemon's user).
+            store (root, or the daemon's user). A name that starts with a dash
+            goes after --, which ends the options.
             """
         case .completions:
             """

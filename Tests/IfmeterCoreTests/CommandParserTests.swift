@@ -33,6 +33,10 @@ import Testing
         (["help"], .help(nil)),
         (["help", "status"], .help(.status)),
         (["--config", "/c", "help", "days"], .help(.days)),
+        // `--` ends the options: a name that starts with a dash can be forgotten.
+        (["forget", "--", "-x"], .forget("-x")),
+        (["--state-dir", "/s", "--", "forget", "--help"], .forget("--help")),
+        (["forget", "tun0", "--"], .forget("tun0")),
     ]
 
     @Test(arguments: parsed)
@@ -77,6 +81,8 @@ import Testing
         (["completions", "tcsh"], CommandLineError("completions tcsh: expected bash, zsh or fish", command: .completions)),
         (["completions", "bash", "zsh"], CommandLineError("unexpected argument zsh", command: .completions)),
         (["completions", "bash", "--json"], CommandLineError("completions does not take --json", command: .completions)),
+        (["forget", "--", "-x", "--", "-y"], CommandLineError("unexpected argument --", command: .forget)),
+        (["days", "--", "--limit", "2"], CommandLineError("unexpected argument --limit", command: .days)),
     ]
 
     @Test(arguments: refused)

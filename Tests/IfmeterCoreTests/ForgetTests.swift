@@ -60,6 +60,23 @@ struct ForgetTests {
         #expect(restarted.status == 0, "\(restarted.standardError)")
     }
 
+    /// The kernel takes a name that looks like an option; `forget -- NAME`
+    /// must still reach it.
+    @Test func anInterfaceNamedLikeAnOptionCanBeForgotten() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        _ = try daemon.namespace.exec(["ip", "tuntap", "add", "dev", "-x", "mode", "tun"])
+        _ = try daemon.namespace.exec(["ip", "tuntap", "add", "dev", "tun1", "mode", "tun"])
+        try daemon.runOnce()
+        #expect(try daemon.totalsIfAny("-x") != nil)
+        _ = try daemon.namespace.exec(["ip", "link", "delete", "dev", "-x"])
+        try daemon.runOnce()
+        let removed = try ifmeter(daemon, ["forget", "--", "-x"])
+        #expect(removed.status == 0, "\(removed.standardError)")
+        #expect(try daemon.totalsIfAny("-x") == nil)
+        #expect(try daemon.totalsIfAny("tun1") != nil)
+        try daemon.runOnce()
+    }
+
     /// A daemon killed with a tunnel life only in its journal: `forget`
     /// applies the journal first, so the next start cannot bring the
     /// forgotten interface back.
