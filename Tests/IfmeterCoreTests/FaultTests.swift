@@ -114,6 +114,27 @@ struct FaultTests {
         #expect(result.standardError.split(separator: "\n").count == 1)
     }
 
+    /// A store the daemon's user may read but not write (restored from a
+    /// backup as root, say) in a directory it owns: exit 73 in one line,
+    /// as the README says, not a failed commit and exit 74.
+    @Test func aReadOnlyStoreIsAOneLineError() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.runOnce()
+        let store = daemon.stateDirectory + "/ifmeter.db"
+        _ = try mustRun("/bin/chown", ["-R", "nobody:nogroup", daemon.stateDirectory])
+        #expect(chown(store, 0, 0) == 0)
+        #expect(chmod(store, 0o644) == 0)
+        let before = try FileSystem.readBytes(store)
+        let result = try daemon.namespace.run(["runuser", "-u", "nobody", "--", TestEnvironment.binary("ifmeterd"),
+                                                "--config", daemon.configPath, "--state-dir", daemon.stateDirectory, "--once"])
+        #expect(result.status == ExitCode.cannotCreate.rawValue, "\(result.standardError)")
+        #expect(result.standardError.contains(store), "\(result.standardError)")
+        #expect(result.standardError.split(separator: "\n").count == 1, "\(result.standardError)")
+        #expect(try FileSystem.readBytes(store) == before)
+        _ = try mustRun("/bin/chown", ["-R", "root:root", daemon.stateDirectory])
+        try daemon.runOnce()
+    }
+
     @Test func aVanishingMetricsDirectoryIsALoggedDegradation() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         let textfiles = daemon.directory.appendingPathComponent("textfiles")

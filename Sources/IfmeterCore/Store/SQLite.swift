@@ -65,6 +65,12 @@ final class SQLiteDatabase {
             sqlite3_close_v2(connection)
             throw error
         }
+        // SQLite opens a file it may not write read-only without a word;
+        // a writer would then fail at its first commit instead of here.
+        if !readOnly && sqlite3_db_readonly(connection, "main") == 1 {
+            sqlite3_close_v2(connection)
+            throw SQLiteError(code: SQLITE_READONLY, message: "the store is read-only for this user", path: path, operation: "open")
+        }
         handle = connection
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, 5000)
