@@ -104,6 +104,15 @@ import Testing
         #expect(interval.standardError == "ifmeterd: --interval 0: expected seconds from 0.1 to 86400.0 (see 'ifmeterd --help')\n")
     }
 
+    /// An option given twice is said to be given twice, as ifmeter says it,
+    /// not called unknown.
+    @Test(arguments: [["--interval", "5", "--interval", "6"], ["--once", "--once"], ["--state-dir", "/a", "--state-dir=/b"]])
+    func daemonOptionsGivenTwiceAreNamedSo(_ arguments: [String]) throws {
+        let result = try runProcess(ifmeterd, arguments)
+        #expect(result.status == ExitCode.usage.rawValue)
+        #expect(result.standardError == "ifmeterd: \(arguments[0]) given more than once (see 'ifmeterd --help')\n")
+    }
+
     @Test func daemonStartErrorsNameThePath() throws {
         let directory = try TestEnvironment.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -10,6 +10,8 @@ package struct UsageError: Error, Sendable, CustomStringConvertible {
 /// steps in the executables (argument-parser's discipline, without the package).
 package struct Arguments {
     private var words: [String]
+    /// The options already taken: one left over was given twice.
+    private var taken: Set<String> = []
 
     package init(_ words: some Sequence<String>) { self.words = Array(words) }
 
@@ -17,6 +19,7 @@ package struct Arguments {
     package mutating func flag(_ name: String) -> Bool {
         guard let index = words.firstIndex(of: name) else { return false }
         words.remove(at: index)
+        taken.insert(name)
         return true
     }
 
@@ -27,10 +30,12 @@ package struct Arguments {
                 guard index + 1 < words.count else { throw UsageError("\(name) needs a value") }
                 let value = words[index + 1]
                 words.removeSubrange(index...index + 1)
+                taken.insert(name)
                 return value
             }
             if word.hasPrefix(name + "=") {
                 words.remove(at: index)
+                taken.insert(name)
                 return String(word.dropFirst(name.count + 1))
             }
         }
@@ -46,6 +51,8 @@ package struct Arguments {
     /// Fails on anything left over: unknown options or extra operands.
     package func finish() throws(UsageError) {
         if let extra = words.first {
+            let name = extra.split(separator: "=", maxSplits: 1).first.map(String.init) ?? extra
+            if taken.contains(name) { throw UsageError("\(name) given more than once") }
             throw UsageError(extra.hasPrefix("-") ? "unknown option \(extra)" : "unexpected argument \(extra)")
         }
     }
