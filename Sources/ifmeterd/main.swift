@@ -85,6 +85,10 @@ func main() -> Never {
         }
         return value
     }
+    let benchmarkCount = benchmarkSamples.map { text in
+        guard let count = Int(text), count > 0 else { usageFailure("--benchmark-samples \(text): expected a positive count") }
+        return count
+    }
     var overrides = CommandLineOverrides()
     overrides.sampleInterval = seconds(interval, option: "--interval", range: 0.1...86_400)
     overrides.commitInterval = seconds(commitInterval, option: "--commit-interval", range: 0...86_400)
@@ -107,8 +111,7 @@ func main() -> Never {
             configuration: configuration, configurationPath: configPath ?? (FileSystem.exists(Configuration.defaultPath) ? Configuration.defaultPath : nil),
             stateDirectory: configuration.resolvedStateDirectory(environment: environment), environment: environment, overrides: overrides))
         try daemon.start()
-        if let benchmarkSamples {
-            guard let count = Int(benchmarkSamples), count > 0 else { usageFailure("--benchmark-samples \(benchmarkSamples): expected a positive count") }
+        if let count = benchmarkCount {
             let (wall, cpu) = daemon.benchmark(samples: count)
             Output.standardOutput("sample_pass_wall_seconds=\(wall) sample_pass_cpu_seconds=\(cpu)\n")
             exit(daemon.finishOnce().rawValue)

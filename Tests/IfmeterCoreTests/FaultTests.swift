@@ -114,6 +114,15 @@ struct FaultTests {
         #expect(result.standardError.split(separator: "\n").count == 1)
     }
 
+    /// A bad argument is refused before anything is created or counted.
+    @Test func aBadBenchmarkCountIsRefusedBeforeTheStoreIsTouched() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        let result = try daemon.runOnceAllowingFailure(extra: ["--benchmark-samples", "many"])
+        #expect(result.status == ExitCode.usage.rawValue)
+        #expect(result.standardError == "ifmeterd: --benchmark-samples many: expected a positive count (see 'ifmeterd --help')\n")
+        #expect(!FileManager.default.fileExists(atPath: daemon.stateDirectory))
+    }
+
     /// A store the daemon's user may read but not write (restored from a
     /// backup as root, say) in a directory it owns: exit 73 in one line,
     /// as the README says, not a failed commit and exit 74.
