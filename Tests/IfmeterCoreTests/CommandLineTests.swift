@@ -76,6 +76,29 @@ import Testing
         }
     }
 
+    /// A file without end (a character device) or one far larger than any
+    /// configuration is read up to a bound, then refused in one line.
+    @Test func anEndlessOrHugeFileIsReadUpToABoundThenRefused() throws {
+        let directory = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let huge = directory.appendingPathComponent("huge.conf").path
+        try String(repeating: "# a comment line of sixty-four bytes, repeated past any bound\n", count: 40_000)
+            .write(toFile: huge, atomically: true, encoding: .utf8)
+        let bootIDConfig = directory.appendingPathComponent("boot.conf").path
+        try "[Daemon]\nBootIDPath=/dev/zero\n".write(toFile: bootIDConfig, atomically: true, encoding: .utf8)
+        let state = directory.path + "/state"
+        for (arguments, code, path) in [
+            ([ifmeter, "--config", "/dev/zero", "interfaces"], ExitCode.config, "/dev/zero"),
+            ([ifmeter, "--config", huge, "interfaces"], .config, huge),
+            ([ifmeterd, "--config", bootIDConfig, "--state-dir", state, "--once"], .noInput, "/dev/zero"),
+        ] {
+            let result = try runProcess("/usr/bin/timeout", ["-s", "KILL", "20"] + arguments)
+            #expect(result.status == code.rawValue, "\(arguments): \(result.standardError)")
+            #expect(result.standardError.split(separator: "\n").count == 1, "\(result.standardError)")
+            #expect(result.standardError.contains(path) && result.standardError.contains("more than the"), "\(result.standardError)")
+        }
+    }
+
     let ifmeterd = TestEnvironment.binary("ifmeterd")
 
     /// `make run` keeps its store in ./state; `ifmeter` run from there, with

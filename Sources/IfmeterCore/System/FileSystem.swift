@@ -32,8 +32,9 @@ package enum FileSystem {
     }
 
     /// The whole file, or nil when it does not exist. A FIFO at the path
-    /// is refused, never waited on: opening one blocks until a writer comes.
-    package static func readBytes(_ path: String) throws -> [UInt8]? {
+    /// is refused, never waited on: opening one blocks until a writer comes;
+    /// one longer than `limit` is refused too.
+    package static func readBytes(_ path: String, atMost limit: Int = readLimit) throws -> [UInt8]? {
         let fd = retrying { open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
         if fd < 0 {
             if errno == ENOENT || errno == ENOTDIR { return nil }
@@ -51,8 +52,17 @@ package enum FileSystem {
             if count < 0 { throw SystemError("read", path: path, errno: errno) }
             if count == 0 { return bytes }
             bytes.append(contentsOf: chunk[0..<count])
+            // A character device may never end (/dev/zero as a path).
+            if bytes.count > limit {
+                let regular = info.st_mode & S_IFMT == S_IFREG
+                throw NotARegularFile.tooLarge(path: path, size: regular ? Int(info.st_size) : nil, limit: limit)
+            }
         }
     }
+
+    /// What `readBytes` reads at most: every file it is given (the
+    /// configuration, the boot id, a sysfs attribute) is far smaller.
+    package static let readLimit = 1 << 20
 
     /// The file as UTF-8 text, or nil when it does not exist.
     package static func readText(_ path: String) throws -> String? {
@@ -113,13 +123,15 @@ package enum FileSystem {
     package enum NotARegularFile: Error, CustomStringConvertible {
         case symbolicLink(path: String)
         case special(path: String)
-        case tooLarge(path: String, size: Int, limit: Int)
+        /// `size` nil: a device read past `limit`, whose end is unknown.
+        case tooLarge(path: String, size: Int?, limit: Int)
 
         package var description: String {
             switch self {
             case .symbolicLink(let path): "\(path): a symbolic link, not followed"
             case .special(let path): "\(path): not a regular file"
-            case .tooLarge(let path, let size, let limit): "\(path): \(size) bytes, more than the \(limit) it may hold"
+            case .tooLarge(let path, let size?, let limit): "\(path): \(size) bytes, more than the \(limit) it may hold"
+            case .tooLarge(let path, nil, let limit): "\(path): more than the \(limit) bytes it may hold"
             }
         }
     }
