@@ -109,7 +109,8 @@ func main() -> Never {
     do {
         let daemon = try Daemon(Daemon.Options(
             configuration: configuration, configurationPath: configPath ?? (FileSystem.exists(Configuration.defaultPath) ? Configuration.defaultPath : nil),
-            stateDirectory: configuration.resolvedStateDirectory(environment: environment), environment: environment, overrides: overrides))
+            stateDirectory: configuration.resolvedStateDirectory(environment: environment), environment: environment, overrides: overrides,
+            once: once || benchmarkCount != nil))
         try daemon.start()
         if let count = benchmarkCount {
             let (wall, cpu) = daemon.benchmark(samples: count)

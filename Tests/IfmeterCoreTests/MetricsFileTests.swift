@@ -218,4 +218,21 @@ struct MetricsFileTests {
         #expect(result.status == ExitCode.cannotCreate.rawValue)
         #expect(result.standardError == "ifmeterd: /nonexistent/textfiles/ifmeter.prom: metrics directory /nonexistent/textfiles does not exist\n")
     }
+
+    /// `--once` takes no further sample: a metrics file it could not write
+    /// is its exit code (73), in a line that promises no retry.
+    @Test func aMetricsFileOnceUnwritableIsTheExitCode() throws {
+        let directory = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // A directory in the file's place: no rename can replace it, even as root.
+        let path = directory.appendingPathComponent("ifmeter.prom").path
+        try FileManager.default.createDirectory(atPath: path + "/occupied", withIntermediateDirectories: true)
+        let result = try runProcess(TestEnvironment.binary("ifmeterd"), [
+            "--config", "/dev/null", "--state-dir", directory.appendingPathComponent("state").path, "--metrics-file", path, "--once",
+        ])
+        #expect(result.status == ExitCode.cannotCreate.rawValue, "\(result.standardError)")
+        let errors = result.standardError.split(separator: "\n").filter { $0.contains(path) }
+        #expect(errors.count == 1, "\(result.standardError)")
+        #expect(!result.standardError.contains("retry"), "\(result.standardError)")
+    }
 }

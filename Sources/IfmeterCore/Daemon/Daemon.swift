@@ -20,22 +20,26 @@ package final class Daemon {
         package var environment: [String: String]
         /// The command line's settings, applied again over every reload.
         package var overrides: CommandLineOverrides
+        /// `--once`: the start-up pass is the whole run, nothing is retried.
+        package var once: Bool
 
         package init(
             configuration: Configuration, configurationPath: String?, stateDirectory: String, environment: [String: String],
-            overrides: CommandLineOverrides = CommandLineOverrides()
+            overrides: CommandLineOverrides = CommandLineOverrides(), once: Bool = false
         ) {
             self.configuration = configuration
             self.configurationPath = configurationPath
             self.stateDirectory = stateDirectory
             self.environment = environment
             self.overrides = overrides
+            self.once = once
         }
     }
 
     private var configuration: Configuration
     private let configurationPath: String?
     private let overrides: CommandLineOverrides
+    private let once: Bool
     private let clock: SystemClock
     private let bootID: String
     private let namespace: NamespaceCookie
@@ -73,6 +77,7 @@ package final class Daemon {
         configuration = options.configuration
         configurationPath = options.configurationPath
         overrides = options.overrides
+        once = options.once
         clock = SystemClock(environment: options.environment)
         let stateDirectory = options.stateDirectory
         do {
@@ -524,7 +529,7 @@ package final class Daemon {
                 storeWriteErrors: storeWriteErrors, lastCommit: lastCommitWall))
             metricsWrites.succeeded("\(metrics.path): metrics written again")
         } catch {
-            metricsWrites.failed("metrics file not written, will retry after each sample: \(error)")
+            metricsWrites.failed("metrics file not written\(once ? "" : ", will retry after each sample"): \(error)")
         }
     }
 
@@ -697,6 +702,6 @@ package final class Daemon {
     package func finishOnce() -> ExitCode {
         publishMetrics(last: true)
         store.close()
-        return storeWrites.isFailing ? .ioError : .success
+        return storeWrites.isFailing ? .ioError : metricsWrites.isFailing ? .cannotCreate : .success
     }
 }
