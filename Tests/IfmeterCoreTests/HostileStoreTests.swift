@@ -79,6 +79,21 @@ import Testing
         }
     }
 
+    /// Text where a count belongs reads as no number, not as zero: the
+    /// reader refuses it in one line (65), as it refuses a negative count.
+    @Test(arguments: [
+        "UPDATE interface SET rx_bytes = 'abc'",
+        "UPDATE bucket SET tx_bytes = x'00ff'",
+    ])
+    func textInACountIsRefusedNotReadAsZero(_ statements: String) throws {
+        let (directory, state) = try hostileStore(statements)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try runProcess(TestEnvironment.binary("ifmeter"), ["--config", "/dev/null", "--state-dir", state, "status"])
+        #expect(result.status == ExitCode.dataError.rawValue, "\(result.standardError)")
+        #expect(result.standardError.split(separator: "\n").count == 1, "\(result.standardError)")
+        #expect(result.standardError.contains("not a whole number"), "\(result.standardError)")
+    }
+
     /// Totals near 2^64, or totals and five-minute rows not folded yet
     /// that are each in range but sum past 2^62 (the next fold could not
     /// write them): the daemon refuses to build on them, in one line with

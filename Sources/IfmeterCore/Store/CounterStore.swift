@@ -149,6 +149,8 @@ package final class CounterStore {
                     throw .unexpectedSchema(path: path, version: current, detail: error.message)
                 }
                 foundVersion = Self.schemaVersion
+            } else {
+                try checkCountsAreWhole()
             }
             try loadFoldedThrough()
             return
@@ -257,21 +259,37 @@ package final class CounterStore {
     /// bits (where `+` silently turns into floating point) or its own sums.
     static let counterLimit: Int64 = 1 << 62
 
-    /// Refuses, untouched, a store holding counters no ifmeter wrote: so
-    /// large (or negative, or not integers) that counting on would overflow.
-    private func checkHeadroom() throws(StoreError) {
-        let tables: [(String, [String])] = [
+    /// The columns that hold counts ifmeter summed, by table.
+    private var countColumns: [(table: String, columns: [String])] {
+        [
             ("interface", Self.counterColumns.components),
             // A life's own counters are the kernel's (any 64-bit value); what ifmeter counted in it is a sum.
             ("life", ["counted_rx_bytes", "counted_tx_bytes", "counted_rx_packets", "counted_tx_packets"]),
             ("bucket", (foundVersion >= 5 ? Self.counterColumns : Self.byteAndPacketColumns).components),
         ] + (foundVersion >= 2 ? [("boot_total", Self.byteAndPacketColumns.components)] : [])
-        for (table, columns) in tables {
+    }
+
+    /// For readers: SQL sums text or a blob as 0, and reading one gives 0,
+    /// a figure that looks real; such a store is refused (the writer's
+    /// `checkHeadroom` refuses it too). One scan of each table, a few
+    /// milliseconds for a year of rows.
+    private func checkCountsAreWhole() throws(StoreError) {
+        for (table, columns) in countColumns {
+            let other = columns.map { "typeof(\($0)) != 'integer'" }.joined(separator: " OR ")
+            let count = try database.query("SELECT count(*) FROM \(table) WHERE \(other)") { $0.integer(0) }.first ?? 0
+            if count > 0 { throw StoreError.invalidValue(path: path, detail: "\(count) \(table) rows hold a count that is not a whole number") }
+        }
+    }
+
+    /// Refuses, untouched, a store holding counters no ifmeter wrote: so
+    /// large (or negative, or not integers) that counting on would overflow.
+    private func checkHeadroom() throws(StoreError) {
+        for (table, columns) in countColumns {
             let outside = columns.map { "typeof(\($0)) != 'integer' OR \($0) NOT BETWEEN 0 AND \(Self.counterLimit)" }.joined(separator: " OR ")
             let count = try database.query("SELECT count(*) FROM \(table) WHERE \(outside)") { $0.integer(0) }.first ?? 0
             if count > 0 {
                 throw StoreError.invalidValue(
-                    path: path, detail: "\(count) \(table) rows hold counters outside 0...2^62, too large to go on counting without overflow")
+                    path: path, detail: "\(count) \(table) rows hold counters outside 0...2^62 or not whole numbers, too large to go on counting without overflow")
             }
         }
         guard foundVersion >= 5 else { return }
