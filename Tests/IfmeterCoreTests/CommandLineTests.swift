@@ -72,7 +72,18 @@ import Testing
             let result = try runProcess("/usr/bin/timeout", ["-s", "KILL", "10"] + arguments)
             #expect(result.status == code.rawValue, "\(arguments): \(result.standardError)")
             #expect(result.standardError.split(separator: "\n").count == 1, "\(result.standardError)")
-            #expect(result.standardError.contains(fifo) && result.standardError.contains("not a regular file"), "\(result.standardError)")
+            #expect(result.standardError.contains(fifo) && result.standardError.contains("a FIFO no process wrote to"), "\(result.standardError)")
+        }
+        // A pipe with a writer is read: process substitution, and standard
+        // input. Its second line is wrong on purpose: the error quoting it
+        // shows the pipe was read.
+        for script in [
+            "exec \"$0\" --config <(printf '[Interfaces]\\nWatch=bogus\\n') interfaces",
+            "printf '[Interfaces]\\nWatch=bogus\\n' | \"$0\" --config /dev/stdin interfaces",
+        ] {
+            let result = try runProcess("/usr/bin/timeout", ["-s", "KILL", "10", "/bin/bash", "-c", script, ifmeter])
+            #expect(result.status == ExitCode.config.rawValue, "\(script): \(result.standardError)")
+            #expect(result.standardError.contains(":2: Watch=") && result.standardError.contains("bogus"), "\(script): \(result.standardError)")
         }
     }
 

@@ -42,13 +42,18 @@ package enum FileSystem {
         }
         defer { close(fd) }
         var info = stat()
-        if fstat(fd, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO { throw NotARegularFile.special(path: path) }
+        let isPipe = fstat(fd, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
+            // A pipe (`--config <(...)`, /dev/stdin) is read as its writer
+            // writes. A FIFO no process opened for writing would read as an
+            // empty file at once: it is refused after a wait instead.
+            if isPipe && !waitForDataOrEnd(fd, seconds: pipeWait) { throw NotARegularFile.noWriter(path: path, seconds: pipeWait) }
             let count = chunk.withUnsafeMutableBytes { buffer in
                 retrying { read(fd, buffer.baseAddress, buffer.count) }
             }
+            if count < 0 && isPipe && errno == EAGAIN { continue }
             if count < 0 { throw SystemError("read", path: path, errno: errno) }
             if count == 0 { return bytes }
             bytes.append(contentsOf: chunk[0..<count])
@@ -63,6 +68,16 @@ package enum FileSystem {
     /// What `readBytes` reads at most: every file it is given (the
     /// configuration, the boot id, a sysfs attribute) is far smaller.
     package static let readLimit = 1 << 20
+
+    /// How long `readBytes` waits for a pipe's writer to write or close.
+    static let pipeWait = 5.0
+
+    /// Whether a pipe has data, or its writer closed, within `seconds`.
+    /// A FIFO that never had a writer shows neither (no POLLHUP on Linux).
+    private static func waitForDataOrEnd(_ fd: Int32, seconds: Double) -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return retrying { poll(&entry, 1, Int32(seconds * 1000)) } > 0 && entry.revents != 0
+    }
 
     /// The file as UTF-8 text, or nil when it does not exist.
     package static func readText(_ path: String) throws -> String? {
@@ -123,6 +138,8 @@ package enum FileSystem {
     package enum NotARegularFile: Error, CustomStringConvertible {
         case symbolicLink(path: String)
         case special(path: String)
+        /// A FIFO that no process wrote to or closed within `seconds`.
+        case noWriter(path: String, seconds: Double)
         /// `size` nil: a device read past `limit`, whose end is unknown.
         case tooLarge(path: String, size: Int?, limit: Int)
 
@@ -130,6 +147,7 @@ package enum FileSystem {
             switch self {
             case .symbolicLink(let path): "\(path): a symbolic link, not followed"
             case .special(let path): "\(path): not a regular file"
+            case .noWriter(let path, let seconds): "\(path): a FIFO no process wrote to in \(Int(seconds)) s"
             case .tooLarge(let path, let size?, let limit): "\(path): \(size) bytes, more than the \(limit) it may hold"
             case .tooLarge(let path, nil, let limit): "\(path): more than the \(limit) bytes it may hold"
             }
