@@ -365,16 +365,11 @@ int ifm_events_fd(const ifm_events *handle) {
     return nl_socket_get_fd(handle->sock);
 }
 
-/* A bound on one read, so a steady stream of events cannot keep the
- * caller's loop from its other work; the socket stays readable and the
- * caller comes back for the rest. */
-enum { MAX_EVENTS_PER_READ = 4096 };
-
 int ifm_events_read(ifm_events *handle, ifm_event_list *list, int *overrun) {
     *overrun = 0;
     handle->list = list;
     handle->error = 0;
-    while (list->count < MAX_EVENTS_PER_READ) {
+    while (list->count < IFM_EVENTS_PER_READ) {
         int err = nl_recvmsgs_default(handle->sock);
         if (handle->error) { handle->list = NULL; return handle->error; }
         if (err >= 0) continue;

@@ -102,6 +102,11 @@ int ifm_events_receive_buffer(const ifm_events *handle);
  * events were lost and the caller must re-dump. Returns 0 or a libnl error. */
 int ifm_events_read(ifm_events *handle, ifm_event_list *list, int *overrun);
 
+/* The most events one ifm_events_read call returns: a bound, so a steady
+ * stream of events cannot keep the caller's loop from its other work; the
+ * socket stays readable and the caller comes back for the rest. */
+enum { IFM_EVENTS_PER_READ = 4096 };
+
 /* ---- Network namespace identity ---- */
 
 /* The netns cookie of the namespace socket fd lives in (SO_NETNS_COOKIE,

@@ -172,7 +172,7 @@ package final class Daemon {
         finish(meter.start(stored: stored, links: links, at: now))
         // An overrun here may have dropped the creation or deletion of a
         // link after the dump: only a re-dump that knows it reconciles them.
-        if readEvents(atStart: true) { samplePass(eventsWereLost: true) }
+        if readEvents(missed: .beforeStart) { samplePass(eventsWereLost: true) }
         commit(at: clock.now())
         writeStepLines()
         if storeWrites.isFailing {
@@ -432,24 +432,34 @@ package final class Daemon {
 
     /// Reads every pending link event into the meter, which ends a
     /// gathering; returns whether some were lost (an overrun, or a read
-    /// that failed). `atStart`: the first read, of messages sent since the
-    /// socket opened, some about links the dump no longer showed.
-    private func readEvents(atStart: Bool = false) -> Bool {
-        let batch: (events: [LinkEvent], overrun: Bool)
-        do {
-            batch = try events.read()
-        } catch {
-            endGathering(events: .max)
-            Log.error("reading link events: \(error); re-dumping")
-            linkSource.note(events: [], overrun: true)
-            return true
+    /// that failed). `missed`: why messages before these may be missing
+    /// (the first reads at start, those of the re-dump after an overrun),
+    /// so that a link first seen in them with traffic is no move from
+    /// another namespace. Those reads go past the bound of one read (a
+    /// few times, not without end): no message of theirs is left for a
+    /// later read to take as complete.
+    private func readEvents(missed: CounterTracker.MissedMessages? = nil) -> Bool {
+        var missed = missed
+        var lost = false
+        for _ in 0..<(missed == nil ? 1 : 16) {
+            let batch: (events: [LinkEvent], overrun: Bool, morePending: Bool)
+            do {
+                batch = try events.read()
+            } catch {
+                endGathering(events: .max)
+                Log.error("reading link events: \(error); re-dumping")
+                linkSource.note(events: [], overrun: true)
+                return true
+            }
+            endGathering(events: batch.overrun ? .max : batch.events.count)
+            linkSource.note(events: batch.events, overrun: batch.overrun)
+            if batch.overrun { missed = .lost }
+            finish(meter.apply(events: batch.events.map(sourceWidth), at: clock.now(), missed: missed))
+            if batch.overrun { Log.warning("link events were lost (event socket overrun); re-dumping to reconcile") }
+            lost = lost || batch.overrun
+            guard batch.morePending else { break }
         }
-        endGathering(events: batch.overrun ? .max : batch.events.count)
-        linkSource.note(events: batch.events, overrun: batch.overrun)
-        let missed: CounterTracker.MissedMessages? = batch.overrun ? .lost : atStart ? .beforeStart : nil
-        finish(meter.apply(events: batch.events.map(sourceWidth), at: clock.now(), missed: missed))
-        if batch.overrun { Log.warning("link events were lost (event socket overrun); re-dumping to reconcile") }
-        return batch.overrun
+        return lost
     }
 
     /// An event's counters as wide as the source's: with getifaddrs a
@@ -490,7 +500,7 @@ package final class Daemon {
     private func samplePass(eventsWereLost: Bool) {
         defer { writeStepLines() }
         let started = SystemClock.monotonic()
-        let lost = readEvents() || eventsWereLost
+        let lost = readEvents(missed: eventsWereLost ? .lost : nil) || eventsWereLost
         let now = clock.now()
         let links: [LinkSample]
         do {

@@ -165,7 +165,9 @@ package final class LinkEventSocket {
 
     /// Every event pending now, in arrival order, and whether the kernel
     /// dropped some because the receive buffer overran (`ifm_events_read`).
-    package func read() throws -> (events: [LinkEvent], overrun: Bool) {
+    /// `morePending`: the read stopped at its bound (`IFM_EVENTS_PER_READ`),
+    /// more may be queued.
+    package func read() throws -> (events: [LinkEvent], overrun: Bool, morePending: Bool) {
         buffer.count = 0
         var overrun: Int32 = 0
         let status = ifm_events_read(handle, &buffer, &overrun)
@@ -176,6 +178,6 @@ package final class LinkEventSocket {
                 event.type == Int32(IFM_LINK_DEL) ? .deleted(movedToOtherNamespace: event.moved != 0) : .new
             return LinkEvent(kind: kind, link: LinkSample(event.link))
         }
-        return (events, overrun != 0)
+        return (events, overrun != 0, buffer.count >= Int(IFM_EVENTS_PER_READ))
     }
 }
