@@ -275,6 +275,7 @@ enum Commands {
         } catch {
             throw .store(error)
         }
+        store.close()
         try context.print(display.json ? HistoryReport.json(kind, rows).rendered() + "\n" : HistoryReport.text(kind, rows, units: display.units))
         return 0
     }
@@ -284,6 +285,7 @@ enum Commands {
         try checkSelection(selection, known: try storedNames(store), present: presentLinks(context), .events)
         let all: [StoredEvent]
         do { all = try store.events() } catch { throw .store(error) }
+        store.close()
         // A merge lists the events of each member.
         let events = Array(all.filter { selection.contains($0.name) }.suffix(limit))
         try context.print(json ? EventsReport.json(events).rendered() + "\n" : EventsReport.text(events))
@@ -298,6 +300,7 @@ enum Commands {
         let buckets: [StoredBucket]
         let bounds = range.bounds
         do { buckets = try store.buckets(granularity, from: bounds.from, to: bounds.to) } catch { throw .store(error) }
+        store.close()
         try context.print(ExportWriter.render(selection.apply(buckets), format: format == .csv ? .csv : .jsonl))
         return 0
     }
@@ -326,6 +329,7 @@ enum Commands {
             }
         }, now: now.wall, days: days, byName: !selection.isEmpty, aliases: context.configuration.aliases)
         if let failure { throw .store(failure) }
+        store.close()
         var notes = [Estimate.basis + "."]
         if selection.isEmpty { notes.append(Estimate.classCaveat + ".") }
         let svg = SVGGraph.render(title: SVGGraph.title(kind, now: now.wall, days: days), notes: notes, panels: panels).svg
@@ -432,6 +436,7 @@ enum Commands {
         } catch {
             throw .store(error)
         }
+        store.close()
         if measureRates { snapshot.setRatesSinceLastCommit() }
         return snapshot
     }

@@ -79,6 +79,40 @@ import Testing
         }
     }
 
+    /// A reader whose output waits on a pipe (`ifmeter export | less`) has
+    /// let go of the store by then: a snapshot held while the pager is open
+    /// would keep the daemon's WAL from being reset.
+    @Test func aReaderBlockedOnItsOutputHoldsNoStore() throws {
+        let (directory, state) = try hostileStore("""
+            WITH RECURSIVE day(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM day WHERE n < 3000)
+            INSERT INTO bucket(interface_id, granularity, start, rx_bytes, tx_bytes, rx_packets, tx_packets)
+              SELECT 1, 'day', 1500000000 + n * 86400, n, n, 1, 1 FROM day
+            """)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: TestEnvironment.binary("ifmeter"))
+        reader.arguments = ["--config", "/dev/null", "--state-dir", state, "export", "--granularity", "day"]
+        let output = Pipe()
+        reader.standardOutput = output
+        try reader.run()
+        defer { reader.terminate() }
+        // Over 64 KiB of rows: it blocks on the full pipe until read.
+        let descriptors = "/proc/\(reader.processIdentifier)/fd"
+        var held: [String] = []
+        for _ in 0..<50 {
+            usleep(100_000)
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: descriptors)) ?? []
+            held = files.compactMap { FileSystem.symbolicLinkTarget(descriptors + "/" + $0) }.filter { $0.hasPrefix(state) }
+            if held.isEmpty { break }
+        }
+        #expect(reader.isRunning, "the export fit in the pipe: nothing was tested")
+        #expect(held.isEmpty, "\(held)")
+        let rows = output.fileHandleForReading.readDataToEndOfFile()
+        reader.waitUntilExit()
+        #expect(reader.terminationStatus == 0)
+        #expect(rows.count > 65536)
+    }
+
     /// Text where a count belongs reads as no number, not as zero: the
     /// reader refuses it in one line (65), as it refuses a negative count.
     @Test(arguments: [

@@ -190,9 +190,11 @@ package struct StoredBucket: Sendable, Hashable {
 extension CounterStore {
     /// For readers: every query from now on sees the store as it is now,
     /// one commit, whatever the daemon writes meanwhile (a read
-    /// transaction, held until the store is closed). Taken before the
-    /// kernel is read, no open life's baseline is newer than the counters
-    /// compared with it, which would read as a counter reset.
+    /// transaction, held until the store is closed: a reader closes it
+    /// before it prints, since a pager may hold its output for hours and
+    /// the snapshot keeps the daemon's WAL from being reset). Taken before
+    /// the kernel is read, no open life's baseline is newer than the
+    /// counters compared with it, which would read as a counter reset.
     package func holdSnapshot() throws(StoreError) {
         try database.execute("BEGIN")
         // A deferred transaction's snapshot begins at its first read.
