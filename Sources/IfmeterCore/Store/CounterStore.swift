@@ -271,10 +271,13 @@ package final class CounterStore {
 
     /// For readers: SQL sums text or a blob as 0, and reading one gives 0,
     /// a figure that looks real; such a store is refused (the writer's
-    /// `checkHeadroom` refuses it too). One scan of each table, a few
-    /// milliseconds for a year of rows.
+    /// `checkHeadroom` refuses it too). One scan of each table a reader
+    /// sums: measured, 29 ms for 100,000 bucket rows (8 MiB); a year of ten
+    /// interfaces at the default retention is a tenth of that. Not the life
+    /// table: no reader reads its counted_* columns, and under churn it
+    /// holds a million rows.
     private func checkCountsAreWhole() throws(StoreError) {
-        for (table, columns) in countColumns {
+        for (table, columns) in countColumns where table != "life" {
             let other = columns.map { "typeof(\($0)) != 'integer'" }.joined(separator: " OR ")
             let count = try database.query("SELECT count(*) FROM \(table) WHERE \(other)") { $0.integer(0) }.first ?? 0
             if count > 0 { throw StoreError.invalidValue(path: path, detail: "\(count) \(table) rows hold a count that is not a whole number") }
