@@ -210,8 +210,10 @@ struct HostileNeighbourTests {
     }
 
     /// `graph --svg` renames its picture over PATH: named on the store it
-    /// reads (or the journal beside it), that would be the store gone.
-    @Test(arguments: ["ifmeter.db", "ifmeterd.journal"])
+    /// reads (or the journal beside it), that would be the store gone. Also
+    /// spelt otherwise, for a file a stopped daemon leaves no trace of (its
+    /// WAL index, which the next daemon would open).
+    @Test(arguments: ["ifmeter.db", "ifmeterd.journal", "./ifmeter.db-shm", "../state/ifmeter.db-wal"])
     func graphOntoTheStoresOwnFilesIsRefused(name: String) throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.runOnce()

@@ -202,12 +202,18 @@ package enum FileSystem {
     }
 
     /// Whether two paths name one file: the same text, or (both existing)
-    /// the same device and inode, whatever symlinks or `..` lead there.
+    /// the same device and inode, whatever symlinks or `..` lead there. A
+    /// file not made yet (a stopped daemon's WAL index) is the same when
+    /// its name is, in the same directory.
     package static func sameFile(_ a: String, _ b: String) -> Bool {
         if a == b { return true }
         var first = stat()
         var second = stat()
-        guard stat(a, &first) == 0, stat(b, &second) == 0 else { return false }
+        guard stat(a, &first) == 0, stat(b, &second) == 0 else {
+            let names = (a.split(separator: "/").last, b.split(separator: "/").last)
+            guard let name = names.0, name == names.1, name != ".", name != ".." else { return false }
+            return sameFile(directoryName(a), directoryName(b))
+        }
         return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
