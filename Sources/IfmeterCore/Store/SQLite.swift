@@ -69,7 +69,7 @@ final class SQLiteDatabase {
         // a writer would then fail at its first commit instead of here.
         if !readOnly && sqlite3_db_readonly(connection, "main") == 1 {
             sqlite3_close_v2(connection)
-            throw SQLiteError(code: SQLITE_READONLY, message: "the store is read-only for this user", path: path, operation: "open")
+            throw SQLiteError(code: SQLITE_READONLY, message: "this user cannot write it (its permissions, or a read-only file system)", path: path, operation: "open")
         }
         handle = connection
         sqlite3_extended_result_codes(handle, 1)
