@@ -370,7 +370,7 @@ package struct CounterTracker: Sendable {
                 // message says. Count what is certain.
                 outcome.events.append(ResetEvent(
                     .eventsLost, name: link.name, old: nil, new: link.ifindex, loss: .unknown,
-                    detail: "appeared while link events were lost; its traffic before this moment is not counted"))
+                    detail: Self.appearedWhileEventsWereLost))
                 outcome.append(begin(link, at: now, baseline: link.counters))
             }
         }
@@ -454,7 +454,7 @@ package struct CounterTracker: Sendable {
         case .lost:
             ResetEvent(
                 .eventsLost, name: link.name, old: nil, new: link.ifindex, loss: .unknown,
-                detail: "appeared while link events were lost; its traffic before this moment is not counted")
+                detail: Self.appearedWhileEventsWereLost)
         case .beforeStart:
             ResetEvent(
                 .historyUnknown, name: link.name, old: nil, new: link.ifindex, loss: .unknown,
@@ -572,6 +572,8 @@ package struct CounterTracker: Sendable {
             outcome.deltas.append(Delta(name: countedUnder, ifindex: sample.ifindex, counters: delta))
         }
     }
+
+    static let appearedWhileEventsWereLost = "appeared while link events were lost; its traffic before this moment is not counted"
 
     static let fieldNames = ["rx bytes", "tx bytes", "rx packets", "tx packets", "rx errors", "tx errors", "rx drops", "tx drops"]
 }

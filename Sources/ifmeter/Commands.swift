@@ -308,7 +308,7 @@ enum Commands {
     static func graph(_ selection: InterfaceSelection, _ kind: GraphKind, path: String, days: Int, _ context: Context) throws(CommandFailure) -> Int32 {
         // The picture is renamed over PATH: never over the store it is drawn from.
         let directory = context.stateDirectory
-        let taken = CounterStore.stateFileNames.map { directory + "/" + $0 } + [context.configuration.resolvedJournalFile(stateDirectory: directory)]
+        let taken = CounterStore.stateFiles(in: directory) + [context.configuration.resolvedJournalFile(stateDirectory: directory)]
         if path != "-", let clash = taken.first(where: { FileSystem.sameFile($0, path) }) {
             throw .usage(CommandLineError("--svg \(path): the same file as \(clash), which ifmeter keeps; choose a file of its own", command: .graph))
         }

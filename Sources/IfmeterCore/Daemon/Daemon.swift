@@ -114,7 +114,7 @@ package final class Daemon {
         gathering = EventGathering(capacity: EventGathering.capacity(ofReceiveBuffer: events.receiveBufferBytes ?? configuration.eventBufferBytes))
         meter = Meter(bootID: bootID, namespace: namespace, width: linkSource.counterWidth, policy: Meter.Policy(configuration))
         journalPath = configuration.resolvedJournalFile(stateDirectory: stateDirectory)
-        storeFiles = CounterStore.stateFileNames.map { stateDirectory + "/" + $0 }
+        storeFiles = CounterStore.stateFiles(in: stateDirectory)
         metrics = try Self.metricsFile(configuration.metricsFile, taken: storeFiles + [journalPath])
         // A journal is emptied and rewritten: it must never be a file the daemon keeps for something else.
         let taken = storeFiles + [configuration.metricsFile].compactMap { $0 }

@@ -62,6 +62,8 @@ package final class CounterStore {
     /// Every file a daemon keeps in its state directory but the journal:
     /// no output (metrics, a graph) may be renamed over one of them.
     package static let stateFileNames = [fileName, fileName + "-wal", fileName + "-shm", "ifmeterd.lock", "ifmeterd.pid"]
+    /// `stateFileNames` in `directory`.
+    package static func stateFiles(in directory: String) -> [String] { stateFileNames.map { directory + "/" + $0 } }
     /// Owner and group only. Any process that can open the store can hold
     /// a read transaction, and one held open keeps the WAL from ever being
     /// checkpointed back: it grows for as long as the daemon commits
