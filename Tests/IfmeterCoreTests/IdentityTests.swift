@@ -268,15 +268,21 @@ struct IdentityTests {
                               "--config", daemon.configPath, "--state-dir", daemon.stateDirectory, "--once"]
         starting.standardError = FileHandle.nullDevice
         try starting.run()
-        // Its event socket and its dump socket are open: it is waiting for the store.
-        let fds = "/proc/\(starting.processIdentifier)/fd"
+        // Its event socket and its dump socket are open: it is waiting for
+        // the store. Counted once the process is ifmeterd: before its exec,
+        // env and `ip netns exec` hold netlink sockets of their own.
+        let process = "/proc/\(starting.processIdentifier)"
+        var waiting = false
         for _ in 0..<1000 {
-            let sockets = ((try? FileManager.default.contentsOfDirectory(atPath: fds)) ?? []).filter {
-                (try? FileManager.default.destinationOfSymbolicLink(atPath: fds + "/" + $0))?.hasPrefix("socket:") ?? false
+            let program = (try? FileManager.default.destinationOfSymbolicLink(atPath: process + "/exe")) ?? ""
+            let sockets = ((try? FileManager.default.contentsOfDirectory(atPath: process + "/fd")) ?? []).filter {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: process + "/fd/" + $0))?.hasPrefix("socket:") ?? false
             }
-            if sockets.count >= 2 { break }
+            waiting = program.hasSuffix("/ifmeterd") && sockets.count >= 2
+            if waiting { break }
             usleep(10_000)
         }
+        #expect(waiting, "ifmeterd never opened its sockets")
         try daemon.namespace.exec(["ip", "link", "del", "tun5"])
         commands.fileHandleForWriting.write(Data("COMMIT;\n".utf8))
         try commands.fileHandleForWriting.close()
