@@ -279,23 +279,30 @@ package final class CounterStore {
     /// table: no reader reads its counted_* columns, and under churn it
     /// holds a million rows.
     private func checkCountsAreWhole() throws(StoreError) {
-        for (table, columns) in countColumns where table != "life" {
-            let other = columns.map { "typeof(\($0)) != 'integer'" }.joined(separator: " OR ")
-            let count = try database.query("SELECT count(*) FROM \(table) WHERE \(other)") { $0.integer(0) }.first ?? 0
-            if count > 0 { throw StoreError.invalidValue(path: path, detail: "\(count) \(table) rows hold a count that is not a whole number") }
+        if let (table, count) = try firstTable(holdingRows: { "typeof(\($0)) != 'integer'" }, in: countColumns.filter { $0.table != "life" }) {
+            throw StoreError.invalidValue(path: path, detail: "\(count) \(table) rows hold a count that is not a whole number")
         }
+    }
+
+    /// The first of `tables` with rows where some count column meets
+    /// `condition`, and how many rows.
+    private func firstTable(
+        holdingRows condition: (String) -> String, in tables: [(table: String, columns: [String])]
+    ) throws(StoreError) -> (table: String, count: Int64)? {
+        for (table, columns) in tables {
+            let count = try database.query("SELECT count(*) FROM \(table) WHERE \(columns.map(condition).joined(separator: " OR "))") { $0.integer(0) }.first ?? 0
+            if count > 0 { return (table, count) }
+        }
+        return nil
     }
 
     /// Refuses, untouched, a store holding counters no ifmeter wrote: so
     /// large (or negative, or not integers) that counting on would overflow.
     private func checkHeadroom() throws(StoreError) {
-        for (table, columns) in countColumns {
-            let outside = columns.map { "typeof(\($0)) != 'integer' OR \($0) NOT BETWEEN 0 AND \(Self.counterLimit)" }.joined(separator: " OR ")
-            let count = try database.query("SELECT count(*) FROM \(table) WHERE \(outside)") { $0.integer(0) }.first ?? 0
-            if count > 0 {
-                throw StoreError.invalidValue(
-                    path: path, detail: "\(count) \(table) rows hold counters outside 0...2^62 or not whole numbers, too large to go on counting without overflow")
-            }
+        let outside = { (column: String) in "typeof(\(column)) != 'integer' OR \(column) NOT BETWEEN 0 AND \(Self.counterLimit)" }
+        if let (table, count) = try firstTable(holdingRows: outside, in: countColumns) {
+            throw StoreError.invalidValue(
+                path: path, detail: "\(count) \(table) rows hold counters outside 0...2^62 or not whole numbers, too large to go on counting without overflow")
         }
         guard foundVersion >= 5 else { return }
         // The totals the next fold writes: each part in range may still sum

@@ -31,9 +31,10 @@ package enum FileSystem {
         }
     }
 
-    /// The whole file, or nil when it does not exist. A FIFO at the path
-    /// is refused, never waited on: opening one blocks until a writer comes;
-    /// one longer than `limit` is refused too.
+    /// The whole file, or nil when it does not exist. Opened without
+    /// blocking (a FIFO's open would wait for a writer): a pipe is read as
+    /// its writer writes, a FIFO nobody writes to is refused after
+    /// `pipeWait`, and a file longer than `limit` is refused.
     package static func readBytes(_ path: String, atMost limit: Int = readLimit) throws -> [UInt8]? {
         let fd = retrying { open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
         if fd < 0 {
