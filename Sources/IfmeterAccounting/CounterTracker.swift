@@ -539,9 +539,14 @@ package struct CounterTracker: Sendable {
     ) {
         let width = width ?? settings.width
         let target = detectResets ? sample.counters : life.counters.later(sample.counters, width: width)
-        let steps = zip(life.counters.fields, target.fields).map { CounterStep.between($0, $1, width: width) }
-        var delta = LinkCounters(fields: steps.map { $0.delta })
-        let resetFields = steps.indices.filter { if case .reset = steps[$0] { true } else { false } }
+        var field = 0
+        var resetFields: [Int] = []
+        var delta = life.counters.combined(with: target) { counted, read in
+            defer { field += 1 }
+            let step = CounterStep.between(counted, read, width: width)
+            if case .reset = step { resetFields.append(field) }
+            return step.delta
+        }
         if !resetFields.isEmpty {
             outcome.events.append(ResetEvent(
                 .counterReset, name: sample.name, old: life.ifindex, new: sample.ifindex, loss: .unknown,

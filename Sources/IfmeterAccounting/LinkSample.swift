@@ -43,11 +43,24 @@ package struct LinkCounters: Sendable, Hashable {
             rxErrors: fields[4], txErrors: fields[5], rxDropped: fields[6], txDropped: fields[7])
     }
 
+    /// `combine` applied to each counter of these and the same counter of
+    /// `other`, in `fields` order. Without an array in between: the sample
+    /// pass does this for every link, and arrays there were five heap
+    /// allocations a link (at 4,000 links, a fifth of the pass).
+    package func combined(with other: LinkCounters, _ combine: (UInt64, UInt64) -> UInt64) -> LinkCounters {
+        // Arguments are evaluated left to right: `combine` sees `fields` order.
+        LinkCounters(
+            rxBytes: combine(rxBytes, other.rxBytes), txBytes: combine(txBytes, other.txBytes),
+            rxPackets: combine(rxPackets, other.rxPackets), txPackets: combine(txPackets, other.txPackets),
+            rxErrors: combine(rxErrors, other.rxErrors), txErrors: combine(txErrors, other.txErrors),
+            rxDropped: combine(rxDropped, other.rxDropped), txDropped: combine(txDropped, other.txDropped))
+    }
+
     /// Field-wise sum, saturating at UInt64.max: totals never come near it
     /// from real traffic, but a hostile or damaged store may hold anything,
     /// and a sum must never stop a reader or the daemon.
     package static func + (lhs: LinkCounters, rhs: LinkCounters) -> LinkCounters {
-        LinkCounters(fields: zip(lhs.fields, rhs.fields).map { UInt64.saturating($0, plus: $1) })
+        lhs.combined(with: rhs) { UInt64.saturating($0, plus: $1) }
     }
 
     package static func += (lhs: inout LinkCounters, rhs: LinkCounters) { lhs = lhs + rhs }
@@ -59,16 +72,16 @@ package struct LinkCounters: Sendable, Hashable {
     /// 32-bit one a fall of more than 2^31 went round and is ahead, and a
     /// rise of more is a read from before that wrap.
     package func later(_ read: LinkCounters, width: CounterWidth) -> LinkCounters {
-        LinkCounters(fields: zip(fields, read.fields).map { counted, read in
+        combined(with: read) { counted, read in
             switch (CounterStep.between(counted, read, width: width), CounterStep.between(read, counted, width: width)) {
             case (.reset, _), (_, .wrapped): counted
             default: read
             }
-        })
+        }
     }
 
     /// Each counter's low 32 bits: what getifaddrs shows of it.
-    package var low32: LinkCounters { LinkCounters(fields: fields.map { $0 & 0xffff_ffff }) }
+    package var low32: LinkCounters { combined(with: self) { counter, _ in counter & 0xffff_ffff } }
 }
 
 /// RFC 2863 operational state, as the kernel reports it in IFLA_OPERSTATE.

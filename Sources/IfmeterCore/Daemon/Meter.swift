@@ -163,7 +163,7 @@ package struct Meter {
         let sameRun = stored.lastBootID == tracker.bootID && NamespaceCookie.same(stored.lastNamespace, tracker.namespace)
         committedPresence = sameRun ? stored.presentLinks : nil
         let watched = watchedIndexes(links)
-        return record(tracker.start(stored: stored, links: links, at: now, isWatched: { watched.contains($0.ifindex) }), links: links, at: now)
+        return record(tracker.start(stored: stored, links: links, at: now, isWatched: { watched.contains($0.ifindex) }), links: links, at: now, everyName: true)
     }
 
     /// Link events, in arrival order; `missed`: why messages before them
@@ -210,11 +210,21 @@ package struct Meter {
             let present = Set(links.map(\.ifindex))
             classifications = classifications.filter { present.contains($0.key) }
         }
-        // Open lives stay counted unless renamed: only the others need a decision.
-        let renamed = renamedLives(links)
-        var logged = endLivesRenamedOutOfWatch(renamed, fromEvent: false, at: now).step
+        // Open lives stay counted unless renamed: only the others need a
+        // decision. One look-up a link: at thousands of links, each pass
+        // over the lives is mostly cache misses.
+        var renamed: [LinkSample] = []
+        var uncounted: [LinkSample] = []
+        for link in links {
+            guard let countedName = tracker.lives[link.ifindex]?.name else { uncounted.append(link); continue }
+            if countedName != link.name { renamed.append(link) }
+        }
+        let ending = endLivesRenamedOutOfWatch(renamed, fromEvent: false, at: now)
+        var logged = ending.step
+        // A life just ended by its rename: its link is uncounted now.
+        if !ending.at.isEmpty { uncounted += renamed.filter { tracker.lives[$0.ifindex] == nil } }
         let appeared = eventsWereLost && links.contains { tracker.presentLinks[$0.ifindex] == nil }
-        let watched = watchedIndexes(links.filter { tracker.lives[$0.ifindex] == nil })
+        let watched = watchedIndexes(uncounted)
         let outcome = tracker.observe(dump: links, at: now, eventsWereLost: eventsWereLost, isWatched: { watched.contains($0.ifindex) })
         logged.append(record(outcome, links: links, at: now))
         renamedLivesObserved(renamed)
@@ -277,7 +287,7 @@ package struct Meter {
         classifications.removeAll()
         recordedNames.removeAll()
         let watched = watchedIndexes(links)
-        return record(tracker.rewatch(links: links, at: now, isWatched: { watched.contains($0.ifindex) }), links: links, at: now)
+        return record(tracker.rewatch(links: links, at: now, isWatched: { watched.contains($0.ifindex) }), links: links, at: now, everyName: true)
     }
 
     /// Whether a life began or ended, or a link appeared, since the last
@@ -374,7 +384,9 @@ package struct Meter {
     }
 
     /// Adds an outcome to the pending writes and the ledger; returns what to log.
-    private mutating func record(_ outcome: AccountingOutcome, links: [LinkSample], at now: Instant) -> Step {
+    /// `everyName`: `links` are every link, at start or after a reload,
+    /// when any counted name may not be recorded yet.
+    private mutating func record(_ outcome: AccountingOutcome, links: [LinkSample], at now: Instant, everyName: Bool = false) -> Step {
         lifeChangesSinceCommit += outcome.begunLives.count + outcome.endedLives.count
         // Most samples begin no life and count under known names: the
         // links by ifindex are only built when something needs them.
@@ -384,10 +396,16 @@ package struct Meter {
         for life in outcome.begunLives { noteInterface(named: life.name, link: byIndex[life.ifindex], force: true) }
         for life in outcome.begunLives { lastSeen[life.name] = now.wall }
         for ended in outcome.endedLives { lastSeen[ended.life.name] = max(lastSeen[ended.life.name] ?? .min, ended.life.lastSeen) }
-        // A counted link under a name not recorded yet (a rename): its class
-        // is recorded under the new name, traffic or not.
-        for link in links where !recordedNames.contains(link.name) && tracker.lives[link.ifindex]?.name == link.name {
-            noteInterface(named: link.name, link: link, force: false)
+        // A counted link under a name not recorded yet: its class is
+        // recorded under that name, traffic or not. After start or a reload
+        // only a rename gives a counted life such a name (a begun life's was
+        // noted above), so a step without one looks at no link here.
+        if everyName || !outcome.renames.isEmpty {
+            let renamed = Set(outcome.renames.map(\.ifindex))
+            for link in links where (everyName || renamed.contains(link.ifindex))
+                && !recordedNames.contains(link.name) && tracker.lives[link.ifindex]?.name == link.name {
+                noteInterface(named: link.name, link: link, force: false)
+            }
         }
         for delta in outcome.deltas where !recordedNames.contains(delta.name) {
             noteInterface(named: delta.name, link: byIndex[delta.ifindex], force: false)
