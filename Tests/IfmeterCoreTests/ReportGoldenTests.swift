@@ -56,9 +56,12 @@ import Testing
 
     static func snapshot() throws -> (Snapshot, URL, CounterStore) {
         let (directory, store, configuration, now) = try makeStore()
-        // The kernel now: wwan0 counted 4096 more bytes since the last commit;
-        // tun0 (ifindex 7) is gone.
-        let kernel = [LinkSample(ifindex: 3, name: "wwan0", flags: 1, operState: .up, counters: LinkCounters(rxBytes: 8_004_096, txBytes: 1_600_000))]
+        // The kernel now: wwan0 counted 4096 more bytes (4 packets) since
+        // the last commit; tun0 (ifindex 7) is gone, which the stopped
+        // daemon will record at its next start.
+        let kernel = [LinkSample(
+            ifindex: 3, name: "wwan0", flags: 1, operState: .up,
+            counters: LinkCounters(rxBytes: 8_004_096, txBytes: 1_600_000, rxPackets: 8_004, txPackets: 1_600))]
         let snapshot = try SnapshotReader.read(
             store: store, configuration: configuration, bootID: "boot-1",
             now: Instant(wall: now, sinceBoot: Double(now - TimeText.parse("2026-11-27 09:00")!)), kernel: kernel,

@@ -48,6 +48,41 @@ struct StatusCommandTests {
         #expect(daemon.stop() == 0)
     }
 
+    /// While the daemon is stopped, status runs the start-up rules over the
+    /// store and the kernel: a link recreated meanwhile shows the reset the
+    /// daemon will record at its next start, not a total that changed
+    /// without a word, and the same totals the daemon then keeps.
+    @Test func aLinkRecreatedWhileStoppedShowsItsResetBeforeTheDaemonRecordsIt() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 2, size: 1000, persist: true)
+        try daemon.waitForLog("tun0: counting")
+        #expect(daemon.stop() == 0)
+        try daemon.namespace.exec(["ip", "link", "del", "tun0"])
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 3, size: 1000, persist: true)
+
+        func tun0(_ document: [String: Any]) throws -> [String: Any] {
+            let interfaces = try #require(document["interfaces"] as? [[String: Any]])
+            return try #require(interfaces.first { $0["name"] as? String == "tun0" })
+        }
+        let before = try json(try ifmeter(daemon, ["status", "--json"]))
+        let pending = try #require(try tun0(before)["last_reset"] as? [String: Any], "no reset shown for the recreated tun0")
+        #expect((try #require(before["daemon"] as? [String: Any]))["running"] as? Bool == false)
+        let text = try ifmeter(daemon, ["status", "-i", "tun0"])
+        #expect(text.standardOutput.contains("last reset  "), "\(text.standardOutput)")
+        #expect(text.standardOutput.contains("(at the daemon's next start)"), "\(text.standardOutput)")
+
+        try daemon.start(interval: 60)
+        #expect(daemon.stop() == 0)
+        let recorded = try json(try ifmeter(daemon, ["events", "--json", "-i", "tun0"]))
+        let last = try #require((recorded["events"] as? [[String: Any]])?.last)
+        for key in ["reason", "loss", "old_ifindex", "new_ifindex", "detail"] {
+            #expect("\(pending[key] ?? "nil")" == "\(last[key] ?? "nil")", "\(key)")
+        }
+        let after = try json(try ifmeter(daemon, ["status", "--json"]))
+        #expect(try allTime(after, "tun0") == allTime(before, "tun0"))
+    }
+
     /// A local user in the store's group, with no write access anywhere,
     /// reads the store while the daemon runs (WAL index present) and after
     /// it stopped (none left). (The daemon here runs as root: its group is

@@ -24,6 +24,6 @@ package enum EventsReport {
             ("old_ifindex", event.oldIfindex.map { .int(Int64($0)) } ?? .null),
             ("new_ifindex", event.newIfindex.map { .int(Int64($0)) } ?? .null),
             ("reason", .string(event.reason.rawValue)), ("loss", .string(event.loss.name)), ("detail", .string(event.detail)),
-        ])
+        ] + (event.pending ? [("pending", .bool(true))] : []))
     }
 }

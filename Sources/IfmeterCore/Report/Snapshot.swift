@@ -94,13 +94,14 @@ package enum SnapshotReader {
     /// meter (watch policy and accounting) from the store's state. So a
     /// life created since the last commit counts from zero, a recreated or
     /// rebooted one by the same rules, and a life the store knows by the
-    /// difference from its baseline.
+    /// difference from its baseline. `events`: the resets that start
+    /// would record.
     package static func liveDeltas(
         state: StoredState, kernel: [LinkSample], configuration: Configuration, bootID: String, now: Instant
-    ) -> [String: LinkCounters] {
+    ) -> (deltas: [String: LinkCounters], events: [ResetEvent]) {
         var meter = Meter(bootID: bootID, namespace: state.lastNamespace, width: .bits64, policy: Meter.Policy(configuration))
-        _ = meter.start(stored: state, links: kernel, at: now)
-        return meter.pending.totalsByName
+        let step = meter.start(stored: state, links: kernel, at: now)
+        return (meter.pending.totalsByName, step.events)
     }
 
     /// The links of `kernel` when they are the daemon's: read in the
@@ -127,11 +128,19 @@ package enum SnapshotReader {
         var stored = try store.interfaces()
         let days = try store.buckets(.day, from: min(cycleStart, todayStart))
         let counted = try store.counted(bootID: bootID)
-        let lastEvents = try store.lastEvents()
+        var lastEvents = try store.lastEvents()
         let kernelByName = Dictionary((kernel ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var live: [String: LinkCounters] = [:]
         if let kernel, !bootID.isEmpty {
-            live = liveDeltas(state: try store.loadState(), kernel: kernel, configuration: configuration, bootID: bootID, now: instant)
+            let start = liveDeltas(state: try store.loadState(), kernel: kernel, configuration: configuration, bootID: bootID, now: instant)
+            live = start.deltas
+            // While the daemon is stopped, a reset its next start will record
+            // (a link recreated or gone meanwhile) is shown as the last one:
+            // the totals above already follow it. A running daemon records
+            // such a change itself within a second of its events.
+            if !daemonRunning {
+                for event in start.events { lastEvents[event.name] = StoredEvent(pending: event, at: now) }
+            }
         }
         // Interfaces that appeared since the daemon's last commit.
         let classifier = configuration.classifier
@@ -219,7 +228,7 @@ extension SnapshotReader {
         var classes = Dictionary(stored.map { ($0.name, $0.interfaceClass) }, uniquingKeysWith: { first, _ in first })
         let firstSeen = Dictionary(stored.map { ($0.name, $0.firstSeen) }, uniquingKeysWith: { first, _ in first })
         guard let kernel, !bootID.isEmpty else { return LiveAdditions(deltas: [:], classes: classes, firstSeen: firstSeen) }
-        let deltas = liveDeltas(state: try store.loadState(), kernel: kernel, configuration: configuration, bootID: bootID, now: now)
+        let deltas = liveDeltas(state: try store.loadState(), kernel: kernel, configuration: configuration, bootID: bootID, now: now).deltas
         let classifier = configuration.classifier
         for link in kernel where deltas[link.name] != nil && classes[link.name] == nil {
             classes[link.name] = classifier.classify(link).interfaceClass ?? .other

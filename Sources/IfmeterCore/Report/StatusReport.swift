@@ -35,7 +35,8 @@ package enum StatusReport {
             }
             output += table.rendered().split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") + "\n"
             if let event = interface.lastEvent {
-                output += "  last reset  \(TimeText.moment(event.time)) \(event.reason.rawValue), loss \(event.loss.name): \(event.detail)\n"
+                let when = event.pending ? "(at the daemon's next start)" : TimeText.moment(event.time)
+                output += "  last reset  \(when) \(event.reason.rawValue), loss \(event.loss.name): \(event.detail)\n"
             } else {
                 output += "  last reset  none\n"
             }

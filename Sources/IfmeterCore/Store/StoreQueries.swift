@@ -20,6 +20,18 @@ package struct StoredEvent: Sendable, Hashable {
     package var newIfindex: Int32?
     package var loss: ResetEvent.Loss
     package var detail: String
+    /// Not in the store yet: what the stopped daemon will record at its
+    /// next start, which `status` already shows (its totals follow it).
+    package var pending = false
+}
+
+extension StoredEvent {
+    /// `event` as the stopped daemon will record it at its next start.
+    init(pending event: ResetEvent, at now: Int64) {
+        self.init(
+            time: now, name: event.name, reason: event.reason, oldIfindex: event.oldIfindex, newIfindex: event.newIfindex,
+            loss: event.loss, detail: event.detail, pending: true)
+    }
 }
 
 extension CounterStore {
