@@ -174,7 +174,7 @@ package struct Meter {
         // up to, by ifindex: messages may be older than the last dump, and a
         // later one watching the link again (a stale rename back) must not
         // begin below what was counted already.
-        var countedUpTo: [Int32: LinkCounters] = [:]
+        var countedUpTo = [Int32: LinkCounters]()  // not `[:]`: see `PendingWrites.deltas`
         for var event in events {
             touch(event.link.ifindex)
             switch event.kind {
@@ -391,7 +391,7 @@ package struct Meter {
         // Most samples begin no life and count under known names: the
         // links by ifindex are only built when something needs them.
         let needsLinks = !outcome.begunLives.isEmpty || outcome.deltas.contains { !recordedNames.contains($0.name) }
-        let byIndex = needsLinks ? Dictionary(links.map { ($0.ifindex, $0) }, uniquingKeysWith: { first, _ in first }) : [:]
+        let byIndex = needsLinks ? Dictionary(links.map { ($0.ifindex, $0) }, uniquingKeysWith: { first, _ in first }) : Dictionary()
         // A name's class is recorded when a life starts under it.
         for life in outcome.begunLives { noteInterface(named: life.name, link: byIndex[life.ifindex], force: true) }
         for life in outcome.begunLives { lastSeen[life.name] = now.wall }
