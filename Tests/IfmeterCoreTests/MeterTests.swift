@@ -352,6 +352,27 @@ import Testing
         #expect(meter.tracker.settings.maxRateBitsPerSecond == 1)
     }
 
+    /// A reload re-records every counted name's class. Its dump may show a
+    /// link already renamed, which the reload does not count as a rename:
+    /// the name the life is counted under is recorded all the same, so a
+    /// link that gets that name back unseen (its renames lost in an
+    /// overrun) is not left under the class of before the reload.
+    @Test func aReloadRecordsTheCountedNameOfALinkRenamedUnderIt() {
+        var meter = meter()
+        _ = meter.start(stored: StoredState(), links: [link("a", 4)], at: at(0))
+        #expect(meter.interfaceInfo["a"]?.interfaceClass == .tunnel)
+        meter.committed(meter.nextCommit)
+        let overridden = Meter.Policy(
+            watchedClasses: InterfaceClass.watchedByDefault, maxRateBitsPerSecond: 1_000_000,
+            classify: { $0.name == "a" ? Classification(.wifi, by: .override(pattern: "a")) : CountingClassifier().classify($0) })
+        _ = meter.reconfigure(overridden, links: [link("b", 4)], at: at(16))
+        // What the store and the metrics file are given.
+        #expect(meter.nextCommit.pending.interfaces["a"]?.interfaceClass == .wifi)
+        meter.committed(meter.nextCommit)
+        _ = meter.apply(dump: [link("a", 4)], eventsWereLost: true, at: at(30))
+        #expect(meter.interfaceInfo["a"]?.interfaceClass == .wifi)
+    }
+
     @Test func lostEventsReconcileAndAreCounted() {
         var meter = meter()
         _ = meter.start(stored: StoredState(), links: [link("tun0", 4), link("tun1", 5)], at: at(0))

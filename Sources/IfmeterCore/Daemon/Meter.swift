@@ -396,15 +396,19 @@ package struct Meter {
         for life in outcome.begunLives { noteInterface(named: life.name, link: byIndex[life.ifindex], force: true) }
         for life in outcome.begunLives { lastSeen[life.name] = now.wall }
         for ended in outcome.endedLives { lastSeen[ended.life.name] = max(lastSeen[ended.life.name] ?? .min, ended.life.lastSeen) }
-        // A counted link under a name not recorded yet: its class is
+        // A counted life under a name not recorded yet: its class is
         // recorded under that name, traffic or not. After start or a reload
         // only a rename gives a counted life such a name (a begun life's was
-        // noted above), so a step without one looks at no link here.
+        // noted above), so a step without one looks at no link here. The
+        // life's name, not the link's: a reload's dump may show a link
+        // renamed already, which only the next sample counts as a rename.
         if everyName || !outcome.renames.isEmpty {
             let renamed = Set(outcome.renames.map(\.ifindex))
-            for link in links where (everyName || renamed.contains(link.ifindex))
-                && !recordedNames.contains(link.name) && tracker.lives[link.ifindex]?.name == link.name {
-                noteInterface(named: link.name, link: link, force: false)
+            for link in links where everyName || renamed.contains(link.ifindex) {
+                guard let countedName = tracker.lives[link.ifindex]?.name, !recordedNames.contains(countedName) else { continue }
+                var asCounted = link
+                asCounted.name = countedName
+                noteInterface(named: countedName, link: asCounted, force: false)
             }
         }
         for delta in outcome.deltas where !recordedNames.contains(delta.name) {
