@@ -20,7 +20,8 @@ package enum EventsReport {
 
     static func eventJSON(_ event: StoredEvent) -> JSON {
         .object([
-            ("time", .string(TimeText.utc(event.time))), ("interface", .string(event.name)),
+            // A pending event has no time yet: the daemon's next start gives it one.
+            ("time", event.pending ? .null : .string(TimeText.utc(event.time))), ("interface", .string(event.name)),
             ("old_ifindex", event.oldIfindex.map { .int(Int64($0)) } ?? .null),
             ("new_ifindex", event.newIfindex.map { .int(Int64($0)) } ?? .null),
             ("reason", .string(event.reason.rawValue)), ("loss", .string(event.loss.name)), ("detail", .string(event.detail)),
