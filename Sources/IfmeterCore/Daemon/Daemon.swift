@@ -452,11 +452,14 @@ package final class Daemon {
                 return true
             }
             endGathering(events: batch.overrun ? .max : batch.events.count)
-            linkSource.note(events: batch.events, overrun: batch.overrun)
-            if batch.overrun { missed = .lost }
-            finish(meter.apply(events: batch.events.map(sourceWidth), at: clock.now(), missed: missed))
-            if batch.overrun { Log.warning("link events were lost (event socket overrun); re-dumping to reconcile") }
-            lost = lost || batch.overrun
+            // Most samples find no event waiting: nothing to apply.
+            if !batch.events.isEmpty || batch.overrun {
+                linkSource.note(events: batch.events, overrun: batch.overrun)
+                if batch.overrun { missed = .lost }
+                finish(meter.apply(events: batch.events.map(sourceWidth), at: clock.now(), missed: missed))
+                if batch.overrun { Log.warning("link events were lost (event socket overrun); re-dumping to reconcile") }
+                lost = lost || batch.overrun
+            }
             guard batch.morePending else { break }
         }
         return lost
