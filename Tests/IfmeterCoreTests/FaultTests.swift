@@ -149,7 +149,11 @@ struct FaultTests {
         let textfiles = daemon.directory.appendingPathComponent("textfiles")
         try FileManager.default.createDirectory(at: textfiles, withIntermediateDirectories: true)
         try daemon.start(interval: 0.1, commitInterval: 0, extra: ["--metrics-file", textfiles.appendingPathComponent("ifmeter.prom").path])
-        try FileManager.default.removeItem(at: textfiles)
+        // Moved away in one step, then removed: removing it in place races
+        // with the daemon's next temporary file (rmdir finds it not empty).
+        let gone = daemon.directory.appendingPathComponent("textfiles.gone")
+        try FileManager.default.moveItem(at: textfiles, to: gone)
+        try FileManager.default.removeItem(at: gone)
         try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 2, size: 100, persist: true)
         try daemon.waitForLog("metrics file not written")
         usleep(500_000)
