@@ -4,6 +4,15 @@
 // libnl's cache manager: its delete callback hands back the stale cached
 // object, while the DELLINK message itself carries the final counters.
 //
+// Dumps are received with nl_recv and their datagrams walked in place
+// (receive_dump) rather than through nl_recvmsgs, which copies every
+// message into a newly allocated nl_msg before its callback sees it. The
+// statistics dump reads each message where it lies; only link messages are
+// copied, for libnl-route's parser. Measured (2026-12-01, `ifmeterd
+// --benchmark-samples` in one namespace, builds alternating, five rounds,
+// medians): 4,000 links 1.10 -> 0.85 us a link per sample pass, 1,000
+// links 0.79 -> 0.67.
+//
 // Parsing with nlmsg_parse and a policy of the six attributes read, instead
 // of into rtnl_link objects, was measured (issue 15, two side-by-side runs
 // under a churn of 1,600 link events a minute): 0.91x and 0.98x the CPU,
@@ -93,12 +102,13 @@ static int parse_link(struct nl_msg *message, ifm_link *slot) {
     return nl_msg_parse(message, on_parsed_link, &target);
 }
 
-/* A connected NETLINK_ROUTE socket whose valid messages go to callback.
+/* A connected NETLINK_ROUTE socket whose valid messages go to callback
+ * (if any: the dump socket's datagrams are walked by receive_dump).
  * MSG_PEEK is off (libnl 3.7 peeks by default: two syscalls per read). */
 static struct nl_sock *open_route_socket(nl_recvmsg_msg_cb_t callback, void *arg, int *error) {
     struct nl_sock *sock = nl_socket_alloc();
     if (!sock) { *error = NLE_NOMEM; return NULL; }
-    nl_socket_modify_cb(sock, NL_CB_VALID, NL_CB_CUSTOM, callback, arg);
+    if (callback) nl_socket_modify_cb(sock, NL_CB_VALID, NL_CB_CUSTOM, callback, arg);
     int err = nl_connect(sock, NETLINK_ROUTE);
     if (err < 0) {
         nl_socket_free(sock);
@@ -117,7 +127,7 @@ struct ifm_netlink {
     size_t buffer_bytes;  /* receive buffer, doubled after a MSG_TRUNC */
     int request;          /* RTM_GETLINK or RTM_GETSTATS: what is being dumped */
     ifm_link_list *list;  /* the list being filled by the current dump */
-    int error;            /* first error met inside the callback */
+    int interrupted;      /* the kernel flagged the current dump NLM_F_DUMP_INTR */
 };
 
 /* The first eight fields of rtnl_link_stats64, the ones ifmeter counts:
@@ -147,67 +157,104 @@ static int parse_stats(struct nlmsghdr *header, ifm_link *slot) {
 }
 
 static int is_stats_message(struct nlmsghdr *header) {
-    if (header->nlmsg_type != RTM_NEWSTATS) return 0;
     if (!nlmsg_valid_hdr(header, sizeof(struct if_stats_msg))) return 0;
     const struct if_stats_msg *info = nlmsg_data(header);
     return info->family == AF_UNSPEC;
 }
 
-static int on_stats_message(struct ifm_netlink *handle, struct nlmsghdr *header) {
-    if (!is_stats_message(header)) return NL_OK;
+/* One data message of a dump into the next slot of handle->list: 0, or an
+ * error code. A statistics message is read in place; a link message goes
+ * through libnl-route's parser, which wants it as an nl_msg. */
+static int take_link_message(ifm_netlink *handle, struct nlmsghdr *header) {
+    int wanted = handle->request == RTM_GETSTATS
+        ? header->nlmsg_type == RTM_NEWSTATS && is_stats_message(header)
+        : is_link_message(header);
+    if (!wanted) return 0;
     ifm_link *slot = ifm_link_list_append(handle->list);
-    if (!slot) {
-        handle->error = NLE_NOMEM;
-        return NL_STOP;
+    if (!slot) return NLE_NOMEM;
+    int err;
+    if (handle->request == RTM_GETSTATS) {
+        err = parse_stats(header, slot);
+    } else {
+        struct nl_msg *message = nlmsg_convert(header);
+        if (!message) {
+            err = NLE_NOMEM;
+        } else {
+            nlmsg_set_proto(message, NETLINK_ROUTE);
+            err = -parse_link(message, slot);
+            nlmsg_free(message);
+        }
     }
-    int err = parse_stats(header, slot);
-    if (err) {
-        handle->list->count--;
-        handle->error = err;
-        return NL_STOP;
-    }
-    return NL_OK;
+    if (err) handle->list->count--;
+    return err;
 }
 
-static int on_dump_message(struct nl_msg *message, void *arg) {
-    struct ifm_netlink *handle = arg;
-    if (handle->request == RTM_GETSTATS) return on_stats_message(handle, nlmsg_hdr(message));
-    if (!is_link_message(nlmsg_hdr(message))) return NL_OK;
-    ifm_link *slot = ifm_link_list_append(handle->list);
-    if (!slot) {
-        handle->error = NLE_NOMEM;
-        return NL_STOP;
+/* One message of the answer to the dump request numbered `sequence`: 0 to
+ * read on, DUMP_DONE at its end, else an error code. The checks are
+ * nl_recvmsgs' own, but a message of an earlier dump abandoned halfway
+ * (another sequence number) is passed over instead of failing this one. */
+enum { DUMP_DONE = -1 };
+static int take_dump_message(ifm_netlink *handle, struct nlmsghdr *header, uint32_t sequence) {
+    if (header->nlmsg_seq != sequence) return 0;
+    /* The links changed while the kernel was dumping them: what was read
+     * may miss one or hold one twice. The rest is still read, to its end. */
+    if (header->nlmsg_flags & NLM_F_DUMP_INTR) handle->interrupted = 1;
+    switch (header->nlmsg_type) {
+    case NLMSG_DONE:
+        /* DONE carries the dump's final status, which libnl ignores: a
+         * dump the kernel ended with an error must not pass as complete,
+         * or a missing link would read as a deleted one. (A link too large
+         * for the dump buffer is not reported here, see link_request.) */
+        if (header->nlmsg_len >= NLMSG_LENGTH(sizeof(int))) {
+            int status;
+            memcpy(&status, nlmsg_data(header), sizeof status);
+            if (status < 0) return IFM_DUMP_INCOMPLETE;
+        }
+        return handle->interrupted ? NLE_DUMP_INTR : DUMP_DONE;
+    case NLMSG_ERROR: {
+        if (!nlmsg_valid_hdr(header, sizeof(struct nlmsgerr))) return NLE_MSG_TRUNC;
+        const struct nlmsgerr *failure = nlmsg_data(header);
+        return failure->error ? nl_syserr2nlerr(failure->error) : 0;
     }
-    int err = parse_link(message, slot);
-    if (err < 0) {
-        handle->list->count--;
-        handle->error = -err;
-        return NL_STOP;
+    case NLMSG_OVERRUN:
+        return NLE_MSG_OVERFLOW;
+    case NLMSG_NOOP:
+        return 0;
+    default:
+        return take_link_message(handle, header);
     }
-    return NL_OK;
 }
 
-/* NLMSG_DONE carries the dump's final status, which libnl ignores: a dump
- * the kernel ended with an error must not pass as complete, or a missing
- * link would read as a deleted one. (A link too large for the dump buffer
- * is not reported here, see dump_once.) */
-static int on_dump_finish(struct nl_msg *message, void *arg) {
-    struct ifm_netlink *handle = arg;
-    struct nlmsghdr *header = nlmsg_hdr(message);
-    if (header->nlmsg_len >= NLMSG_LENGTH(sizeof(int))) {
-        int status;
-        memcpy(&status, nlmsg_data(header), sizeof status);
-        if (status < 0 && !handle->error) handle->error = IFM_DUMP_INCOMPLETE;
+/* Reads a dump's answer datagram by datagram, walking each in place.
+ * nl_recvmsgs would first copy every message into a newly allocated nl_msg
+ * (two allocations, a copy and two frees per link): at 4,000 links that was
+ * a third of the statistics pass (see the note at the top). */
+static int receive_dump(ifm_netlink *handle, uint32_t sequence) {
+    for (;;) {
+        struct sockaddr_nl peer;
+        unsigned char *datagram = NULL;
+        int length = nl_recv(handle->sock, &peer, &datagram, NULL);
+        if (length < 0) return -length;
+        /* End of file, or EAGAIN: not on this blocking socket. */
+        if (length == 0) return IFM_DUMP_INCOMPLETE;
+        int status = 0;
+        /* Only the kernel answers a dump; anything else is not read. */
+        if (peer.nl_pid == 0) {
+            struct nlmsghdr *header = (struct nlmsghdr *)datagram;
+            for (; status == 0 && nlmsg_ok(header, length); header = nlmsg_next(header, &length))
+                status = take_dump_message(handle, header, sequence);
+        }
+        free(datagram);
+        if (status == DUMP_DONE) return 0;
+        if (status) return status;
     }
-    return NL_STOP;
 }
 
 ifm_netlink *ifm_netlink_open(int *error) {
     ifm_netlink *handle = calloc(1, sizeof *handle);
     if (!handle) { *error = NLE_NOMEM; return NULL; }
-    handle->sock = open_route_socket(on_dump_message, handle, error);
+    handle->sock = open_route_socket(NULL, NULL, error);
     if (!handle->sock) { free(handle); return NULL; }
-    nl_socket_modify_cb(handle->sock, NL_CB_FINISH, NL_CB_CUSTOM, on_dump_finish, handle);
     handle->buffer_bytes = MESSAGE_BUFFER_BYTES;
     return handle;
 }
@@ -246,34 +293,42 @@ static int dump_once(ifm_netlink *handle) {
     if (!request) return NLE_NOMEM;
     int err = handle->request == RTM_GETSTATS ? stats_request(request) : link_request(request);
     if (err >= 0) err = nl_send_auto(handle->sock, request);
+    /* Numbered by nl_send_auto. */
+    uint32_t sequence = nlmsg_hdr(request)->nlmsg_seq;
     nlmsg_free(request);
     if (err < 0) return -err;
-    err = nl_recvmsgs_default(handle->sock);
-    if (handle->error) return handle->error;
-    return err < 0 ? -err : 0;
+    return receive_dump(handle, sequence);
 }
+
+/* How many times a dump the kernel flags interrupted is run again at once
+ * before the error is reported: links created or deleted while a dump of
+ * several datagrams is filled interrupt it, so under link churn, or at
+ * boot while links are being set up, a single attempt often fails (a test
+ * churning links beside 400 others saw a fifth of them fail). */
+enum { DUMP_ATTEMPTS = 5 };
 
 static int dump(ifm_netlink *handle, int request, ifm_link_list *list) {
     handle->request = request;
+    int attempts = 0;
     for (;;) {
         list->count = 0;
         handle->list = list;
-        handle->error = 0;
+        handle->interrupted = 0;
         int err = dump_once(handle);
         handle->list = NULL;
+        if (err == NLE_DUMP_INTR && ++attempts < DUMP_ATTEMPTS) continue;
         /* A datagram larger than the buffer is never taken cut short:
          * libnl fails the read (MSG_TRUNC). The rest of that dump is still
          * queued on the socket, so the retry uses a fresh socket with a
          * buffer twice as large. */
         if (err != NLE_MSG_TRUNC || handle->buffer_bytes >= MAX_MESSAGE_BUFFER_BYTES) return err;
         int open_error = 0;
-        struct nl_sock *larger = open_route_socket(on_dump_message, handle, &open_error);
+        struct nl_sock *larger = open_route_socket(NULL, NULL, &open_error);
         if (!larger) return open_error;
         nl_socket_free(handle->sock);
         handle->sock = larger;
         handle->buffer_bytes *= 2;
         nl_socket_set_msg_buf_size(handle->sock, handle->buffer_bytes);
-        nl_socket_modify_cb(handle->sock, NL_CB_FINISH, NL_CB_CUSTOM, on_dump_finish, handle);
     }
 }
 
