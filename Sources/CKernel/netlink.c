@@ -117,6 +117,9 @@ static struct nl_sock *open_route_socket(nl_recvmsg_msg_cb_t callback, void *arg
     }
     nl_socket_disable_msg_peek(sock);
     nl_socket_set_msg_buf_size(sock, MESSAGE_BUFFER_BYTES);
+    /* A dump's answer ends at its DONE or an error message: no NLM_F_ACK is
+     * asked for, so receive_dump never waits on an acknowledgement. */
+    nl_socket_disable_auto_ack(sock);
     return sock;
 }
 
