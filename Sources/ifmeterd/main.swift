@@ -106,6 +106,7 @@ func main() -> Never {
 
     // Run.
     LocalZone.pinForProcess()
+    HeapTuning.keepFreedMemory()
     do {
         let daemon = try Daemon(Daemon.Options(
             configuration: configuration, configurationPath: configPath ?? (FileSystem.exists(Configuration.defaultPath) ? Configuration.defaultPath : nil),

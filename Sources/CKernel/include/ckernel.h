@@ -117,6 +117,9 @@ int ifm_netns_cookie(int fd, uint64_t *cookie);
 /* How late the kernel may fire this process's timers (poll timeouts
  * included), so its wakeups coalesce with others'. Returns 0 or errno. */
 int ifm_set_timer_slack(uint64_t nanoseconds);
+/* How much free memory the C heap keeps at its top before handing it back
+ * (mallopt M_TRIM_THRESHOLD); 0, or -1 if refused. */
+int ifm_set_heap_trim_threshold(int bytes);
 
 /* ---- Service manager notification (sd_notify(3)) ---- */
 

@@ -29,3 +29,27 @@ package enum TimerSlack {
         _ = ifm_set_timer_slack(UInt64(max(seconds, 0) * 1e9))
     }
 }
+
+/// How the C heap hands memory back to the kernel (`ifm_set_heap_trim_threshold`).
+///
+/// Under link churn every burst of events grows the heap by a few hundred
+/// KiB (libnl's 64 KiB receive buffer a read, SQLite's statement memory,
+/// the burst's arrays), and glibc, once more than 128 KiB is free at the
+/// top, gives it back at the end of the burst, only to fault the same pages
+/// in again a second later: brk, munmap and page faults were about a tenth
+/// of the daemon's CPU under `make bench`'s churn. Keeping up to 1 MiB free
+/// instead (two daemons side by side under that churn, 90 s rounds,
+/// medians): 0.81x and 0.85x the CPU set through GLIBC_TUNABLES (five
+/// rounds each), 0.92x set here (four rounds, two of them beside a test
+/// run); peak RSS 9.2 and 9.5 MiB against 9.2 and 9.3. An earlier try at
+/// 4 MiB measured 0.94x and 0.99x (bench/TRIES.md). An idle daemon's heap
+/// does not move, so its memory is unchanged.
+/// Setting it also stops glibc from raising its mmap threshold (128 KiB)
+/// after the first large free: the per-sample arrays of thousands of links
+/// are then mapped afresh each sample, which measured no different at
+/// 4,000 links (1.48 against 1.48 µs a link).
+package enum HeapTuning {
+    package static func keepFreedMemory() {
+        _ = ifm_set_heap_trim_threshold(1 << 20)
+    }
+}
