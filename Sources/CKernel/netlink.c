@@ -41,10 +41,11 @@
 
 /* Large enough for any dump datagram (the kernel builds them at most about
  * 32 KiB plus one link's message): with MSG_PEEK disabled libnl reads into
- * a buffer of this size, one syscall per datagram. A larger datagram (an
- * event about a link with huge attributes) is never taken cut short: libnl
- * fails the read with NLE_MSG_TRUNC, a dump then fails and the event reader
- * reports an error, on which the daemon re-dumps. */
+ * a buffer of this size, one syscall per datagram. A larger datagram (about
+ * a link with huge attributes) is never taken cut short: libnl fails the
+ * read with NLE_MSG_TRUNC; a dump is then run again on a fresh socket with
+ * a buffer twice as large, and the event reader reports the loss as an
+ * overrun, on which the daemon re-dumps. */
 enum { MESSAGE_BUFFER_BYTES = 64 * 1024 };
 /* The largest a receive buffer grows to after truncated reads. */
 enum { MAX_MESSAGE_BUFFER_BYTES = 4 << 20 };
@@ -131,6 +132,8 @@ struct ifm_netlink {
     int request;          /* RTM_GETLINK or RTM_GETSTATS: what is being dumped */
     ifm_link_list *list;  /* the list being filled by the current dump */
     int interrupted;      /* the kernel flagged the current dump NLM_F_DUMP_INTR */
+    int answered;         /* the current request's answer was read to its end */
+    unsigned long interrupted_dumps;  /* dumps run again for NLM_F_DUMP_INTR */
 };
 
 /* The first eight fields of rtnl_link_stats64, the ones ifmeter counts:
@@ -193,10 +196,10 @@ static int take_link_message(ifm_netlink *handle, struct nlmsghdr *header) {
 }
 
 /* One message of the answer to the dump request numbered `sequence`: 0 to
- * read on, DUMP_DONE at its end, else an error code. The checks are
- * nl_recvmsgs' own, but a message of an earlier dump abandoned halfway
- * (another sequence number) is passed over instead of failing this one. */
-enum { DUMP_DONE = -1 };
+ * read on, else an error code; handle->answered once the answer's last
+ * message (DONE, or an error) is read. The checks are nl_recvmsgs' own,
+ * but a message of an earlier request (another sequence number) is passed
+ * over instead of failing this one. */
 static int take_dump_message(ifm_netlink *handle, struct nlmsghdr *header, uint32_t sequence) {
     if (header->nlmsg_seq != sequence) return 0;
     /* The links changed while the kernel was dumping them: what was read
@@ -204,6 +207,7 @@ static int take_dump_message(ifm_netlink *handle, struct nlmsghdr *header, uint3
     if (header->nlmsg_flags & NLM_F_DUMP_INTR) handle->interrupted = 1;
     switch (header->nlmsg_type) {
     case NLMSG_DONE:
+        handle->answered = 1;
         /* DONE carries the dump's final status, which libnl ignores: a
          * dump the kernel ended with an error must not pass as complete,
          * or a missing link would read as a deleted one. (A link too large
@@ -213,11 +217,14 @@ static int take_dump_message(ifm_netlink *handle, struct nlmsghdr *header, uint3
             memcpy(&status, nlmsg_data(header), sizeof status);
             if (status < 0) return IFM_DUMP_INCOMPLETE;
         }
-        return handle->interrupted ? NLE_DUMP_INTR : DUMP_DONE;
+        return handle->interrupted ? NLE_DUMP_INTR : 0;
     case NLMSG_ERROR: {
-        if (!nlmsg_valid_hdr(header, sizeof(struct nlmsgerr))) return NLE_MSG_TRUNC;
+        handle->answered = 1;
+        if (!nlmsg_valid_hdr(header, sizeof(struct nlmsgerr))) return IFM_DUMP_INCOMPLETE;
         const struct nlmsgerr *failure = nlmsg_data(header);
-        return failure->error ? nl_syserr2nlerr(failure->error) : 0;
+        /* No acknowledgement is asked for: an error message, even one
+         * reporting success, ends the request without its DONE. */
+        return failure->error ? nl_syserr2nlerr(failure->error) : IFM_DUMP_INCOMPLETE;
     }
     case NLMSG_OVERRUN:
         return NLE_MSG_OVERFLOW;
@@ -228,29 +235,29 @@ static int take_dump_message(ifm_netlink *handle, struct nlmsghdr *header, uint3
     }
 }
 
-/* Reads a dump's answer datagram by datagram, walking each in place.
+/* Reads the answer to the dump request numbered `sequence` datagram by
+ * datagram, walking each in place, until its end or the first error.
  * nl_recvmsgs would first copy every message into a newly allocated nl_msg
  * (two allocations, a copy and two frees per link): at 4,000 links that was
  * a third of the statistics pass (see the note at the top). */
 static int receive_dump(ifm_netlink *handle, uint32_t sequence) {
-    for (;;) {
+    int err = 0;
+    while (!err && !handle->answered) {
         struct sockaddr_nl peer;
         unsigned char *datagram = NULL;
         int length = nl_recv(handle->sock, &peer, &datagram, NULL);
         if (length < 0) return -length;
-        /* End of file, or EAGAIN: not on this blocking socket. */
-        if (length == 0) return IFM_DUMP_INCOMPLETE;
-        int status = 0;
-        /* Only the kernel answers a dump; anything else is not read. */
+        /* Empty, or not from the kernel (only the kernel answers a dump):
+         * not read. nl_recv keeps no buffer when it returns 0. */
+        if (length == 0) continue;
         if (peer.nl_pid == 0) {
             struct nlmsghdr *header = (struct nlmsghdr *)datagram;
-            for (; status == 0 && nlmsg_ok(header, length); header = nlmsg_next(header, &length))
-                status = take_dump_message(handle, header, sequence);
+            for (; !err && !handle->answered && nlmsg_ok(header, length); header = nlmsg_next(header, &length))
+                err = take_dump_message(handle, header, sequence);
         }
         free(datagram);
-        if (status == DUMP_DONE) return 0;
-        if (status) return status;
     }
+    return err;
 }
 
 ifm_netlink *ifm_netlink_open(int *error) {
@@ -317,22 +324,34 @@ static int dump(ifm_netlink *handle, int request, ifm_link_list *list) {
         list->count = 0;
         handle->list = list;
         handle->interrupted = 0;
+        handle->answered = 0;
         int err = dump_once(handle);
         handle->list = NULL;
-        if (err == NLE_DUMP_INTR && ++attempts < DUMP_ATTEMPTS) continue;
-        /* A datagram larger than the buffer is never taken cut short:
-         * libnl fails the read (MSG_TRUNC). The rest of that dump is still
-         * queued on the socket, so the retry uses a fresh socket with a
-         * buffer twice as large. */
-        if (err != NLE_MSG_TRUNC || handle->buffer_bytes >= MAX_MESSAGE_BUFFER_BYTES) return err;
+        if (err == NLE_DUMP_INTR && ++attempts < DUMP_ATTEMPTS) {
+            handle->interrupted_dumps++;
+            continue;
+        }
+        if (!err || handle->answered) return err;
+        /* The answer was left part-read: the kernel keeps that dump going
+         * on the socket and refuses another request there (EBUSY) until it
+         * has been read to its end. The socket is replaced instead. After
+         * a datagram larger than the buffer (never taken cut short: libnl
+         * fails the read, MSG_TRUNC) the new one reads into a buffer twice
+         * as large, and the dump is run again. */
+        int larger = err == NLE_MSG_TRUNC && handle->buffer_bytes < MAX_MESSAGE_BUFFER_BYTES;
         int open_error = 0;
-        struct nl_sock *larger = open_route_socket(NULL, NULL, &open_error);
-        if (!larger) return open_error;
+        struct nl_sock *fresh = open_route_socket(NULL, NULL, &open_error);
+        if (!fresh) return err;
         nl_socket_free(handle->sock);
-        handle->sock = larger;
-        handle->buffer_bytes *= 2;
+        handle->sock = fresh;
+        if (larger) handle->buffer_bytes *= 2;
         nl_socket_set_msg_buf_size(handle->sock, handle->buffer_bytes);
+        if (!larger) return err;
     }
+}
+
+unsigned long ifm_netlink_interrupted_dumps(const ifm_netlink *handle) {
+    return handle->interrupted_dumps;
 }
 
 int ifm_netlink_dump(ifm_netlink *handle, ifm_link_list *list) {

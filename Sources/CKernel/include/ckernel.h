@@ -54,13 +54,18 @@ ifm_netlink *ifm_netlink_open(int *error);
 void ifm_netlink_close(ifm_netlink *handle);
 /* Replaces list's contents with every link of the caller's namespace.
  * Returns 0 or an error code (libnl's, or IFM_DUMP_INCOMPLETE): a dump
- * that may be missing links is never returned as complete. */
+ * that may be missing links is never returned as complete. A dump the
+ * kernel flags interrupted (links changed while it was filled) is run
+ * again, up to five times, then fails with NLE_DUMP_INTR. */
 int ifm_netlink_dump(ifm_netlink *handle, ifm_link_list *list);
 /* The same for counters alone (RTM_GETSTATS, IFLA_STATS_LINK_64): each
  * entry has its ifindex and counters; name, kind, flags, operstate and
  * arptype are zero. Same guarantees as ifm_netlink_dump (a dump the kernel
  * ended with an error, or cut short, is never returned as complete). */
 int ifm_netlink_stats(ifm_netlink *handle, ifm_link_list *list);
+/* How many dumps were run again because the kernel flagged them
+ * interrupted (tests). */
+unsigned long ifm_netlink_interrupted_dumps(const ifm_netlink *handle);
 
 /* ---- Link events (RTNLGRP_LINK) ---- */
 

@@ -45,6 +45,8 @@ package final class NetlinkLinkSource: LinkSource {
     private var needsFullDump = true
     /// Which dump answered the last `links()` (tests).
     private(set) var lastPass = Pass.full
+    /// Dumps run again because the kernel flagged them interrupted (tests).
+    var interruptedDumps: Int { Int(ifm_netlink_interrupted_dumps(handle)) }
 
     package let counterWidth = CounterWidth.bits64
 

@@ -41,13 +41,15 @@ package enum TimerSlack {
 /// instead (two daemons side by side under that churn, 90 s rounds,
 /// medians): 0.81x and 0.85x the CPU set through GLIBC_TUNABLES (five
 /// rounds each), 0.92x set here (four rounds, two of them beside a test
-/// run); peak RSS 9.2 and 9.5 MiB against 9.2 and 9.3. An earlier try at
-/// 4 MiB measured 0.94x and 0.99x (bench/TRIES.md). An idle daemon's heap
-/// does not move, so its memory is unchanged.
+/// run); peak RSS 9.0-9.3 MiB with it, 9.0-9.1 without (three pairs). An
+/// earlier try at 4 MiB measured 0.94x and 0.99x (bench/TRIES.md). An idle
+/// daemon's heap does not move, so its memory is unchanged.
 /// Setting it also stops glibc from raising its mmap threshold (128 KiB)
 /// after the first large free: the per-sample arrays of thousands of links
 /// are then mapped afresh each sample, which measured no different at
-/// 4,000 links (1.48 against 1.48 µs a link).
+/// 4,000 links (1.48 against 1.48 µs a link). So is a netlink receive
+/// buffer grown past 128 KiB after a link too large to read (hundreds of
+/// long altnames): a few page faults a read, only on such a machine.
 package enum HeapTuning {
     package static func keepFreedMemory() {
         _ = ifm_set_heap_trim_threshold(1 << 20)
