@@ -220,7 +220,9 @@ struct KernelSourceTests {
         // some (since Linux 6.7 a link dump resumes by ifindex, so one that
         // was used anyway would not miss a link that stayed: only this
         // count tells a build that ignores the flag apart).
-        #expect(answered >= 190, "\(200 - answered) of 200 dumps failed")
+        // 180 leaves room for a slower machine, where more of each dump's
+        // attempts are interrupted, and still fails without the retry.
+        #expect(answered >= 180, "\(200 - answered) of 200 dumps failed")
         #expect(source.interruptedDumps > 0)
     }
 
