@@ -123,6 +123,24 @@ rss_of() { awk '/^VmRSS:/ {print $2}' "/proc/${pid[$1]}/status"; }
 sleeps_of() { cat /proc/"${pid[$1]}"/task/*/status | awk '/^voluntary_ctxt_switches:/ {s += $2} END {print s}'; }
 
 declare -A cpu_h wake_min switch_min tasks writes_h rss_end window_writes
+# One ifmeter-testnet life after another, in the background ($generator),
+# `pause` seconds apart, the count of those that succeeded kept in `file`.
+# A %d in `name` becomes that count: a name never used before each time.
+lives_in_turn() {  # file pause name testnet-argument...
+  local file=$1 pause=$2 name=$3
+  shift 3
+  (
+    lives=0
+    while true; do
+      inns "$bin/ifmeter-testnet" --name "${name//%d/$lives}" "$@" >/dev/null 2>&1 && lives=$((lives + 1))
+      echo "$lives" > "$file"
+      sleep "$pause"
+    done
+  ) &
+  generator=$!
+  pids+=("$generator")
+}
+
 window() {  # name
   local name=$1 d
   declare -A cpu0 io0 sleeps0
@@ -159,16 +177,7 @@ kill "$traffic"; wait "$traffic" 2>/dev/null || true
 
 echo "window 3: link events, a VPN-like tun life every 10 s, $duration s"
 sleep 20
-(
-  lives=0
-  while true; do
-    inns "$bin/ifmeter-testnet" --name vpn0 --subnet 9 --rx-packets 20 --tx-packets 10 --size 1000 >/dev/null 2>&1 && lives=$((lives + 1))
-    echo "$lives" > "$work/lives"
-    sleep 10
-  done
-) &
-generator=$!
-pids+=("$generator")
+lives_in_turn "$work/lives" 10 vpn0 --subnet 9 --rx-packets 20 --tx-packets 10 --size 1000
 window events
 kill "$generator"; wait "$generator" 2>/dev/null || true
 lives=$(cat "$work/lives")
@@ -211,16 +220,7 @@ seen_lives=$(grep -c '^Deleted ' "$work/seen-monitor" || true)
 # a vnstatd with nothing to do.
 echo "window 5: churn, a tunnel life under a new name every ~0.15 s, $duration s"
 sleep 20
-(
-  churned=0
-  while true; do
-    inns "$bin/ifmeter-testnet" --name "c$churned" --subnet 11 --rx-packets 2 --size 500 >/dev/null 2>&1 && churned=$((churned + 1))
-    echo "$churned" > "$work/churn-lives"
-    sleep 0.12
-  done
-) &
-generator=$!
-pids+=("$generator")
+lives_in_turn "$work/churn-lives" 0.12 'c%d' --subnet 11 --rx-packets 2 --size 500
 window churn
 kill "$generator"; wait "$generator" 2>/dev/null || true
 churn_lives=$(cat "$work/churn-lives")
