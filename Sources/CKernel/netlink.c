@@ -163,6 +163,7 @@ static int parse_stats(struct nlmsghdr *header, ifm_link *slot) {
 }
 
 static int is_stats_message(struct nlmsghdr *header) {
+    if (header->nlmsg_type != RTM_NEWSTATS) return 0;
     if (!nlmsg_valid_hdr(header, sizeof(struct if_stats_msg))) return 0;
     const struct if_stats_msg *info = nlmsg_data(header);
     return info->family == AF_UNSPEC;
@@ -172,9 +173,7 @@ static int is_stats_message(struct nlmsghdr *header) {
  * error code. A statistics message is read in place; a link message goes
  * through libnl-route's parser, which wants it as an nl_msg. */
 static int take_link_message(ifm_netlink *handle, struct nlmsghdr *header) {
-    int wanted = handle->request == RTM_GETSTATS
-        ? header->nlmsg_type == RTM_NEWSTATS && is_stats_message(header)
-        : is_link_message(header);
+    int wanted = handle->request == RTM_GETSTATS ? is_stats_message(header) : is_link_message(header);
     if (!wanted) return 0;
     ifm_link *slot = ifm_link_list_append(handle->list);
     if (!slot) return NLE_NOMEM;
