@@ -57,7 +57,7 @@ package struct StoredState: Sendable {
     /// Every link present at the last commit, watched or not, by ifindex;
     /// nil when the store predates this record (then absence cannot be told
     /// from "present but not watched").
-    package var presentLinks: [Int32: String]?
+    package var presentLinks: IfindexTable<String>?
     /// The width of the source the open lives' counters were read from;
     /// nil when the store predates this record (taken as the source's now).
     package var counterWidth: CounterWidth?
@@ -67,7 +67,7 @@ package struct StoredState: Sendable {
 
     package init(
         lastBootID: String? = nil, lastNamespace: NamespaceCookie = 0, openLives: [StoredLife] = [],
-        knownNames: Set<String> = [], presentLinks: [Int32: String]? = nil, counterWidth: CounterWidth? = nil,
+        knownNames: Set<String> = [], presentLinks: IfindexTable<String>? = nil, counterWidth: CounterWidth? = nil,
         endedIndexes: Set<Int32> = []
     ) {
         self.lastBootID = lastBootID
@@ -180,9 +180,10 @@ package struct CounterTracker: Sendable {
     package let namespace: NamespaceCookie
     package var settings: Settings
     /// Open lives by ifindex.
-    package private(set) var lives: [Int32: TrackedLife] = [:]
-    /// Every link of the namespace by ifindex, with its current name.
-    package private(set) var presentLinks: [Int32: String] = [:]
+    package private(set) var lives = IfindexTable<TrackedLife>()
+    /// Every link of the namespace by ifindex, with its current name (a
+    /// life's link under the life's name: they change together).
+    package private(set) var presentLinks = IfindexTable<String>()
 
     package init(bootID: String, namespace: NamespaceCookie = 0, settings: Settings = Settings()) {
         self.bootID = bootID
@@ -219,7 +220,7 @@ package struct CounterTracker: Sendable {
         let ourStored = stored.openLives.filter { $0.bootID == bootID && isOurs($0.namespace) }
         let storedIndexes = Set(ourStored.map { $0.life.ifindex })
         var claimed: Set<Int32> = []
-        presentLinks = Dictionary(firstOf: links.map { ($0.ifindex, $0.name) })
+        presentLinks = IfindexTable(firstOf: links.map { ($0.ifindex, $0.name) })
 
         for entry in stored.openLives {
             let life = entry.life
@@ -353,15 +354,20 @@ package struct CounterTracker: Sendable {
         // Only a dump after lost events ends what it does not show.
         var present: Set<Int32> = []
         if eventsWereLost { present.reserveCapacity(links.count) }
+        // A dump lists links in ifindex order, as the tables keep them.
+        var livesCursor = IfindexTable<TrackedLife>.Cursor()
+        var presentCursor = IfindexTable<String>.Cursor()
         for link in links {
             if eventsWereLost { present.insert(link.ifindex) }
-            if var life = lives[link.ifindex] {
+            if let slot = lives.slot(of: link.ifindex, from: &livesCursor) {
+                var life = lives[slot: slot]
+                let renamed = life.name != link.name
                 advance(&life, to: link, at: now, detectResets: true, into: &outcome)
-                lives[link.ifindex] = life
-                notePresent(link)
-            } else if presentLinks[link.ifindex] != nil {
+                lives[slot: slot] = life
+                if renamed { notePresent(link) }
+            } else if let slot = presentLinks.slot(of: link.ifindex, from: &presentCursor) {
                 // Known but not counted; renamed into a watched name maybe.
-                notePresent(link)
+                if presentLinks[slot: slot] != link.name { presentLinks[slot: slot] = link.name }
                 if isWatched(link) { outcome.append(startWatching(link, at: now)) }
             } else if eventsWereLost {
                 notePresent(link)
@@ -382,7 +388,7 @@ package struct CounterTracker: Sendable {
                     .eventsLost, name: life.name, old: ifindex, new: nil, loss: .unknown,
                     detail: "link events were lost and the interface was gone at the re-dump; its traffic after the last sample is unknown"))
             }
-            presentLinks = presentLinks.filter { present.contains($0.key) }
+            presentLinks.removeAll { ifindex, _ in !present.contains(ifindex) }
         }
         return outcome
     }

@@ -36,7 +36,7 @@ struct StartCase: CustomTestStringConvertible, Sendable {
     var stored: [StoredLife] = []
     var knownNames: Set<String> = []
     /// Links present at the last commit; nil: a store from before that record.
-    var present: [Int32: String]? = nil
+    var present: IfindexTable<String>? = nil
     /// Ifindexes of lives that ended in the last commit's boot and namespace.
     var ended: Set<Int32> = []
     var links: [LinkSample]
@@ -184,7 +184,7 @@ private func stored(_ bootID: String, _ life: TrackedLife, namespace: NamespaceC
             #expect(tracker.lives[link.ifindex]?.name == link.name)
         }
         // Every link is remembered as present, watched or not.
-        #expect(tracker.presentLinks == Dictionary(uniqueKeysWithValues: testCase.links.map { ($0.ifindex, $0.name) }))
+        #expect(tracker.presentLinks == IfindexTable(firstOf: testCase.links.map { ($0.ifindex, $0.name) }))
     }
 }
 

@@ -149,7 +149,7 @@ import Testing
             StoredLife(bootID: "B", namespace: 7, life: TrackedLife(
                 ifindex: ifindex, name: random.next() % 3 == 0 ? "old\(ifindex)" : "x\(ifindex)", counters: .zero, sinceBoot: 0, firstSeen: 0, lastSeen: 0))
         }
-        let storedPresence = Dictionary(uniqueKeysWithValues: (Int32(1)...6).filter { _ in random.next() % 2 == 0 }.map { ($0, "x\($0)") })
+        let storedPresence = IfindexTable(firstOf: (Int32(1)...6).filter { _ in random.next() % 2 == 0 }.map { ($0, "x\($0)") })
         _ = meter.start(
             stored: StoredState(lastBootID: "B", lastNamespace: 7, openLives: storedLives, presentLinks: storedPresence),
             links: Array(present.values), at: at(0))

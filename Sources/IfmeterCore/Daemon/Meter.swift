@@ -57,7 +57,7 @@ package struct Meter {
     /// commit: until it, a crash loses them untold (or, for a rename, counts
     /// them from then on; for a link, counts its past).
     private var lifeChangesSinceCommit = 0
-    private var committedPresence: [Int32: String]?
+    private var committedPresence: IfindexTable<String>?
     /// Each open life as the store has it since the last commit, so a
     /// commit rewrites only the rows that changed: a VPN life coming and
     /// going beside fifty idle links writes its own row, not fifty-one.
@@ -152,7 +152,7 @@ package struct Meter {
     }
 
     /// Open lives by ifindex.
-    package var lives: [Int32: TrackedLife] { tracker.lives }
+    package var lives: IfindexTable<TrackedLife> { tracker.lives }
 
     // MARK: Operations
 
@@ -211,13 +211,13 @@ package struct Meter {
             classifications = classifications.filter { present.contains($0.key) }
         }
         // Open lives stay counted unless renamed: only the others need a
-        // decision. One look-up a link: at thousands of links, each pass
-        // over the lives is mostly cache misses.
+        // decision.
         var renamed: [LinkSample] = []
         var uncounted: [LinkSample] = []
+        var cursor = IfindexTable<TrackedLife>.Cursor()
         for link in links {
-            guard let countedName = tracker.lives[link.ifindex]?.name else { uncounted.append(link); continue }
-            if countedName != link.name { renamed.append(link) }
+            guard let slot = tracker.lives.slot(of: link.ifindex, from: &cursor) else { uncounted.append(link); continue }
+            if tracker.lives[slot: slot].name != link.name { renamed.append(link) }
         }
         let ending = endLivesRenamedOutOfWatch(renamed, fromEvent: false, at: now)
         var logged = ending.step

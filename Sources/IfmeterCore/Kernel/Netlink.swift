@@ -41,7 +41,7 @@ package final class NetlinkLinkSource: LinkSource {
     private let handle: OpaquePointer
     private var buffer = ifm_link_list()
     /// Every link as last seen, counters included, by ifindex.
-    private var known: [Int32: LinkSample] = [:]
+    private var known = IfindexTable<LinkSample>()
     private var needsFullDump = true
     /// Which dump answered the last `links()` (tests).
     private(set) var lastPass = Pass.full
@@ -88,7 +88,7 @@ package final class NetlinkLinkSource: LinkSource {
         let status = ifm_netlink_dump(handle, &buffer)
         guard status == 0 else { throw KernelError.netlink("dumping links", status) }
         let samples = (0..<buffer.count).map { LinkSample(buffer.links[$0]) }
-        known = Dictionary(samples.map { ($0.ifindex, $0) }, uniquingKeysWith: { _, last in last })
+        known = IfindexTable(firstOf: samples.map { ($0.ifindex, $0) })
         needsFullDump = false
         lastPass = .full
         return samples
@@ -100,18 +100,19 @@ package final class NetlinkLinkSource: LinkSource {
         guard ifm_netlink_stats(handle, &buffer) == 0 else { return nil }
         var samples: [LinkSample] = []
         samples.reserveCapacity(buffer.count)
+        var cursor = IfindexTable<LinkSample>.Cursor()
         for index in 0..<buffer.count {
             let entry = buffer.links[index]
             // One lookup, the counters updated in place.
-            guard let slot = known.index(forKey: entry.ifindex) else { return nil }
+            guard let slot = known.slot(of: entry.ifindex, from: &cursor) else { return nil }
             let counters = LinkCounters(entry.counters)
-            guard !counters.wentBack(from: known.values[slot].counters) else { return nil }
-            known.values[slot].counters = counters
-            samples.append(known.values[slot])
+            guard !counters.wentBack(from: known[slot: slot].counters) else { return nil }
+            known[slot: slot].counters = counters
+            samples.append(known[slot: slot])
         }
         // A link missing here is gone, as it would be from a full dump.
         if samples.count != known.count {
-            known = Dictionary(samples.map { ($0.ifindex, $0) }, uniquingKeysWith: { _, last in last })
+            known = IfindexTable(firstOf: samples.map { ($0.ifindex, $0) })
         }
         lastPass = .statistics
         return samples

@@ -482,10 +482,10 @@ package final class CounterStore {
                 sinceBoot: try seconds(row, 3), firstSeen: try time(row, 4), lastSeen: try time(row, 5)))
         }
         let names = try database.query("SELECT name FROM interface") { $0.text(0) }
-        var present: [Int32: String]?
+        var present: IfindexTable<String>?
         if foundVersion >= 2, try meta("presence") != nil {
             let rows = try database.query("SELECT ifindex, name FROM present_link") { (Int32(truncatingIfNeeded: $0.integer(0)), $0.text(1)) }
-            present = Dictionary(rows, uniquingKeysWith: { first, _ in first })
+            present = IfindexTable(firstOf: rows)
         }
         let width = try meta("counter_width").flatMap(Int.init).flatMap(CounterWidth.init(rawValue:))
         var endedIndexes: Set<Int32> = []

@@ -79,7 +79,7 @@ package struct CommitBatch: Sendable {
 package struct PresenceUpdate: Sendable, Equatable {
     /// Every link present now (what the meter compares the next commit
     /// with); read back from a journal, only the links added.
-    package var present: [Int32: String]
+    package var present: IfindexTable<String>
     /// Links to record (new, or under a new name).
     package var added: [Int32: String]
     /// Links recorded before and gone now.
@@ -88,16 +88,17 @@ package struct PresenceUpdate: Sendable, Equatable {
     package var replacesAll: Bool
 
     /// The change from `previous` (nil: unknown, replace it all) to `present`.
-    package init(present: [Int32: String], previous: [Int32: String]? = nil) {
+    package init(present: IfindexTable<String>, previous: IfindexTable<String>? = nil) {
         self.present = present
-        added = present.filter { previous?[$0.key] != $0.value }
+        added = [:]
+        for (ifindex, name) in present where previous?[ifindex] != name { added[ifindex] = name }
         removed = previous.map { $0.keys.filter { present[$0] == nil }.sorted() } ?? []
         replacesAll = previous == nil
     }
 
     /// The change from `previous` to `present` where they can differ only
     /// at `ifindexes` (the links observed since `previous` was recorded).
-    package init(present: [Int32: String], previous: [Int32: String], differingAt ifindexes: Set<Int32>) {
+    package init(present: IfindexTable<String>, previous: IfindexTable<String>, differingAt ifindexes: Set<Int32>) {
         self.present = present
         added = Dictionary()
         for ifindex in ifindexes { if let name = present[ifindex], previous[ifindex] != name { added[ifindex] = name } }
@@ -113,7 +114,7 @@ package struct PresenceUpdate: Sendable, Equatable {
 
     /// A change as a journal holds it.
     package init(added: [Int32: String], removed: [Int32], replacesAll: Bool) {
-        present = added
+        present = IfindexTable(firstOf: added.map { ($0.key, $0.value) })
         self.added = added
         self.removed = removed
         self.replacesAll = replacesAll
