@@ -181,8 +181,7 @@ package struct CounterTracker: Sendable {
     package var settings: Settings
     /// Open lives by ifindex.
     package private(set) var lives = IfindexTable<TrackedLife>()
-    /// Every link of the namespace by ifindex, with its current name (a
-    /// life's link under the life's name: they change together).
+    /// Every link of the namespace by ifindex, with its current name.
     package private(set) var presentLinks = IfindexTable<String>()
 
     package init(bootID: String, namespace: NamespaceCookie = 0, settings: Settings = Settings()) {
@@ -197,9 +196,13 @@ package struct CounterTracker: Sendable {
 
     /// Reconciles what the store remembers with every link present now.
     package mutating func start(
-        stored: StoredState, links: [LinkSample], at now: Instant, isWatched: WatchPolicy = { _ in true }
+        stored: StoredState, links listed: [LinkSample], at now: Instant, isWatched: WatchPolicy = { _ in true }
     ) -> AccountingOutcome {
         var outcome = AccountingOutcome()
+        // A source can list an ifindex twice (getifaddrs races a rename):
+        // the first is the link, for every rule below alike.
+        var seen = Set<Int32>()
+        let links = listed.filter { seen.insert($0.ifindex).inserted }
         let byIndex = Dictionary(firstOf: links.map { ($0.ifindex, $0) })
         let byName = Dictionary(firstOf: links.map { ($0.name, $0) })
         // The daemon ran earlier in this boot and namespace: what its last
@@ -334,12 +337,6 @@ package struct CounterTracker: Sendable {
 
     // MARK: While running
 
-    /// A fresh dump of every link (rules 6, 8 and, after an event overrun,
-    /// 9). A life missing from an ordinary dump is left open: its
-    /// RTM_DELLINK, with the final counters, is still to be read. A link
-    /// never seen before is left to its RTM_NEWLINK, still queued, whose
-    /// counters tell a new device from one moved in; only when events were
-    /// lost does the dump start it.
     /// Records a link as present under its name. Written only when that
     /// changes: the record is shared with the last commit's copy, and an
     /// unchanged write would copy it whole at every sample.
@@ -347,6 +344,12 @@ package struct CounterTracker: Sendable {
         if presentLinks[link.ifindex] != link.name { presentLinks[link.ifindex] = link.name }
     }
 
+    /// A fresh dump of every link (rules 6, 8 and, after an event overrun,
+    /// 9). A life missing from an ordinary dump is left open: its
+    /// RTM_DELLINK, with the final counters, is still to be read. A link
+    /// never seen before is left to its RTM_NEWLINK, still queued, whose
+    /// counters tell a new device from one moved in; only when events were
+    /// lost does the dump start it.
     package mutating func observe(
         dump links: [LinkSample], at now: Instant, eventsWereLost: Bool, isWatched: WatchPolicy = { _ in true }
     ) -> AccountingOutcome {
@@ -359,15 +362,15 @@ package struct CounterTracker: Sendable {
         var presentCursor = IfindexTable<String>.Cursor()
         for link in links {
             if eventsWereLost { present.insert(link.ifindex) }
+            let presentSlot = presentLinks.slot(of: link.ifindex, from: &presentCursor)
+            if let presentSlot, presentLinks[slot: presentSlot] != link.name { presentLinks[slot: presentSlot] = link.name }
             if let slot = lives.slot(of: link.ifindex, from: &livesCursor) {
                 var life = lives[slot: slot]
-                let renamed = life.name != link.name
                 advance(&life, to: link, at: now, detectResets: true, into: &outcome)
                 lives[slot: slot] = life
-                if renamed { notePresent(link) }
-            } else if let slot = presentLinks.slot(of: link.ifindex, from: &presentCursor) {
+                if presentSlot == nil { notePresent(link) }
+            } else if presentSlot != nil {
                 // Known but not counted; renamed into a watched name maybe.
-                if presentLinks[slot: slot] != link.name { presentLinks[slot: slot] = link.name }
                 if isWatched(link) { outcome.append(startWatching(link, at: now)) }
             } else if eventsWereLost {
                 notePresent(link)
@@ -381,11 +384,17 @@ package struct CounterTracker: Sendable {
             }
         }
         if eventsWereLost {
-            for (ifindex, life) in lives where !present.contains(ifindex) {
-                lives[ifindex] = nil
+            // In one sweep: removing lives one by one moves the table's tail each time.
+            var gone: [TrackedLife] = []
+            lives.removeAll { ifindex, life in
+                guard !present.contains(ifindex) else { return false }
+                gone.append(life)
+                return true
+            }
+            for life in gone {
                 outcome.ended(life, .eventsLost, bootID: bootID, namespace: namespace)
                 outcome.events.append(ResetEvent(
-                    .eventsLost, name: life.name, old: ifindex, new: nil, loss: .unknown,
+                    .eventsLost, name: life.name, old: life.ifindex, new: nil, loss: .unknown,
                     detail: "link events were lost and the interface was gone at the re-dump; its traffic after the last sample is unknown"))
             }
             presentLinks.removeAll { ifindex, _ in !present.contains(ifindex) }

@@ -3,11 +3,11 @@
 /// Why not a dictionary: the sample pass looks up every link of a dump,
 /// and at thousands of links a dictionary's look-ups land at random in
 /// tables that no longer fit the cache (measured at 4,000 links: the
-/// accounting cost twice as much per link as at 1,000). The kernel dumps
-/// links in ascending ifindex order (Linux 6.x walks them by ifindex), so a
-/// pass that looks up with a `Cursor` finds each link in the slot after the
-/// last one and reads the table front to back. A dump in another order
-/// (older kernels walk the ifindex hash) costs a binary search a link.
+/// accounting cost twice as much per link as at 1,000). The kernels here
+/// (6.18) dump links in ascending ifindex order, so a pass that looks up
+/// with a `Cursor` finds each link in the slot after the last one and reads
+/// the table front to back. A dump in another order (older kernels walked
+/// their ifindex hash table) costs a binary search a link.
 ///
 /// Links come and go a few at a time, so inserting and removing in the
 /// middle (moving the tail) costs less than the order saves.
@@ -142,7 +142,11 @@ extension IfindexTable: Sequence {
 }
 
 extension IfindexTable: ExpressibleByDictionaryLiteral {
-    @inlinable public init(dictionaryLiteral elements: (Int32, Value)...) { self.init(firstOf: elements) }
+    /// As a dictionary literal, a repeated ifindex is a programmer error.
+    @inlinable public init(dictionaryLiteral elements: (Int32, Value)...) {
+        self.init(firstOf: elements)
+        precondition(count == elements.count, "IfindexTable literal with a repeated ifindex")
+    }
 }
 
 extension IfindexTable: Equatable where Value: Equatable {}

@@ -184,8 +184,23 @@ private func stored(_ bootID: String, _ life: TrackedLife, namespace: NamespaceC
             #expect(tracker.lives[link.ifindex]?.name == link.name)
         }
         // Every link is remembered as present, watched or not.
-        #expect(tracker.presentLinks == IfindexTable(firstOf: testCase.links.map { ($0.ifindex, $0.name) }))
+        #expect(Dictionary(uniqueKeysWithValues: tracker.presentLinks.map { ($0.key, $0.value) })
+            == Dictionary(uniqueKeysWithValues: testCase.links.map { ($0.ifindex, $0.name) }))
     }
+}
+
+/// A source that lists an ifindex twice (getifaddrs racing a rename): the
+/// first listing is the link for every rule, and each life's link is
+/// recorded present under the life's name.
+@Test func startTakesTheFirstOfAnIfindexListedTwice() {
+    var tracker = CounterTracker(bootID: "B", namespace: 7)
+    // "b", gone from ifindex 9, would be taken over by name by the second listing of ifindex 5.
+    let outcome = tracker.start(
+        stored: StoredState(lastBootID: "B", lastNamespace: 7, openLives: [stored("B", life("b", 9, 10, 10))], knownNames: ["b"], presentLinks: [9: "b"]),
+        links: [link("a", 5, 0, 0), link("b", 5, 0, 0)], at: now)
+    #expect(reasons(outcome) == [.removedWhileStopped, .appearedWhileStopped])
+    #expect(tracker.lives[5]?.name == "a")
+    #expect(tracker.presentLinks == [5: "a"])
 }
 
 /// Rule 2 across a change of CounterSource=: the stored counters were read

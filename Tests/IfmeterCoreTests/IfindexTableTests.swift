@@ -4,6 +4,7 @@ import Testing
 @Suite struct IfindexTableTests {
     static let builds: [(pairs: [(Int32, String)], expected: [(Int32, String)])] = [
         ([], []),
+        ([(1, "a"), (2, "b"), (3, "c")], [(1, "a"), (2, "b"), (3, "c")]),
         ([(3, "c"), (1, "a"), (2, "b")], [(1, "a"), (2, "b"), (3, "c")]),
         // Of equal ifindexes the first wins, in order or not.
         ([(1, "a"), (1, "b"), (2, "c")], [(1, "a"), (2, "c")]),
@@ -28,7 +29,7 @@ import Testing
         var model: [Int32: Int] = [:]
         for step in 0..<3_000 {
             let ifindex = Int32(random.next() % 64)
-            switch random.next() % 6 {
+            switch random.next() % 7 {
             case 0, 1:
                 table[ifindex] = step
                 model[ifindex] = step
@@ -39,6 +40,22 @@ import Testing
                 let limit = Int(random.next() % 3_000)
                 table.removeAll { _, value in value < limit }
                 model = model.filter { $0.value >= limit }
+            case 4:
+                // A pass that inserts and removes as it goes (as a dump pass
+                // begins lives): a cursor left stale only costs a search.
+                var cursor = IfindexTable<Int>.Cursor()
+                for key in (0..<Int32(64)).filter({ _ in random.next() % 3 != 0 }) {
+                    let slot = table.slot(of: key, from: &cursor)
+                    #expect(slot.map { table[slot: $0] } == model[key])
+                    let other = Int32(random.next() % 64)
+                    if random.next() % 2 == 0 {
+                        table[other] = step
+                        model[other] = step
+                    } else {
+                        table[other] = nil
+                        model[other] = nil
+                    }
+                }
             default:
                 // A pass in ascending order, with gaps and misses, then one
                 // in any order: the cursor only ever saves work.

@@ -88,6 +88,8 @@ package final class NetlinkLinkSource: LinkSource {
         let status = ifm_netlink_dump(handle, &buffer)
         guard status == 0 else { throw KernelError.netlink("dumping links", status) }
         let samples = (0..<buffer.count).map { LinkSample(buffer.links[$0]) }
+        // A dump lists each ifindex once (one the kernel flags interrupted
+        // is run again or fails), so which of two would win is moot.
         known = IfindexTable(firstOf: samples.map { ($0.ifindex, $0) })
         needsFullDump = false
         lastPass = .full

@@ -90,9 +90,9 @@ package struct PresenceUpdate: Sendable, Equatable {
     /// The change from `previous` (nil: unknown, replace it all) to `present`.
     package init(present: IfindexTable<String>, previous: IfindexTable<String>? = nil) {
         self.present = present
-        added = [:]
+        added = Dictionary()
         for (ifindex, name) in present where previous?[ifindex] != name { added[ifindex] = name }
-        removed = previous.map { $0.keys.filter { present[$0] == nil }.sorted() } ?? []
+        removed = previous.map { $0.keys.filter { present[$0] == nil } } ?? []
         replacesAll = previous == nil
     }
 
