@@ -83,6 +83,33 @@ struct StatusCommandTests {
         #expect(try allTime(after, "tun0") == allTime(before, "tun0"))
     }
 
+    /// A watched link created while the daemon was stopped, with no traffic
+    /// yet: status lists it at zero with the event its next start records,
+    /// instead of leaving it out until it carries a byte.
+    @Test func aSilentLinkCreatedWhileStoppedIsListedWithItsEvent() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 2, size: 1000, persist: true)
+        try daemon.waitForLog("tun0: counting")
+        #expect(daemon.stop() == 0)
+        try daemon.namespace.exec(["ip", "tuntap", "add", "dev", "tun1", "mode", "tun"])
+
+        let document = try json(try ifmeter(daemon, ["status", "--json"]))
+        let interfaces = try #require(document["interfaces"] as? [[String: Any]])
+        let tun1 = try #require(interfaces.first { $0["name"] as? String == "tun1" }, "tun1 not listed: \(interfaces.map { $0["name"] })")
+        #expect(try allTime(document, "tun1") == (0, 0))
+        let pending = try #require(tun1["last_reset"] as? [String: Any], "no event shown for tun1")
+        #expect(pending["reason"] as? String == "appeared-while-stopped")
+
+        try daemon.start(interval: 60)
+        #expect(daemon.stop() == 0)
+        let recorded = try json(try ifmeter(daemon, ["events", "--json", "-i", "tun1"]))
+        let last = try #require((recorded["events"] as? [[String: Any]])?.last)
+        for key in ["reason", "loss", "old_ifindex", "new_ifindex", "detail"] {
+            #expect("\(pending[key] ?? "nil")" == "\(last[key] ?? "nil")", "\(key)")
+        }
+    }
+
     /// A local user in the store's group, with no write access anywhere,
     /// reads the store while the daemon runs (WAL index present) and after
     /// it stopped (none left). (The daemon here runs as root: its group is

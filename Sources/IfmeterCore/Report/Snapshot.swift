@@ -95,13 +95,13 @@ package enum SnapshotReader {
     /// life created since the last commit counts from zero, a recreated or
     /// rebooted one by the same rules, and a life the store knows by the
     /// difference from its baseline. `events`: the resets that start
-    /// would record.
+    /// would record; `counted`: the names it would count, traffic or not.
     package static func liveDeltas(
         state: StoredState, kernel: [LinkSample], configuration: Configuration, bootID: String, now: Instant
-    ) -> (deltas: [String: LinkCounters], events: [ResetEvent]) {
+    ) -> (deltas: [String: LinkCounters], events: [ResetEvent], counted: Set<String>) {
         var meter = Meter(bootID: bootID, namespace: state.lastNamespace, width: .bits64, policy: Meter.Policy(configuration))
         let step = meter.start(stored: state, links: kernel, at: now)
-        return (meter.pending.totalsByName, step.events)
+        return (meter.pending.totalsByName, step.events, Set(meter.lives.values.map(\.name)))
     }
 
     /// The links of `kernel` when they are the daemon's: read in the
@@ -131,9 +131,11 @@ package enum SnapshotReader {
         var lastEvents = try store.lastEvents()
         let kernelByName = Dictionary((kernel ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var live: [String: LinkCounters] = [:]
+        var countedNow: Set<String> = []
         if let kernel, !bootID.isEmpty {
             let start = liveDeltas(state: try store.loadState(), kernel: kernel, configuration: configuration, bootID: bootID, now: instant)
             live = start.deltas
+            countedNow = start.counted
             // While the daemon is stopped, a reset its next start will record
             // (a link recreated or gone meanwhile) is shown as the last one:
             // the totals above already follow it. A running daemon records
@@ -142,9 +144,12 @@ package enum SnapshotReader {
                 for event in start.events { lastEvents[event.name] = StoredEvent(pending: event, at: now) }
             }
         }
-        // Interfaces that appeared since the daemon's last commit.
+        // Interfaces that appeared since the daemon's last commit, counted
+        // now whether or not they carried traffic yet (with the event that
+        // says from when, while the daemon is stopped).
         let classifier = configuration.classifier
-        for name in live.keys.sorted() where !stored.contains(where: { $0.name == name }) {
+        let storedNames = Set(stored.map(\.name))
+        for name in countedNow.union(live.keys).sorted() where !storedNames.contains(name) {
             guard let link = kernelByName[name] else { continue }
             let classification = classifier.classify(link)
             stored.append(StoredInterface(
