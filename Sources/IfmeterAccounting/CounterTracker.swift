@@ -199,10 +199,7 @@ package struct CounterTracker: Sendable {
         stored: StoredState, links listed: [LinkSample], at now: Instant, isWatched: WatchPolicy = { _ in true }
     ) -> AccountingOutcome {
         var outcome = AccountingOutcome()
-        // A source can list an ifindex twice (getifaddrs races a rename):
-        // the first is the link, for every rule below alike.
-        var seen = Set<Int32>()
-        let links = listed.filter { seen.insert($0.ifindex).inserted }
+        let links = listed.firstOfEachIfindex
         let byIndex = Dictionary(firstOf: links.map { ($0.ifindex, $0) })
         let byName = Dictionary(firstOf: links.map { ($0.name, $0) })
         // The daemon ran earlier in this boot and namespace: what its last
@@ -601,6 +598,16 @@ package struct CounterTracker: Sendable {
 extension AccountingOutcome {
     fileprivate mutating func ended(_ life: TrackedLife, _ end: LifeEnd, bootID: String, namespace: NamespaceCookie) {
         endedLives.append(EndedLife(life: life, end: end, bootID: bootID, namespace: namespace))
+    }
+}
+
+extension [LinkSample] {
+    /// The links with the first listing of each ifindex only. A source can
+    /// list an ifindex twice (getifaddrs races a rename): the first is the
+    /// link, for every rule alike.
+    package var firstOfEachIfindex: [LinkSample] {
+        var seen = Set<Int32>()
+        return filter { seen.insert($0.ifindex).inserted }
     }
 }
 

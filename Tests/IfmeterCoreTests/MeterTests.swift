@@ -373,6 +373,27 @@ import Testing
         #expect(meter.interfaceInfo["a"]?.interfaceClass == .wifi)
     }
 
+    /// A source that lists an ifindex twice (getifaddrs racing a rename):
+    /// whether it is watched is decided on the listing the accounting
+    /// takes, the first, so an ignored name never begins a life because
+    /// its second listing is watched.
+    @Test func aDuplicatedIfindexIsWatchedAsItsFirstListing() {
+        var meter = meter()
+        _ = meter.start(stored: StoredState(), links: [link("ign", 5, kind: "ignored"), link("tun5", 5)], at: at(0))
+        #expect(meter.lives.isEmpty)
+        #expect(meter.nextCommit.pending.interfaces.isEmpty)
+    }
+
+    /// Of two open lives under one name (the older one's deletion still
+    /// unread), the metrics file shows the newer one's ifindex.
+    @Test func metricsShowTheNewestLifeOfAName() {
+        var meter = meter()
+        _ = meter.start(stored: StoredState(), links: [link("vpn0", 9)], at: at(0))
+        _ = meter.apply(events: [LinkEvent(kind: .new, link: link("vpn0", 4))], at: at(5))
+        #expect(meter.lives.count == 2)
+        #expect(meter.metricsInterfaces.first { $0.device == "vpn0" }?.ifindex == 4)
+    }
+
     @Test func lostEventsReconcileAndAreCounted() {
         var meter = meter()
         _ = meter.start(stored: StoredState(), links: [link("tun0", 4), link("tun1", 5)], at: at(0))

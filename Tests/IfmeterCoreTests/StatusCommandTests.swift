@@ -100,6 +100,10 @@ struct StatusCommandTests {
         #expect(try allTime(document, "tun1") == (0, 0))
         let pending = try #require(tun1["last_reset"] as? [String: Any], "no event shown for tun1")
         #expect(pending["reason"] as? String == "appeared-while-stopped")
+        let text = try ifmeter(daemon, ["status", "-i", "tun1"])
+        #expect(text.standardOutput.contains("(at the daemon's next start) appeared-while-stopped"), "\(text.standardOutput)")
+        // The history views know it as the daemon's too.
+        #expect(try ifmeter(daemon, ["days", "-i", "tun1"]).status == 0)
 
         try daemon.start(interval: 60)
         #expect(daemon.stop() == 0)
@@ -108,6 +112,25 @@ struct StatusCommandTests {
         for key in ["reason", "loss", "old_ifindex", "new_ifindex", "detail"] {
             #expect("\(pending[key] ?? "nil")" == "\(last[key] ?? "nil")", "\(key)")
         }
+    }
+
+    /// A link that was present, unwatched, at the running daemon's last
+    /// commit is not listed because the configuration file now watches its
+    /// class: until a reload the daemon does not count it.
+    @Test func aClassWatchedOnlyByAnUnreloadedConfigurationIsNotListed() throws {
+        let configuration = "[Interfaces]\nWatch=tunnel\n"
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: configuration)
+        try daemon.namespace.exec(["ip", "link", "add", "v0", "type", "veth", "peer", "name", "v1"])
+        try daemon.start(interval: 1, commitInterval: 1)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 2, size: 1000, persist: true)
+        try daemon.waitForLog("tun0: counting")
+        usleep(2_500_000)   // a store commit after tun0's life began: it records v0 and v1 present
+        let text = try String(contentsOfFile: daemon.configPath, encoding: .utf8)
+        try text.replacingOccurrences(of: "Watch=tunnel", with: "Watch=tunnel other").write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
+        let document = try json(try ifmeter(daemon, ["status", "--json"]))
+        let names = try #require(document["interfaces"] as? [[String: Any]]).compactMap { $0["name"] as? String }
+        #expect(names == ["tun0"])
+        #expect(daemon.stop() == 0)
     }
 
     /// A local user in the store's group, with no write access anywhere,

@@ -162,7 +162,8 @@ package struct Meter {
         for entry in stored.openLives { lastSeen[entry.life.name] = max(lastSeen[entry.life.name] ?? .min, entry.life.lastSeen) }
         let sameRun = stored.lastBootID == tracker.bootID && NamespaceCookie.same(stored.lastNamespace, tracker.namespace)
         committedPresence = sameRun ? stored.presentLinks : nil
-        let watched = watchedIndexes(links)
+        // Decided on the listings the tracker takes: the first of an ifindex listed twice.
+        let watched = watchedIndexes(links.firstOfEachIfindex)
         return record(tracker.start(stored: stored, links: links, at: now, isWatched: { watched.contains($0.ifindex) }), links: links, at: now, everyName: true)
     }
 
@@ -336,7 +337,13 @@ package struct Meter {
 
     /// Every interface the ledger knows, for the metrics file.
     package var metricsInterfaces: [MetricsInterface] {
-        let current = Dictionary(tracker.lives.values.map { ($0.name, $0.ifindex) }, uniquingKeysWith: { first, _ in first })
+        // Of two open lives under one name (the older one's RTM_DELLINK
+        // still unread), the ifindex shown is the newer one's.
+        var newest: [String: TrackedLife] = [:]
+        for life in tracker.lives.values where newest[life.name].map({ ($0.firstSeen, $0.ifindex) < (life.firstSeen, life.ifindex) }) ?? true {
+            newest[life.name] = life
+        }
+        let current = newest.mapValues(\.ifindex)
         return totals.keys.sorted().map { name in
             MetricsInterface(
                 device: name, info: interfaceInfo[name] ?? InterfaceInfo(interfaceClass: .other, signal: "unknown", kind: ""),

@@ -95,13 +95,20 @@ package enum SnapshotReader {
     /// life created since the last commit counts from zero, a recreated or
     /// rebooted one by the same rules, and a life the store knows by the
     /// difference from its baseline. `events`: the resets that start
-    /// would record; `counted`: the names it would count, traffic or not.
+    /// would record; `appeared`: the names it would count on links that
+    /// appeared since the last commit (traffic or not), which the store
+    /// cannot know yet. A link present at that commit and counted only
+    /// now is not among them: a configuration edited but not yet reloaded
+    /// would count it, not the daemon.
     package static func liveDeltas(
         state: StoredState, kernel: [LinkSample], configuration: Configuration, bootID: String, now: Instant
-    ) -> (deltas: [String: LinkCounters], events: [ResetEvent], counted: Set<String>) {
+    ) -> (deltas: [String: LinkCounters], events: [ResetEvent], appeared: Set<String>) {
         var meter = Meter(bootID: bootID, namespace: state.lastNamespace, width: .bits64, policy: Meter.Policy(configuration))
         let step = meter.start(stored: state, links: kernel, at: now)
-        return (meter.pending.totalsByName, step.events, Set(meter.lives.values.map(\.name)))
+        // A commit of another boot says nothing of this boot's ifindexes.
+        let committed = state.lastBootID == bootID ? state.presentLinks : nil
+        let appeared = meter.lives.values.filter { committed?[$0.ifindex] == nil }.map(\.name)
+        return (meter.pending.totalsByName, step.events, Set(appeared))
     }
 
     /// The links of `kernel` when they are the daemon's: read in the
@@ -135,7 +142,7 @@ package enum SnapshotReader {
         if let kernel, !bootID.isEmpty {
             let start = liveDeltas(state: try store.loadState(), kernel: kernel, configuration: configuration, bootID: bootID, now: instant)
             live = start.deltas
-            countedNow = start.counted
+            countedNow = start.appeared
             // While the daemon is stopped, a reset its next start will record
             // (a link recreated or gone meanwhile) is shown as the last one:
             // the totals above already follow it. A running daemon records
@@ -233,9 +240,12 @@ extension SnapshotReader {
         var classes = Dictionary(stored.map { ($0.name, $0.interfaceClass) }, uniquingKeysWith: { first, _ in first })
         let firstSeen = Dictionary(stored.map { ($0.name, $0.firstSeen) }, uniquingKeysWith: { first, _ in first })
         guard let kernel, !bootID.isEmpty else { return LiveAdditions(deltas: [:], classes: classes, firstSeen: firstSeen) }
-        let deltas = liveDeltas(state: try store.loadState(), kernel: kernel, configuration: configuration, bootID: bootID, now: now).deltas
+        let live = liveDeltas(state: try store.loadState(), kernel: kernel, configuration: configuration, bootID: bootID, now: now)
+        let deltas = live.deltas
+        // Named as status names them: a link counted since it appeared is
+        // the daemon's, with or without traffic yet.
         let classifier = configuration.classifier
-        for link in kernel where deltas[link.name] != nil && classes[link.name] == nil {
+        for link in kernel where (deltas[link.name] != nil || live.appeared.contains(link.name)) && classes[link.name] == nil {
             classes[link.name] = classifier.classify(link).interfaceClass ?? .other
         }
         return LiveAdditions(deltas: deltas, classes: classes, firstSeen: firstSeen)
