@@ -25,6 +25,16 @@ struct StatusCommandTests {
         return (number(counters["rx_bytes"]), number(counters["tx_bytes"]))
     }
 
+    /// A daemon that counted a persistent tun0 (2,000 bytes in) and stopped.
+    func stoppedAfterCountingTun0() throws -> DaemonHarness {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 2, size: 1000, persist: true)
+        try daemon.waitForLog("tun0: counting")
+        #expect(daemon.stop() == 0)
+        return daemon
+    }
+
     /// The store lags by a commit interval; status adds the kernel's delta of
     /// the same life and so matches the kernel to the byte.
     @Test func liveDeltaMakesStatusEqualTheKernel() throws {
@@ -53,11 +63,7 @@ struct StatusCommandTests {
     /// daemon will record at its next start, not a total that changed
     /// without a word, and the same totals the daemon then keeps.
     @Test func aLinkRecreatedWhileStoppedShowsItsResetBeforeTheDaemonRecordsIt() throws {
-        let daemon = try DaemonHarness(namespace: NetworkNamespace())
-        try daemon.start(interval: 60)
-        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 2, size: 1000, persist: true)
-        try daemon.waitForLog("tun0: counting")
-        #expect(daemon.stop() == 0)
+        let daemon = try stoppedAfterCountingTun0()
         try daemon.namespace.exec(["ip", "link", "del", "tun0"])
         try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 3, size: 1000, persist: true)
 
@@ -87,11 +93,7 @@ struct StatusCommandTests {
     /// yet: status lists it at zero with the event its next start records,
     /// instead of leaving it out until it carries a byte.
     @Test func aSilentLinkCreatedWhileStoppedIsListedWithItsEvent() throws {
-        let daemon = try DaemonHarness(namespace: NetworkNamespace())
-        try daemon.start(interval: 60)
-        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 2, size: 1000, persist: true)
-        try daemon.waitForLog("tun0: counting")
-        #expect(daemon.stop() == 0)
+        let daemon = try stoppedAfterCountingTun0()
         try daemon.namespace.exec(["ip", "tuntap", "add", "dev", "tun1", "mode", "tun"])
 
         let document = try json(try ifmeter(daemon, ["status", "--json"]))

@@ -157,13 +157,15 @@ package struct Meter {
     // MARK: Operations
 
     /// Reconciles the store's state with every link present at start.
-    package mutating func start(stored: StoredState, links: [LinkSample], at now: Instant) -> Step {
+    package mutating func start(stored: StoredState, links listed: [LinkSample], at now: Instant) -> Step {
+        // The listings the tracker takes, for the watch decision and the
+        // record alike: the first of an ifindex listed twice.
+        let links = listed.firstOfEachIfindex
         touchedSinceCommit = .all
         for entry in stored.openLives { lastSeen[entry.life.name] = max(lastSeen[entry.life.name] ?? .min, entry.life.lastSeen) }
         let sameRun = stored.lastBootID == tracker.bootID && NamespaceCookie.same(stored.lastNamespace, tracker.namespace)
         committedPresence = sameRun ? stored.presentLinks : nil
-        // Decided on the listings the tracker takes: the first of an ifindex listed twice.
-        let watched = watchedIndexes(links.firstOfEachIfindex)
+        let watched = watchedIndexes(links)
         return record(tracker.start(stored: stored, links: links, at: now, isWatched: { watched.contains($0.ifindex) }), links: links, at: now, everyName: true)
     }
 

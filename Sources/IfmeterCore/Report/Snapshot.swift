@@ -138,11 +138,11 @@ package enum SnapshotReader {
         var lastEvents = try store.lastEvents()
         let kernelByName = Dictionary((kernel ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var live: [String: LinkCounters] = [:]
-        var countedNow: Set<String> = []
+        var appeared: Set<String> = []
         if let kernel, !bootID.isEmpty {
             let start = liveDeltas(state: try store.loadState(), kernel: kernel, configuration: configuration, bootID: bootID, now: instant)
             live = start.deltas
-            countedNow = start.appeared
+            appeared = start.appeared
             // While the daemon is stopped, a reset its next start will record
             // (a link recreated or gone meanwhile) is shown as the last one:
             // the totals above already follow it. A running daemon records
@@ -156,7 +156,7 @@ package enum SnapshotReader {
         // says from when, while the daemon is stopped).
         let classifier = configuration.classifier
         let storedNames = Set(stored.map(\.name))
-        for name in countedNow.union(live.keys).sorted() where !storedNames.contains(name) {
+        for name in appeared.union(live.keys).sorted() where !storedNames.contains(name) {
             guard let link = kernelByName[name] else { continue }
             let classification = classifier.classify(link)
             stored.append(StoredInterface(
