@@ -288,6 +288,19 @@ import Testing
         }
     }
 
+    /// Two new stores given `records`: one a commit per record, the other
+    /// one commit of them all.
+    private func committedBothWays(_ records: [JournalRecord]) throws -> (perRecord: CounterStore, atOnce: CounterStore) {
+        for name in ["a", "b"] { try FileManager.default.createDirectory(at: directory.appendingPathComponent(name), withIntermediateDirectories: true) }
+        let perRecord = try CounterStore(directory: directory.appendingPathComponent("a").path)
+        let atOnce = try CounterStore(directory: directory.appendingPathComponent("b").path)
+        for record in records {
+            try perRecord.commit([record], bootID: "boot-1", namespace: 4096, retention: Retention(), intervals: (15, 300))
+        }
+        try atOnce.commit(records, bootID: "boot-1", namespace: 4096, retention: Retention(), intervals: (15, 300))
+        return (perRecord, atOnce)
+    }
+
     /// A commit applies a journal's records with their deltas summed per
     /// interface and slot: the store it leaves is row for row the one a
     /// commit per record leaves. Three lives of one name, one across a
@@ -332,18 +345,102 @@ import Testing
                     presence: wall == end ? PresenceUpdate(present: [3: "wwan0"], previous: [3: "wwan0", ifindex: "vpn0"]) : nil)))
             }
         }
-        for name in ["a", "b"] { try FileManager.default.createDirectory(at: directory.appendingPathComponent(name), withIntermediateDirectories: true) }
-        let perRecord = try CounterStore(directory: directory.appendingPathComponent("a").path)
-        let atOnce = try CounterStore(directory: directory.appendingPathComponent("b").path)
-        for record in records {
-            try perRecord.commit([record], bootID: "boot-1", namespace: 4096, retention: Retention(), intervals: (15, 300))
-        }
-        try atOnce.commit(records, bootID: "boot-1", namespace: 4096, retention: Retention(), intervals: (15, 300))
+        let (perRecord, atOnce) = try committedBothWays(records)
         let expected = try rows(perRecord)
         #expect(try rows(atOnce) == expected)
         // The test means something: both lives' bytes, in two slots.
         #expect(expected["bucket"]?.filter { $0.hasPrefix("'vpn0'|'5min'") }.count == 2)
         #expect(try atOnce.interface(named: "vpn0")?.totals.rxBytes == 700 * 3 + 300 + 301 + 302)
+    }
+
+    /// Lives that come, carry bytes, change names and go, under a few names
+    /// (some reusing an ifindex), one record per burst as under link churn:
+    /// the store a commit of them all leaves is the one a commit per record
+    /// leaves, though it writes rows a later record overwrote only once.
+    @Test(arguments: 1...6 as ClosedRange<UInt64>)
+    func aChurningJournalAppliedAtOnceLeavesTheRowsOfACommitPerRecord(seed: UInt64) throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var random = SplitMix(seed: seed)
+        let infos = [InterfaceInfo(interfaceClass: .tunnel, signal: "kind tun", kind: "tun"),
+                     InterfaceInfo(interfaceClass: .cellular, signal: "wwan devtype", kind: "")]
+        let names = ["vpn0", "vpn1", "wwan0", "tun-x"]
+        var open: [Int32: TrackedLife] = [:]
+        var ended: [Int32] = []
+        var nextIfindex: Int32 = 10
+        var time: Int64 = 1_700_000_100
+        var records: [JournalRecord] = []
+        for index in 0..<80 {
+            time += Int64.random(in: 0...40, using: &random)
+            var pending = PendingWrites()
+            var changed: [TrackedLife] = []
+            var added: [Int32: String] = [:]
+            var removed: [Int32] = []
+            var outcome = AccountingOutcome()
+            for _ in 0..<Int.random(in: 1...3, using: &random) {
+                let ifindexes = open.keys.sorted()
+                switch Int.random(in: 0..<10, using: &random) {
+                case 0...2 where open.count < 5, _ where open.isEmpty:
+                    // A life begins, on a fresh ifindex or one a life ended on.
+                    var ifindex = nextIfindex
+                    if let reused = ended.randomElement(using: &random), Bool.random(using: &random) {
+                        ifindex = reused
+                    } else {
+                        nextIfindex += 1
+                    }
+                    guard open[ifindex] == nil, !removed.contains(ifindex) else { continue }
+                    ended.removeAll { $0 == ifindex }
+                    let name = names.randomElement(using: &random)!
+                    let life = TrackedLife(ifindex: ifindex, name: name, counters: .zero, sinceBoot: Double(time - 1_700_000_000), firstSeen: time, lastSeen: time)
+                    open[ifindex] = life
+                    pending.interfaces[name] = infos[Int.random(in: 0...(index % 7 == 0 ? 1 : 0), using: &random)]
+                    changed.removeAll { $0.ifindex == ifindex }
+                    changed.append(life)
+                    added[ifindex] = name
+                case 3...6:
+                    // Traffic, sometimes under a new name.
+                    let ifindex = ifindexes.randomElement(using: &random)!
+                    var life = open[ifindex]!
+                    let bytes = LinkCounters(rxBytes: UInt64.random(in: 1...5000, using: &random), txBytes: 7)
+                    life.counters += bytes
+                    life.lastSeen = time
+                    if Int.random(in: 0..<6, using: &random) == 0 {
+                        life.name = names.randomElement(using: &random)!
+                        pending.interfaces[life.name] = infos[0]
+                        added[ifindex] = life.name
+                    }
+                    open[ifindex] = life
+                    outcome.deltas.append(Delta(name: life.name, ifindex: ifindex, counters: bytes))
+                    changed.removeAll { $0.ifindex == ifindex }
+                    changed.append(life)
+                default:
+                    // A life ends.
+                    let ifindex = ifindexes.randomElement(using: &random)!
+                    guard !changed.contains(where: { $0.ifindex == ifindex }) else { continue }
+                    var life = open.removeValue(forKey: ifindex)!
+                    life.lastSeen = time
+                    outcome.endedLives.append(EndedLife(life: life, end: .removed, bootID: "boot-1", namespace: 4096))
+                    outcome.events.append(ResetEvent(.removed, name: life.name, old: ifindex, new: nil, loss: .none, detail: "deleted"))
+                    ended.append(ifindex)
+                    added[ifindex] = nil
+                    removed.append(ifindex)
+                }
+            }
+            pending.record(outcome, at: Instant(wall: time, sinceBoot: Double(time - 1_700_000_000)))
+            var presence: PresenceUpdate? = added.isEmpty && removed.isEmpty ? nil : PresenceUpdate(added: added, removed: removed, replacesAll: false)
+            if index == 0 || index == 41 {
+                presence = PresenceUpdate(added: open.mapValues(\.name), removed: [], replacesAll: true)
+            }
+            records.append(JournalRecord(time: time, batch: CommitBatch(pending: pending, changedLives: changed, presence: presence)))
+        }
+        let (perRecord, atOnce) = try committedBothWays(records)
+        let expected = try rows(perRecord)
+        #expect(try rows(atOnce) == expected)
+        // The test means something: lives ended, lives still open, the
+        // presence of both, and rows the commit at once left out.
+        #expect(expected["life"]?.contains { $0.contains("'removed'") } == true)
+        #expect(expected["life"]?.contains { $0.contains("|NULL|NULL|") } == true)
+        #expect(expected["present_link"]?.isEmpty == false)
+        #expect(atOnce.database.rowsChanged < perRecord.database.rowsChanged * 3 / 4)
     }
 
     /// A tunnel life under `name` that begins at `time`, counted at once.

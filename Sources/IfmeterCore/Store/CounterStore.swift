@@ -557,39 +557,66 @@ package final class CounterStore {
     /// something: buckets, boot totals and all-time totals are sums, so the
     /// rows are the same, and a journal of tunnel lives (mostly the same
     /// few names) costs one row update per name rather than one per life.
+    /// The records between two prunes are written as one `CommitSegment`,
+    /// which leaves out the writes a later record of it overwrites.
     private func write(_ records: [JournalRecord], bootID: String, namespace: NamespaceCookie, pruning retention: Retention? = nil) throws(StoreError) {
         var deltas: [PendingWrites.Slot: LinkCounters] = [:]
         var lastCounted: [String: Int64] = [:]
-        for record in records {
-            try write(record.batch, at: record.time, bootID: bootID, namespace: namespace)
-            for (slot, counters) in record.batch.pending.deltas {
-                // A name new to the store is first seen in its own record.
-                _ = try interfaceID(slot.name, info: nil, at: record.time)
-                deltas[slot, default: .zero] += counters
-                lastCounted[slot.name] = max(lastCounted[slot.name] ?? record.time, record.time)
+        var start = records.startIndex
+        while start < records.endIndex {
+            // The records up to the first after which a prune is due: a
+            // prune reads what the records before it wrote, so none of its
+            // rows may be left for a later record to write.
+            var end = start
+            while end < records.endIndex - 1 && !(retention.map { pruneIsDue($0, at: records[end].time) } ?? false) { end += 1 }
+            let segment = CommitSegment(records[start...end], bootID: bootID, namespace: namespace)
+            for (offset, record) in segment.records.enumerated() {
+                try write(segment, record: offset, bootID: bootID, namespace: namespace)
+                for (slot, counters) in record.batch.pending.deltas {
+                    // A name new to the store is first seen in its own record.
+                    _ = try interfaceID(slot.name, info: nil, at: record.time)
+                    deltas[slot, default: .zero] += counters
+                    lastCounted[slot.name] = max(lastCounted[slot.name] ?? record.time, record.time)
+                }
             }
+            try writeLastSeen(segment)
             // A prune (retirement among it) sees what a commit per record
             // would have shown it: every delta of the records so far.
-            if let retention, pruneIsDue(retention, at: record.time) {
+            if let retention, pruneIsDue(retention, at: records[end].time) {
                 try writeDeltas(deltas, lastCounted: lastCounted, bootID: bootID)
                 deltas.removeAll()
                 lastCounted.removeAll()
-                try prune(retention, at: record.time)
+                try prune(retention, at: records[end].time)
             }
+            start = end + 1
         }
         try writeDeltas(deltas, lastCounted: lastCounted, bootID: bootID)
     }
 
-    /// One commit's rows but its deltas (`write(_:bootID:namespace:)`).
-    private func write(_ batch: CommitBatch, at now: Int64, bootID: String, namespace: NamespaceCookie) throws(StoreError) {
-        let pending = batch.pending
-        for (name, info) in pending.interfaces { _ = try interfaceID(name, info: info, at: now) }
+    /// One commit's rows but its deltas (`write(_:bootID:namespace:)`),
+    /// less those a later record of its segment overwrites.
+    private func write(_ segment: CommitSegment, record offset: Int, bootID: String, namespace: NamespaceCookie) throws(StoreError) {
+        let record = segment.records[offset]
+        let pending = record.batch.pending
+        for (name, info) in pending.interfaces where !segment.repeatsInterface(name, of: offset) {
+            _ = try interfaceID(name, info: info, at: record.time)
+        }
         for (time, event) in pending.events { try writeEvent(event, at: time, bootID: bootID) }
         for (ended, time) in pending.endedLives {
             try writeLife(ended.life, bootID: ended.bootID, namespace: ended.namespace, ended: (time, ended.end))
         }
-        for life in batch.changedLives { try writeLife(life, bootID: bootID, namespace: namespace, ended: nil) }
-        if let presence = batch.presence { try writePresence(presence) }
+        for (index, life) in record.batch.changedLives.enumerated() where !segment.overwritesLife(index, of: offset) {
+            try writeLife(life, bootID: bootID, namespace: namespace, ended: nil)
+        }
+        if let presence = record.batch.presence { try writePresence(presence, keeping: { segment.keepsPresence(of: $0, from: offset) }) }
+    }
+
+    /// The last_seen of names whose repeated interface record was left out
+    /// (`CommitSegment.repeatsInterface`): their later records' time.
+    private func writeLastSeen(_ segment: CommitSegment) throws(StoreError) {
+        for (name, time) in segment.lastSeenOfRepeatedInterfaces {
+            try database.run("UPDATE interface SET last_seen = ? WHERE id = ?", [.integer(time), .integer(try interfaceID(name, info: nil, at: time))])
+        }
     }
 
     /// A write transaction; after a rollback, what this connection cached
@@ -779,16 +806,18 @@ package final class CounterStore {
     }
 
     /// Only what changed: a link that comes and goes beside many others
-    /// rewrites one row, not the whole record.
-    private func writePresence(_ presence: PresenceUpdate) throws(StoreError) {
-        if presence.replacesAll {
+    /// rewrites one row, not the whole record. `keeping`: whether the row
+    /// of an ifindex is still this record's to write (a later record of the
+    /// same commit may write it instead; `CommitSegment`).
+    private func writePresence(_ presence: PresenceUpdate, keeping: (Int32?) -> Bool) throws(StoreError) {
+        if presence.replacesAll && keeping(nil) {
             try database.run("DELETE FROM present_link")
             try database.run("INSERT INTO meta(key, value) VALUES ('presence', 'recorded') ON CONFLICT(key) DO NOTHING")
         }
-        for ifindex in presence.removed {
+        for ifindex in presence.removed where keeping(ifindex) {
             try database.run("DELETE FROM present_link WHERE ifindex = ?", [.integer(Int64(ifindex))])
         }
-        for (ifindex, name) in presence.added {
+        for (ifindex, name) in presence.added where keeping(ifindex) {
             try database.run(
                 "INSERT INTO present_link(ifindex, name) VALUES (?, ?) ON CONFLICT(ifindex) DO UPDATE SET name = excluded.name",
                 [.integer(Int64(ifindex)), .text(name)])
@@ -909,22 +938,32 @@ package final class CounterStore {
         let counters = life.counters.fields.map(Self.value)
         let end: [SQLiteValue] = ended.map { [.integer($0.time), .text($0.end.rawValue)] } ?? [.null, .null]
         let identity: [SQLiteValue] = [.text(bootID), Self.value(namespace), .integer(Int64(life.ifindex))]
+        let updated = try database.run(
+            ended == nil ? Self.updateOpenLife : Self.updateEndedLife,
+            [.text(life.name), .integer(life.lastSeen), .real(life.sinceBoot)] + (ended == nil ? [] : end) + counters + identity)
+        guard updated == 0 else { return }
+        try database.run(Self.insertLife, [.integer(try interfaceID(life.name, info: nil, at: life.lastSeen))] + identity + [.text(life.name),
+                  .integer(life.firstSeen), .integer(life.lastSeen), .real(life.sinceBoot)] + end + counters)
+    }
+
+    // Spelt once: a commit under link churn writes thousands of lives, and
+    // each statement is found by its text.
+    private static func updateLife(ending: Bool) -> String {
         // An open life's row is updated without naming `ended`: setting it,
         // even to NULL again, rewrites the row's entry in the partial index
         // life_open, one more page in every commit.
-        let ending = ended == nil ? "" : "ended = ?, end_reason = ?,"
-        let updated = try database.run("""
-            UPDATE life SET name = ?, last_seen = ?, since_boot = ?, \(ending)
-              rx_bytes = ?, tx_bytes = ?, rx_packets = ?, tx_packets = ?, rx_errors = ?, tx_errors = ?, rx_dropped = ?, tx_dropped = ?
-            WHERE boot_id = ? AND netns = ? AND ifindex = ? AND ended IS NULL
-            """, [.text(life.name), .integer(life.lastSeen), .real(life.sinceBoot)] + (ended == nil ? [] : end) + counters + identity)
-        guard updated == 0 else { return }
-        try database.run("""
-            INSERT INTO life(interface_id, boot_id, netns, ifindex, name, first_seen, last_seen, since_boot, ended, end_reason, \(Self.counterColumns))
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, [.integer(try interfaceID(life.name, info: nil, at: life.lastSeen))] + identity + [.text(life.name),
-                  .integer(life.firstSeen), .integer(life.lastSeen), .real(life.sinceBoot)] + end + counters)
+        """
+        UPDATE life SET name = ?, last_seen = ?, since_boot = ?, \(ending ? "ended = ?, end_reason = ?," : "")
+          rx_bytes = ?, tx_bytes = ?, rx_packets = ?, tx_packets = ?, rx_errors = ?, tx_errors = ?, rx_dropped = ?, tx_dropped = ?
+        WHERE boot_id = ? AND netns = ? AND ifindex = ? AND ended IS NULL
+        """
     }
+    private static let updateOpenLife = updateLife(ending: false)
+    private static let updateEndedLife = updateLife(ending: true)
+    private static let insertLife = """
+        INSERT INTO life(interface_id, boot_id, netns, ifindex, name, first_seen, last_seen, since_boot, ended, end_reason, \(counterColumns))
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
 
     private func prune(_ retention: Retention, at now: Int64) throws(StoreError) {
         let limits: [(Granularity, Int)] = [

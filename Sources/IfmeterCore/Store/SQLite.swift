@@ -146,6 +146,9 @@ final class SQLiteDatabase {
         return statement
     }
 
+    /// Rows inserted, updated or deleted since the connection opened.
+    var rowsChanged: Int { Int(sqlite3_total_changes64(handle)) }
+
     /// Runs a statement for its effect; returns the rows it changed.
     @discardableResult
     func run(_ sql: String, _ values: [SQLiteValue] = []) throws(StoreError) -> Int {
