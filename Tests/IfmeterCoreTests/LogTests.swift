@@ -21,6 +21,23 @@ import Testing
         #expect(Log.isJournalStream(testCase.variable, standardError: testCase.stderr) == testCase.journal)
     }
 
+    /// What reaches a terminal or the log: printable text as it is, controls
+    /// made visible, each record on one line.
+    static let escapes: [(text: String, safe: String, oneLine: String)] = [
+        ("tun0: counting (ifindex 7, tunnel)", "tun0: counting (ifindex 7, tunnel)", "tun0: counting (ifindex 7, tunnel)"),
+        ("a\tb\nc", "a\tb\nc", "a\tb c"),
+        ("\u{1b}[2J~\u{7f}", "\\x1b[2J~\\x7f", "\u{1b}[2J~\u{7f}"),
+        ("wg\r\nx", "wg\\x0d\nx", "wg\r x"),
+        ("ü-\u{9b}-\u{202e}-🚀", "ü-\\x9b-\\u{202e}-🚀", "ü-\u{9b}-\u{202e}-🚀"),
+        ("ü-∆", "ü-∆", "ü-∆"),
+    ]
+
+    @Test(arguments: escapes)
+    func textIsMadeSafeForATerminalAndOneLine(_ testCase: (text: String, safe: String, oneLine: String)) {
+        #expect(testCase.text.terminalSafe() == testCase.safe)
+        #expect(testCase.text.replacingNewlines() == testCase.oneLine)
+    }
+
     /// The real daemon with JOURNAL_STREAM naming another file than its
     /// stderr (a terminal's case) writes no `<N>` prefix; naming its
     /// stderr's own device and inode, it does.

@@ -54,11 +54,12 @@ package enum Log {
 }
 
 extension String {
-    /// Keeps a log record on one line whatever it quotes. By scalar: "\r\n"
-    /// is one Character, which a Character search for "\n" never finds.
-    /// Other controls are made visible by Output.
+    /// Keeps a log record on one line whatever it quotes. By byte: "\r\n"
+    /// is one Character, which a Character search for "\n" never finds, and
+    /// in UTF-8 the byte 0x0A is only ever U+000A. Other controls are made
+    /// visible by Output.
     func replacingNewlines() -> String {
-        guard unicodeScalars.contains("\n") else { return self }
+        guard utf8.contains(0x0a) else { return self }
         return unicodeScalars.split(separator: "\n").map { String(String.UnicodeScalarView($0)) }.joined(separator: " ")
     }
 }
