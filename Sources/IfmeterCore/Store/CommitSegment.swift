@@ -10,7 +10,9 @@ import IfmeterAccounting
 /// class written again for each life under it, a tunnel's life row
 /// inserted when it began and updated when it ended, its presence row
 /// added and then deleted. Left out, the rows the commit leaves are the
-/// same (CommitJournalTests compares them with a commit per record).
+/// same (CommitJournalTests compares them with a commit per record), but
+/// for the order of the ids of life rows, which nothing reads: a life
+/// inserted when it ended comes after those inserted since it began.
 struct CommitSegment {
     /// Offsets from zero, whatever the slice they came from.
     let records: [JournalRecord]

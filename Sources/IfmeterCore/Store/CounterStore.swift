@@ -605,7 +605,10 @@ package final class CounterStore {
         for (ended, time) in pending.endedLives {
             try writeLife(ended.life, bootID: ended.bootID, namespace: ended.namespace, ended: (time, ended.end))
         }
-        for (index, life) in record.batch.changedLives.enumerated() where !segment.overwritesLife(index, of: offset) {
+        for (index, life) in record.batch.changedLives.enumerated() {
+            // Its insert may be the first write of its name's row (last_seen
+            // then): only a name this connection has written can wait.
+            guard !segment.overwritesLife(index, of: offset) || interfaceIDs[life.name] == nil else { continue }
             try writeLife(life, bootID: bootID, namespace: namespace, ended: nil)
         }
         if let presence = record.batch.presence { try writePresence(presence, keeping: { segment.keepsPresence(of: $0, from: offset) }) }
