@@ -422,11 +422,19 @@ import Testing
                     var life = open.removeValue(forKey: ifindex)!
                     life.lastSeen = time
                     outcome.endedLives.append(EndedLife(life: life, end: .removed, bootID: "boot-1", namespace: 4096))
-                    outcome.events.append(ResetEvent(.removed, name: life.name, old: ifindex, new: nil, loss: .none, detail: "deleted"))
+                    // Some with a loss, which marks the name's rows incomplete.
+                    let lost = Int.random(in: 0..<5, using: &random) == 0
+                    outcome.events.append(ResetEvent(
+                        lost ? .eventsLost : .removed, name: life.name, old: ifindex, new: nil, loss: lost ? .unknown : .none, detail: "deleted"))
                     ended.append(ifindex)
                     added[ifindex] = nil
                     removed.append(ifindex)
                 }
+            }
+            if index == 1 {
+                // A life of the boot before, on an ifindex this boot's lives use.
+                let earlier = TrackedLife(ifindex: 10, name: "vpn0", counters: .zero, sinceBoot: 5, firstSeen: time - 90_000, lastSeen: time - 86_000)
+                outcome.endedLives.append(EndedLife(life: earlier, end: .reboot, bootID: "boot-0", namespace: 4096))
             }
             pending.record(outcome, at: Instant(wall: time, sinceBoot: Double(time - 1_700_000_000)))
             var presence: PresenceUpdate? = added.isEmpty && removed.isEmpty ? nil : PresenceUpdate(added: added, removed: removed, replacesAll: false)
@@ -444,6 +452,8 @@ import Testing
         #expect(expected["life"]?.contains { $0.contains("|NULL|NULL|") } == true)
         #expect(expected["present_link"]?.isEmpty == false)
         #expect(expected["interface"]?.contains { $0.hasPrefix("'new") } == true)
+        #expect(expected["life"]?.contains { $0.contains("'boot-0'") } == true)
+        #expect(expected["bucket"]?.contains { $0.contains("'events-lost at") } == true)
         #expect(atOnce.database.rowsChanged < perRecord.database.rowsChanged * 3 / 4)
     }
 
