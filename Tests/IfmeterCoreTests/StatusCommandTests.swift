@@ -35,6 +35,18 @@ struct StatusCommandTests {
         return daemon
     }
 
+    /// Starts and stops the daemon: the last event it records for `name` is
+    /// the one status showed as `pending` while it was stopped.
+    func expectNextStartRecords(_ pending: [String: Any], of name: String, _ daemon: DaemonHarness) throws {
+        try daemon.start(interval: 60)
+        #expect(daemon.stop() == 0)
+        let recorded = try json(try ifmeter(daemon, ["events", "--json", "-i", name]))
+        let last = try #require((recorded["events"] as? [[String: Any]])?.last)
+        for key in ["reason", "loss", "old_ifindex", "new_ifindex", "detail"] {
+            #expect("\(pending[key] ?? "nil")" == "\(last[key] ?? "nil")", "\(key)")
+        }
+    }
+
     /// The store lags by a commit interval; status adds the kernel's delta of
     /// the same life and so matches the kernel to the byte.
     @Test func liveDeltaMakesStatusEqualTheKernel() throws {
@@ -78,13 +90,7 @@ struct StatusCommandTests {
         #expect(text.standardOutput.contains("last reset  "), "\(text.standardOutput)")
         #expect(text.standardOutput.contains("(at the daemon's next start)"), "\(text.standardOutput)")
 
-        try daemon.start(interval: 60)
-        #expect(daemon.stop() == 0)
-        let recorded = try json(try ifmeter(daemon, ["events", "--json", "-i", "tun0"]))
-        let last = try #require((recorded["events"] as? [[String: Any]])?.last)
-        for key in ["reason", "loss", "old_ifindex", "new_ifindex", "detail"] {
-            #expect("\(pending[key] ?? "nil")" == "\(last[key] ?? "nil")", "\(key)")
-        }
+        try expectNextStartRecords(pending, of: "tun0", daemon)
         let after = try json(try ifmeter(daemon, ["status", "--json"]))
         #expect(try allTime(after, "tun0") == allTime(before, "tun0"))
     }
@@ -107,13 +113,7 @@ struct StatusCommandTests {
         // The history views know it as the daemon's too.
         #expect(try ifmeter(daemon, ["days", "-i", "tun1"]).status == 0)
 
-        try daemon.start(interval: 60)
-        #expect(daemon.stop() == 0)
-        let recorded = try json(try ifmeter(daemon, ["events", "--json", "-i", "tun1"]))
-        let last = try #require((recorded["events"] as? [[String: Any]])?.last)
-        for key in ["reason", "loss", "old_ifindex", "new_ifindex", "detail"] {
-            #expect("\(pending[key] ?? "nil")" == "\(last[key] ?? "nil")", "\(key)")
-        }
+        try expectNextStartRecords(pending, of: "tun1", daemon)
     }
 
     /// A link that was present, unwatched, at the running daemon's last
