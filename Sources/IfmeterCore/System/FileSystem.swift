@@ -124,11 +124,17 @@ package enum FileSystem {
         try writeAll(fd, bytes, path: path)
     }
 
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws {
+    /// Writes all of `bytes` at the file position, or at `fileOffset`
+    /// (pwrite: one syscall instead of a seek and a write).
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String, at fileOffset: Int? = nil) throws {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { buffer in
-                retrying { Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset) }
+                let start = buffer.baseAddress! + offset
+                return retrying {
+                    if let fileOffset { pwrite(fd, start, buffer.count - offset, off_t(fileOffset + offset)) }
+                    else { Glibc.write(fd, start, buffer.count - offset) }
+                }
             }
             if written < 0 { throw SystemError("write", path: path, errno: errno) }
             offset += written
@@ -495,8 +501,7 @@ package final class AppendFile {
     /// Appends `bytes` whole, or leaves the file as it was and throws.
     package func append(_ bytes: [UInt8]) throws {
         do {
-            if lseek(descriptor, off_t(size), SEEK_SET) < 0 { throw SystemError("seek", path: path, errno: errno) }
-            try FileSystem.writeAll(descriptor, bytes, path: path)
+            try FileSystem.writeAll(descriptor, bytes, path: path, at: size)
             size += bytes.count
         } catch {
             _ = FileSystem.retrying { ftruncate(descriptor, off_t(size)) }
