@@ -201,7 +201,7 @@ struct KernelSourceTests {
                            "while [ ! -e \(stop) ]; do ip tuntap add dev churn mode tun; ip link del churn; done"]
         try churn.run()
         defer {
-            FileManager.default.createFile(atPath: stop, contents: nil)
+            _ = FileManager.default.createFile(atPath: stop, contents: nil)
             churn.waitUntilExit()
             unlink(stop)
         }

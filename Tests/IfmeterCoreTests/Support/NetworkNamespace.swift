@@ -13,6 +13,7 @@ final class NetworkNamespace {
     let name: String
 
     init() throws {
+        _ = NetworkNamespace.leftoversRemoved
         name = "ifmt-\(getpid())-\(NetworkNamespace.counter.next())"
         try mustRun("/usr/bin/env", ["ip", "netns", "add", name])
         try exec(["ip", "link", "set", "lo", "up"])
@@ -21,6 +22,18 @@ final class NetworkNamespace {
     deinit {
         _ = try? runProcess("/usr/bin/env", ["ip", "netns", "del", name])
     }
+
+    /// A test run that was killed never ran its deinits: its namespaces
+    /// (named for its pid) would pile up on a developer's machine. Removed
+    /// once, before this run makes its first.
+    private static let leftoversRemoved: Void = {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/run/netns")) ?? []
+        for leftover in names where leftover.hasPrefix("ifmt-") {
+            let fields = leftover.split(separator: "-")
+            guard fields.count == 3, let pid = pid_t(fields[1]), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            _ = try? runProcess("/usr/bin/env", ["ip", "netns", "del", leftover])
+        }
+    }()
 
     /// Runs a command inside the namespace (sysfs remounted for it); must succeed.
     @discardableResult
