@@ -438,7 +438,9 @@ extension FileSystem {
     /// name does not end like the target's, given `mode` whatever the umask,
     /// fsynced, renamed over path (replacing a symlink, FIFO or file there
     /// rather than writing through it), then the directory fsynced so the
-    /// rename survives a power cut.
+    /// rename survives a power cut. With `synced` false neither is fsynced:
+    /// readers still never see a partial file, and a power cut may leave the
+    /// old contents or an empty file, for a file its writer replaces soon.
     ///
     /// The directory may be shared with other writers: the target is never
     /// opened or read, and the temporary name is unpredictable (64 random
@@ -446,7 +448,7 @@ extension FileSystem {
     /// (a symlink, a FIFO, a directory at a guessed name) is written
     /// through, waited on or stands in the way; a name already taken is
     /// skipped, never removed.
-    package static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws {
+    package static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644, synced: Bool = true) throws {
         let directory = directoryName(path)
         let name = path.split(separator: "/").last.map(String.init) ?? path
         var temporary = ""
@@ -460,7 +462,7 @@ extension FileSystem {
         do {
             if fchmod(fd, mode) != 0 { throw SystemError("fchmod", path: temporary, errno: errno) }
             try writeAll(fd, bytes, path: temporary)
-            if fsync(fd) != 0 { throw SystemError("fsync", path: temporary, errno: errno) }
+            if synced, fsync(fd) != 0 { throw SystemError("fsync", path: temporary, errno: errno) }
             close(fd)
             fd = -1
             if rename(temporary, path) != 0 { throw SystemError("rename into place", path: path, errno: errno) }
@@ -469,6 +471,7 @@ extension FileSystem {
             unlink(temporary)
             throw error
         }
+        guard synced else { return }
         let directoryFD = retrying { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         if directoryFD >= 0 {
             fsync(directoryFD)
