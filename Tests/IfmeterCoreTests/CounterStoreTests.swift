@@ -138,6 +138,22 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage)
     }
 
+    /// A reader that held the WAL from being reset lets it grow; the next
+    /// reset cuts it back to the automatic checkpoint's size in this
+    /// store's pages (a header and 1000 frames, each a page and 24 bytes),
+    /// whether the store began with 1 KiB pages or with SQLite's 4 KiB.
+    @Test(arguments: [nil, 4096] as [Int?])
+    func theWALIsCutBackToTheCheckpointSizeInTheStoresPages(begunWith pageSize: Int?) throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        if let pageSize {
+            try mustRun("/usr/bin/sqlite3", [path, "PRAGMA page_size = \(pageSize); CREATE TABLE t(x); DROP TABLE t;"])
+        }
+        let store = try CounterStore(directory: directory.path)
+        let page = Int64(pageSize ?? CounterStore.pageSize)
+        #expect(try store.database.query("PRAGMA page_size") { $0.integer(0) } == [page])
+        #expect(try store.database.query("PRAGMA journal_size_limit") { $0.integer(0) } == [32 + 1000 * (page + 24)])
+    }
+
     @Test func aForeignDatabaseIsRefusedAndLeftUntouched() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         try mustRun("/usr/bin/sqlite3", [path, "CREATE TABLE photos(id INTEGER); INSERT INTO photos VALUES (1);"])

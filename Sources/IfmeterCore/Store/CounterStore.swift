@@ -330,8 +330,11 @@ package final class CounterStore {
         try database.execute("PRAGMA journal_mode = WAL")
         try database.execute("PRAGMA synchronous = NORMAL")
         // After a reader held the WAL from being reset (it grows meanwhile),
-        // the next reset truncates it back to the auto-checkpoint size.
-        try database.execute("PRAGMA journal_size_limit = 4194304")
+        // the next reset truncates it back to the auto-checkpoint size: a
+        // header and 1000 frames, each a page and its 24-byte header (the
+        // store's page size: older stores keep the 4 KiB they began with).
+        let pageSize = try database.query("PRAGMA page_size") { $0.integer(0) }.first ?? Int64(Self.pageSize)
+        try database.execute("PRAGMA journal_size_limit = \(32 + 1000 * (pageSize + 24))")
         // A commit touches a few pages; SQLite's default 2 MiB page cache
         // filled up under link churn and stayed resident in the daemon.
         try database.execute("PRAGMA cache_size = -256")
