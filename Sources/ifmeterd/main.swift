@@ -38,6 +38,17 @@ func usageFailure(_ message: String) -> Never {
 // A function, not top-level code: top-level variables are main-actor
 // state, which needs the concurrency runtime (and libdispatch with it) in
 // the binary; the daemon has no use for either.
+/// What --help and --version print: a write that fails (a full disk, a
+/// closed pipe) exits 74 like ifmeter's, never 0.
+func printAndExit(_ text: String) -> Never {
+    do {
+        try Output.standardOutputReportingErrors(text)
+    } catch {
+        Output.fail(program, "\(error)", .ioError)
+    }
+    exit(0)
+}
+
 func main() -> Never {
     // Parse. Paths that are not UTF-8 would be silently rewritten: refused.
     if let bad = CommandLine.argumentBytes.firstIndex(where: { $0.text == nil }) {
@@ -45,12 +56,10 @@ func main() -> Never {
     }
     var arguments = Arguments(CommandLine.arguments.dropFirst())
     if arguments.flag("--help") || arguments.flag("-h") {
-        Output.standardOutput(usage)
-        exit(0)
+        printAndExit(usage)
     }
     if arguments.flag("--version") {
-        Output.standardOutput("ifmeterd \(Version.number)\n")
-        exit(0)
+        printAndExit("ifmeterd \(Version.number)\n")
     }
     let once = arguments.flag("--once")
     let benchmarkSamples: String?
@@ -97,7 +106,9 @@ func main() -> Never {
         overrides.metricsFile = metricsFile
     }
     if let stateDirectory {
-        guard stateDirectory.hasPrefix("/") || !stateDirectory.isEmpty else { usageFailure("--state-dir needs a directory") }
+        // Absolute like StateDirectory=: the store records its journal's
+        // path, which a relative one would make depend on the caller's cwd.
+        guard stateDirectory.hasPrefix("/") else { usageFailure("--state-dir \(stateDirectory): expected an absolute path") }
         overrides.stateDirectory = stateDirectory
     }
     configuration = overrides.applied(to: configuration)

@@ -136,6 +136,14 @@ import Testing
         let interval = try runProcess(ifmeterd, ["--interval", "0"])
         #expect(interval.status == ExitCode.usage.rawValue)
         #expect(interval.standardError == "ifmeterd: --interval 0: expected seconds from 0.1 to 86400.0 (see 'ifmeterd --help')\n")
+        let relative = try runProcess(ifmeterd, ["--state-dir", "state", "--once"])
+        #expect(relative.status == ExitCode.usage.rawValue)
+        #expect(relative.standardError == "ifmeterd: --state-dir state: expected an absolute path (see 'ifmeterd --help')\n")
+        for option in ["--help", "--version"] {
+            let full = try runProcess("/bin/sh", ["-c", "\"$0\" \(option) > /dev/full", ifmeterd])
+            #expect(full.status == ExitCode.ioError.rawValue, "\(option)")
+            #expect(full.standardError == "ifmeterd: stdout: write: No space left on device\n", "\(option)")
+        }
     }
 
     /// An option given twice is said to be given twice, as ifmeter says it,

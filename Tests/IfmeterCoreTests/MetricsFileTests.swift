@@ -220,7 +220,8 @@ struct MetricsFileTests {
     }
 
     /// `--once` takes no further sample: a metrics file it could not write
-    /// is its exit code (73), in a line that promises no retry.
+    /// is its exit code (73), in a line that promises no retry and comes
+    /// last, after the start line, as a failing command's error does.
     @Test func aMetricsFileOnceUnwritableIsTheExitCode() throws {
         let directory = try TestEnvironment.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -233,6 +234,7 @@ struct MetricsFileTests {
         #expect(result.status == ExitCode.cannotCreate.rawValue, "\(result.standardError)")
         let errors = result.standardError.split(separator: "\n").filter { $0.contains(path) }
         #expect(errors.count == 1, "\(result.standardError)")
+        #expect(result.standardError.split(separator: "\n").last?.hasPrefix("metrics file not written: \(path): ") == true, "\(result.standardError)")
         #expect(!result.standardError.contains("retry"), "\(result.standardError)")
     }
 }

@@ -179,7 +179,9 @@ package final class Daemon {
             throw DaemonStartError(message: "\(store.path): the first commit failed", exitCode: .ioError)
         }
         lastSampleWall = Double(now.wall)
-        publishMetrics()
+        // `--once` publishes as it finishes, the file it leaves behind: a
+        // failure is then its last line, after the start line below.
+        if !once { publishMetrics() }
         if let granted = events.receiveBufferBytes, granted < configuration.eventBufferBytes {
             Log.notice("EventBufferBytes=\(configuration.eventBufferBytes): the kernel granted \(granted) bytes (net.core.rmem_max caps a process without CAP_NET_ADMIN); link events are read sooner to fit")
         }
