@@ -12,6 +12,8 @@ enum CommandFailure: Error {
     /// Something else holds what the command needs (EX_UNAVAILABLE).
     case unavailable(String)
     case cannotWrite(SystemError)
+    /// This user may not do what the command does (EX_NOPERM).
+    case permission(String)
     case output(SystemError)
 }
 
@@ -160,6 +162,8 @@ enum Commands {
         let locked: Bool
         do {
             locked = try FileSystem.lockExclusively(directory + "/ifmeterd.lock")
+        } catch let error as SystemError where error.errno == EACCES || error.errno == EPERM {
+            throw .permission("\(error): forget changes the store; run it as root (sudo ifmeter forget) or as the daemon's user")
         } catch let error as SystemError {
             throw .cannotWrite(error)
         } catch {

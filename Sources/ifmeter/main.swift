@@ -35,6 +35,10 @@ func report(_ failure: CommandFailure) -> (String, ExitCode) {
     case .noBudgets(let path):
         return ("no budgets configured: add a [Budgets] section to \(path)", .config)
     case .store(.missing(let path)):
+        let directory = FileSystem.directoryName(path)
+        if FileSystem.exists(directory) && !FileSystem.isDirectory(directory) {
+            return ("\(directory): not a directory; the state directory (--state-dir, StateDirectory=) is where the daemon keeps its store", .noInput)
+        }
         return ("\(path): no store yet: start the daemon (systemctl start ifmeterd, or make run)", .noInput)
     case .store(let error):
         return (error.description, error.exitCode)
@@ -42,6 +46,8 @@ func report(_ failure: CommandFailure) -> (String, ExitCode) {
         return (message, .unavailable)
     case .cannotWrite(let error):
         return (error.description, .cannotCreate)
+    case .permission(let message):
+        return (message, .noPermission)
     case .output(let error):
         return (error.description, .ioError)
     }

@@ -126,6 +126,19 @@ import Testing
         #expect(result.standardOutput.contains("\"schema\": \"ifmeter.status/1\""))
     }
 
+    /// A file named as the state directory is said to be one, not taken
+    /// for a directory where no daemon has run yet.
+    @Test(arguments: ["status", "days", "forget tun0"])
+    func aFileAsTheStateDirectoryIsNamedSo(_ command: String) throws {
+        let directory = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("state").path
+        #expect(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
+        let result = try runProcess(ifmeter, ["--state-dir", file] + command.split(separator: " ").map(String.init))
+        #expect(result.status == ExitCode.noInput.rawValue)
+        #expect(result.standardError == "ifmeter: \(file): not a directory; the state directory (--state-dir, StateDirectory=) is where the daemon keeps its store\n")
+    }
+
     @Test func daemonHelpAndUsageErrors() throws {
         let help = try runProcess(ifmeterd, ["--help"])
         #expect(help.status == 0)

@@ -155,6 +155,10 @@ struct StatusCommandTests {
         let days = try ifmeter(daemon, ["days"], asUser: "nobody", group: "root")
         #expect(days.status == 0)
         #expect(days.standardOutput.contains("tun0"))
+        // Reading is a group member's; changing the store is not.
+        let forget = try ifmeter(daemon, ["forget", "tun0"], asUser: "nobody", group: "root")
+        #expect(forget.status == ExitCode.noPermission.rawValue)
+        #expect(forget.standardError == "ifmeter: \(daemon.stateDirectory)/ifmeterd.lock: open: Permission denied: forget changes the store; run it as root (sudo ifmeter forget) or as the daemon's user\n")
     }
 
     /// A store this user may not read says so; it is not "no store yet".
