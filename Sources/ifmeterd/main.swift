@@ -13,9 +13,10 @@ let usage = """
     supervises it). Figures are estimates: not per-application, not
     billing-grade.
 
-    Options (they override the configuration file):
+    Options (they override the configuration file; a value may follow its option
+    after an = sign):
       --config FILE              configuration (default \(Configuration.defaultPath), optional)
-      --state-dir DIR            store directory (default: StateDirectory= in the
+      --state-dir DIR            store directory, absolute (default: StateDirectory= in the
                                  config, else $STATE_DIRECTORY, else \(Configuration.defaultStateDirectory))
       --interval SECONDS         sampling interval (default 15)
       --commit-interval SECONDS  store commit interval (default 300)
