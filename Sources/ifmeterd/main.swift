@@ -36,9 +36,6 @@ func usageFailure(_ message: String) -> Never {
     Output.fail(program, "\(message) (see 'ifmeterd --help')", .usage)
 }
 
-// A function, not top-level code: top-level variables are main-actor
-// state, which needs the concurrency runtime (and libdispatch with it) in
-// the binary; the daemon has no use for either.
 /// What --help and --version print: a write that fails (a full disk, a
 /// closed pipe) exits 74 like ifmeter's, never 0.
 func printAndExit(_ text: String) -> Never {
@@ -50,6 +47,9 @@ func printAndExit(_ text: String) -> Never {
     exit(0)
 }
 
+// A function, not top-level code: top-level variables are main-actor
+// state, which needs the concurrency runtime (and libdispatch with it) in
+// the binary; the daemon has no use for either.
 func main() -> Never {
     // Parse. Paths that are not UTF-8 would be silently rewritten: refused.
     if let bad = CommandLine.argumentBytes.firstIndex(where: { $0.text == nil }) {
