@@ -155,7 +155,7 @@ enum Commands {
     /// the rows go, and refuses the command while one runs.
     static func forget(_ name: String, _ context: Context) throws(CommandFailure) -> Int32 {
         let directory = context.stateDirectory
-        guard FileSystem.exists(directory + "/" + CounterStore.fileName) else { throw .store(.missing(path: directory + "/" + CounterStore.fileName)) }
+        do { try CounterStore.requireStore(in: directory) } catch { throw .store(error) }
         // sudo ifmeter forget: as root, the lock and pid files it would make
         // (root's, 0600) would keep the daemon's user from its next start.
         do { try FileSystem.becomeOwner(of: directory + "/" + CounterStore.fileName) } catch { throw .cannotWrite(error) }

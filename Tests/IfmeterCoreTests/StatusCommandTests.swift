@@ -171,6 +171,10 @@ struct StatusCommandTests {
         #expect(result.status == ExitCode.noPermission.rawValue)
         #expect(result.standardError.hasPrefix("ifmeter: \(daemon.stateDirectory)/ifmeter.db: permission denied"))
         #expect(!result.standardError.contains("no store yet"))
+        // forget checks the store the same way before it tries the lock.
+        let forget = try ifmeter(daemon, ["forget", "tun0"], asUser: "nobody")
+        #expect(forget.status == ExitCode.noPermission.rawValue)
+        #expect(forget.standardError.hasPrefix("ifmeter: \(daemon.stateDirectory)/ifmeter.db: permission denied"))
     }
 
     /// `usermod -aG ifmeter` applies from the next login: a user the account

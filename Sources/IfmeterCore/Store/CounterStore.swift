@@ -80,19 +80,26 @@ package final class CounterStore {
     private(set) var foundVersion: Int64 = CounterStore.schemaVersion
     private var interfaceIDs: [String: Int64] = [:]
 
+    /// Throws unless `directory` holds a store file this user may read. A
+    /// store it may not read is a permission problem, not "no store yet":
+    /// a directory it may not enter hides the file from `access(F_OK)` too.
+    package static func requireStore(in directory: String) throws(StoreError) {
+        let path = directory + "/" + fileName
+        if FileSystem.isReadDenied(path) {
+            let group = FileSystem.groupName(of: path)
+            if FileSystem.groupJoinedButNotInSession(of: path) { throw .groupNotYetInForce(path: path, group: group) }
+            throw .permissionDenied(path: path, group: group)
+        }
+        if !FileSystem.exists(path) { throw .missing(path: path) }
+    }
+
     /// Opens `directory/ifmeter.db`. The daemon creates it when absent; a
     /// reader (`readOnly`) never creates or changes anything. A file that is
     /// not an ifmeter store, or has a newer schema, is refused untouched.
     package init(directory: String, readOnly: Bool = false) throws(StoreError) {
         path = directory + "/" + Self.fileName
-        // A store this user may not read is a permission problem, not "no store yet".
-        if readOnly && FileSystem.isReadDenied(path) {
-            let group = FileSystem.groupName(of: path)
-            if FileSystem.groupJoinedButNotInSession(of: path) { throw .groupNotYetInForce(path: path, group: group) }
-            throw .permissionDenied(path: path, group: group)
-        }
+        if readOnly { try Self.requireStore(in: directory) }
         let exists = FileSystem.exists(path)
-        if readOnly && !exists { throw .missing(path: path) }
         if !readOnly {
             // Created at its final mode, so no other user can open it even
             // for the moment before a chmod; SQLite gives -wal and -shm the
