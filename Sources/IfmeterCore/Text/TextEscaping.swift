@@ -19,7 +19,7 @@ extension String {
     package func terminalSafe() -> String {
         // Most text is printable ASCII: its bytes say so without decoding
         // scalars (the daemon logs each link that comes and goes).
-        guard !utf8.allSatisfy({ (0x20..<0x7f).contains($0) || $0 == 0x0a || $0 == 0x09 }) else { return self }
+        if utf8.allSatisfy({ (0x20..<0x7f).contains($0) || $0 == 0x0a || $0 == 0x09 }) { return self }
         guard unicodeScalars.contains(where: Self.isTerminalControl) else { return self }
         var result = String.UnicodeScalarView()
         for scalar in unicodeScalars {
