@@ -66,9 +66,12 @@ package indirect enum JSON: Sendable, Equatable {
             case "\n": output += "\\n"
             case "\r": output += "\\r"
             case "\t": output += "\\t"
-            // C0, DEL, C1 and the JavaScript line separators as \u escapes:
-            // the output stays one line per record and never drives a terminal.
-            case _ where scalar.value < 0x20 || (0x7f..<0xa0).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029:
+            // Whatever a terminal acts on (C0, DEL, C1, bidirectional
+            // controls) and the JavaScript line separators as \u escapes: the
+            // output stays one line per record, never drives a terminal, and
+            // `Output`'s terminal filter finds nothing left to rewrite (its
+            // `\u{...}` would not be JSON).
+            case _ where String.isTerminalControl(scalar) || scalar.value == 0x2028 || scalar.value == 0x2029:
                 let hex = String(scalar.value, radix: 16)
                 output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: output.unicodeScalars.append(scalar)

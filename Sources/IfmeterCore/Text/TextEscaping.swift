@@ -40,6 +40,14 @@ extension String {
         switch scalar.value {
         case 0x0a, 0x09: false
         case 0x00..<0x20, 0x7f..<0xa0: true
+        default: isBidirectionalControl(scalar.value)
+        }
+    }
+
+    /// Embeddings, overrides, isolates and marks: they reorder how a
+    /// terminal shows the text after them.
+    static func isBidirectionalControl(_ value: UInt32) -> Bool {
+        switch value {
         case 0x202a...0x202e, 0x2066...0x2069, 0x200e, 0x200f, 0x061c: true
         default: false
         }
@@ -59,6 +67,13 @@ enum EscapeTable {
     static let xml: [Unicode.Scalar: String] = {
         var table: [Unicode.Scalar: String] = ["&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&apos;"]
         for value in UInt8(0)..<0x20 where ![0x09, 0x0a, 0x0d].contains(value) { table[Unicode.Scalar(value)] = "\u{FFFD}" }
+        // What else a terminal acts on (carriage return, DEL, C1,
+        // bidirectional controls) as character references: the same text
+        // to an XML reader, and nothing for the terminal filter to rewrite
+        // when the SVG goes to stdout.
+        for value in [0x0d] + Array(0x7f...0x9f) + Array(UInt32(0x061c)...0x2069).filter(String.isBidirectionalControl) {
+            table[Unicode.Scalar(value)!] = "&#x" + String(value, radix: 16) + ";"
+        }
         table["\u{FFFE}"] = "\u{FFFD}"
         table["\u{FFFF}"] = "\u{FFFD}"
         return table
