@@ -94,6 +94,63 @@ struct FaultTests {
         #expect(try daemon.store().integrityCheck() == "ok")
     }
 
+    /// With the daemon stopped (no WAL index left) and the disk full, the
+    /// CLI still reads the store: SQLite cannot create `-shm` there.
+    @Test func aStoppedDaemonsStoreIsReadOnAFullDisk() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 3, size: 1000, persist: true)
+        try daemon.runOnce()
+        let full = daemon.stateDirectory + "-full"
+        let disk = try SmallDisk(at: full, size: "256k")
+        try mustRun("/bin/cp", [daemon.stateDirectory + "/ifmeter.db", full + "/"])
+        disk.fill()
+        let status = try daemon.namespace.run([TestEnvironment.binary("ifmeter"), "--state-dir", full, "--config", daemon.configPath, "status", "--json"])
+        #expect(status.status == 0, "\(status.standardError)")
+        #expect(status.standardOutput.contains("\"tun0\""))
+    }
+
+    /// A `-wal` left beside the store by another SQLite database is read
+    /// as part of it: the daemon and `forget` refuse what they see, and
+    /// leave the file as it was (closing must not checkpoint the other
+    /// database into it); without that WAL the store reads as before.
+    @Test func anotherDatabasesWALIsNeverWrittenIntoTheStore() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 3, size: 1000, persist: true)
+        try daemon.runOnce()
+        let totals = try daemon.totals("tun0")
+        let store = daemon.stateDirectory + "/ifmeter.db"
+        let other = daemon.stateDirectory + "-other.db"
+        let database = try SQLiteDatabase(path: other, readOnly: false, create: true)
+        try database.execute("PRAGMA journal_mode = WAL; CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        database.close()  // not accepted: the WAL stays
+        try mustRun("/bin/cp", [other + "-wal", store + "-wal"])
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        for command in [[TestEnvironment.binary("ifmeterd"), "--config", daemon.configPath, "--state-dir", daemon.stateDirectory, "--once"],
+                        [TestEnvironment.binary("ifmeter"), "--config", daemon.configPath, "--state-dir", daemon.stateDirectory, "forget", "tun0"]] {
+            let result = try daemon.namespace.run(command)
+            #expect(result.status == ExitCode.dataError.rawValue, "\(result.standardError)")
+            #expect(result.standardError.contains("not an ifmeter store"), "\(result.standardError)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before, "\(command[0]) wrote the other database over the store")
+        }
+        unlink(store + "-wal")
+        unlink(store + "-shm")
+        #expect(try daemon.totals("tun0") == totals)
+    }
+
+    /// The daemon never creates or writes its store through a symbolic
+    /// link: the file would be made wherever it points, readable by all.
+    @Test func aSymbolicLinkAsTheStoreIsRefused() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try FileManager.default.createDirectory(atPath: daemon.stateDirectory, withIntermediateDirectories: true)
+        let target = daemon.stateDirectory + "-elsewhere.db"
+        #expect(symlink(target, daemon.stateDirectory + "/ifmeter.db") == 0)
+        let result = try daemon.runOnceAllowingFailure()
+        #expect(result.status == ExitCode.cannotCreate.rawValue, "\(result.standardError)")
+        #expect(result.standardError.contains("symbolic link"), "\(result.standardError)")
+        #expect(result.standardError.split(separator: "\n").count == 1)
+        #expect(!FileManager.default.fileExists(atPath: target))
+    }
+
     @Test func aReadOnlyStateDirectoryIsAOneLineError() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         let disk = try SmallDisk(at: daemon.stateDirectory, size: "1m")

@@ -114,11 +114,13 @@ package final class CounterStore {
         }
         do {
             try prepareSchema(readOnly: readOnly, isNew: !exists)
-        } catch .sqlite(let error) where readOnly && (error.isCannotOpen || error.isReadOnly) {
-            // A reader without write access to the directory cannot
-            // create the WAL index (-shm) that a stopped daemon removed.
-            // With no -shm there is no writer and no WAL to read:
-            // reading the file as immutable is then exact.
+        } catch .sqlite(let error) where readOnly && (error.isCannotOpen || error.isReadOnly || error.isOutOfRoomForWALIndex && !Self.isWritten(directory)) {
+            // A reader cannot create the WAL index (-shm) that a stopped
+            // daemon removed when it may not write the directory, or when
+            // the disk is full. With no -shm there is no writer and no WAL
+            // to read: reading the file as immutable is then exact. (The
+            // full disk's failure leaves the -shm SQLite began, so there it
+            // is the daemon's lock and an empty WAL that say so.)
             do {
                 database = try SQLiteDatabase(path: path, readOnly: true, create: false, immutable: true)
             } catch {
@@ -126,6 +128,13 @@ package final class CounterStore {
             }
             try prepareSchema(readOnly: true, isNew: false)
         }
+        database.accept()
+    }
+
+    /// Whether a daemon may be writing the store in `directory`, or left
+    /// commits in its WAL that only a WAL index can read.
+    private static func isWritten(_ directory: String) -> Bool {
+        FileSystem.isLockedByAnotherProcess(directory + "/ifmeterd.lock") || FileSystem.hasData(directory + "/" + fileName + "-wal")
     }
 
     private func prepareSchema(readOnly: Bool, isNew: Bool) throws(StoreError) {

@@ -18,6 +18,16 @@ package struct SQLiteError: Error, Sendable, CustomStringConvertible {
     package var isCannotOpen: Bool { primaryCode == SQLITE_CANTOPEN }
     package var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
     package var isIOError: Bool { primaryCode == SQLITE_IOERR }
+    /// No room for the WAL index (`-shm`): a full file system.
+    package var isOutOfRoomForWALIndex: Bool {
+        isFull || [Self.shmOpen, Self.shmSize, Self.shmMap].contains(code)
+    }
+
+    // Extended codes sqlite3.h defines as expressions, which Swift does not import.
+    static let shmOpen = SQLITE_IOERR | 18 << 8
+    static let shmSize = SQLITE_IOERR | 19 << 8
+    static let shmMap = SQLITE_IOERR | 21 << 8
+    static let symbolicLink = SQLITE_CANTOPEN | 6 << 8
     /// A statement the schema does not fit (no such table or column...).
     package var isSQLError: Bool { primaryCode == SQLITE_ERROR }
 
@@ -45,10 +55,17 @@ final class SQLiteDatabase {
     ///
     /// `immutable` (read-only) promises SQLite that nobody writes the file:
     /// no locks and no WAL index, for a reader who may not create `-shm`.
+    /// A writer never follows a symbolic link at `path`: the file would be
+    /// created, or written, wherever it points and at whatever mode.
+    ///
+    /// Closing does not checkpoint until `accept()`: a `-wal` left beside
+    /// the file by another database is read as part of it, and a checkpoint
+    /// would write that other database over this file before its owner has
+    /// looked at what it holds (and refused it, untouched).
     init(path: String, readOnly: Bool, create: Bool, immutable: Bool = false) throws(SQLiteError) {
         self.path = path
         var connection: OpaquePointer?
-        var flags = SQLITE_OPEN_NOMUTEX | (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE)
+        var flags = SQLITE_OPEN_NOMUTEX | (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW)
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
         var name = path
         if immutable {
@@ -61,7 +78,9 @@ final class SQLiteDatabase {
             throw SQLiteError(code: status, message: String(cString: sqlite3_errstr(status)), path: path, operation: "open")
         }
         guard status == SQLITE_OK else {
-            let error = SQLiteError(code: sqlite3_extended_errcode(connection), message: String(cString: sqlite3_errmsg(connection)), path: path, operation: "open")
+            let code = sqlite3_extended_errcode(connection)
+            let message = code == SQLiteError.symbolicLink ? "a symbolic link, which a writer does not follow" : String(cString: sqlite3_errmsg(connection))
+            let error = SQLiteError(code: code, message: message, path: path, operation: "open")
             sqlite3_close_v2(connection)
             throw error
         }
@@ -71,9 +90,16 @@ final class SQLiteDatabase {
             sqlite3_close_v2(connection)
             throw SQLiteError(code: SQLITE_READONLY, message: "this user cannot write it (its permissions, or a read-only file system)", path: path, operation: "open")
         }
+        ifm_sqlite_checkpoint_on_close(connection, 0)
         handle = connection
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, 5000)
+    }
+
+    /// The file is what its owner expected: closing may checkpoint the WAL
+    /// into it and remove `-wal` and `-shm`, as SQLite does by default.
+    func accept() {
+        ifm_sqlite_checkpoint_on_close(handle, 1)
     }
 
     /// A private copy of `source` in memory (`sqlite3_backup`), taken in
@@ -111,7 +137,8 @@ final class SQLiteDatabase {
     deinit { close() }
 
     /// Finalizes the statements and closes the connection; the last writer
-    /// to close checkpoints the WAL and removes `-wal` and `-shm`.
+    /// to close an accepted file checkpoints the WAL and removes `-wal` and
+    /// `-shm`.
     func close() {
         guard isOpen else { return }
         isOpen = false

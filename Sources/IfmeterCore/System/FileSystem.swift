@@ -99,6 +99,12 @@ package enum FileSystem {
         access(path, F_OK) == 0
     }
 
+    /// Whether path is a file holding at least one byte (following symlinks).
+    package static func hasData(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_size > 0
+    }
+
     /// Whether path is a directory (following symlinks).
     package static func isDirectory(_ path: String) -> Bool {
         var info = stat()
