@@ -196,7 +196,7 @@ enum Commands {
         }
         let known = try storedNames(store)
         guard known.contains(name) else {
-            try checkSelection(InterfaceSelection(groups: [[name]]), known: known, .forget)
+            _ = try checkSelection(InterfaceSelection(groups: [[name]]), known: known, .forget)
             return 64
         }
         let stillCounted: Bool
@@ -207,13 +207,16 @@ enum Commands {
         return 0
     }
 
-    /// A name the selection asks for that nothing knows is a usage error
-    /// naming the known ones, never an empty screen with exit 0. A link
-    /// the kernel shows (`present`) but nothing counts is said to be so.
+    /// The selection with its names resolved among the `known` ones (`a+b`
+    /// is the interface of that name where there is one, else a merge). A
+    /// name nothing knows is a usage error naming the known ones, never an
+    /// empty screen with exit 0. A link the kernel shows (`present`) but
+    /// nothing counts is said to be so.
     static func checkSelection(
         _ selection: InterfaceSelection, known: some Collection<String>, present: @autoclosure () -> [LinkSample] = [], _ command: CommandName
-    ) throws(CommandFailure) {
-        guard let unknown = selection.unknown(among: known) else { return }
+    ) throws(CommandFailure) -> InterfaceSelection {
+        let selection = selection.resolvingNames(among: known)
+        guard let unknown = selection.unknown(among: known) else { return selection }
         if present().contains(where: { $0.name == unknown }) {
             throw .usage(CommandLineError(
                 "\(unknown) is a link here that ifmeter does not count (its class is not in Watch=, or it is ignored): 'ifmeter interfaces --all' says why",
@@ -230,7 +233,7 @@ enum Commands {
         _ selection: InterfaceSelection, _ layout: StatusLayout, _ display: DisplayOptions, all: Bool, _ context: Context
     ) throws(CommandFailure) -> Int32 {
         var snapshot = try readSnapshot(context, measureRates: true)
-        try checkSelection(selection, known: snapshot.interfaces.map(\.name), present: presentLinks(context), .status)
+        let selection = try checkSelection(selection, known: snapshot.interfaces.map(\.name), present: presentLinks(context), .status)
         snapshot.interfaces = selection.apply(snapshot.interfaces)
         if display.json {
             try context.print(StatusReport.json(snapshot))
@@ -268,7 +271,7 @@ enum Commands {
         let store = try context.openStore()
         let now = context.now
         let additions = try liveAdditions(store, context, now: now)
-        try checkSelection(selection, known: additions.classes.keys, present: presentLinks(context), name)
+        let selection = try checkSelection(selection, known: additions.classes.keys, present: presentLinks(context), name)
         let rows: [HistoryRow]
         let bounds = range.bounds
         do {
@@ -286,7 +289,7 @@ enum Commands {
 
     static func events(_ selection: InterfaceSelection, limit: Int, json: Bool, _ context: Context) throws(CommandFailure) -> Int32 {
         let store = try context.openStore()
-        try checkSelection(selection, known: try storedNames(store), present: presentLinks(context), .events)
+        let selection = try checkSelection(selection, known: try storedNames(store), present: presentLinks(context), .events)
         let all: [StoredEvent]
         do { all = try store.events() } catch { throw .store(error) }
         store.close()
@@ -300,7 +303,7 @@ enum Commands {
         _ selection: InterfaceSelection, _ format: ExportFormat, _ granularity: Granularity, _ range: TimeRange, _ context: Context
     ) throws(CommandFailure) -> Int32 {
         let store = try context.openStore()
-        try checkSelection(selection, known: try storedNames(store), present: presentLinks(context), .export)
+        let selection = try checkSelection(selection, known: try storedNames(store), present: presentLinks(context), .export)
         let buckets: [StoredBucket]
         let bounds = range.bounds
         do { buckets = try store.buckets(granularity, from: bounds.from, to: bounds.to) } catch { throw .store(error) }
@@ -319,7 +322,7 @@ enum Commands {
         let store = try context.openStore()
         let now = context.now
         let additions = try liveAdditions(store, context, now: now)
-        try checkSelection(selection, known: additions.classes.keys, present: presentLinks(context), .graph)
+        let selection = try checkSelection(selection, known: additions.classes.keys, present: presentLinks(context), .graph)
         var failure: StoreError?
         // A panel per class; with -i, a panel per interface or merge.
         let panels = SVGGraph.panels(kind, rows: { granularity, from in
@@ -381,7 +384,7 @@ enum Commands {
         let classifier = configuration.classifier
         var previous = try kernelSample(source)
         let watched = previous.links.filter { classifier.classify($0).interfaceClass.map(shownClasses.contains) ?? false }
-        try checkSelection(selection, known: watched.map(\.name), present: previous.links, .live)
+        let selection = try checkSelection(selection, known: watched.map(\.name), present: previous.links, .live)
         func include(_ link: LinkSample) -> String? {
             guard let interfaceClass = classifier.classify(link).interfaceClass, shownClasses.contains(interfaceClass),
                 selection.isEmpty || selection.members.contains(link.name)

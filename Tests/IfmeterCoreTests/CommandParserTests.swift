@@ -144,6 +144,19 @@ import Testing
         HistoryRow(name: name, interfaceClass: interfaceClass, start: start, counters: LinkCounters(rxBytes: rx), live: false, incomplete: nil, estimated: nil)
     }
 
+    /// Linux allows `+` in a name: `-i p+q` is the interface p+q where one
+    /// is known, and a merge of p and q otherwise.
+    @Test(arguments: [
+        (["p+q"], ["p", "q", "p+q"], [["p+q"]]),
+        (["p+q"], ["p", "q"], [["p", "q"]]),
+        (["p+q+r", "a"], ["p+q+r", "a"], [["p+q+r"], ["a"]]),
+        (["p+q+r"], ["p+q", "r"], [["p", "q", "r"]]),
+    ])
+    func aNameWithAPlusIsThatInterfaceWhereOneIsKnown(_ values: [String], _ known: [String], _ groups: [[String]]) throws {
+        let selection = try InterfaceSelection.parse(values).get()
+        #expect(selection.resolvingNames(among: known).groups == groups)
+    }
+
     @Test func mergesSumPerBucketAndKeepSingles() {
         let rows = [Self.row("a", 0, 1), Self.row("b", 0, 2), Self.row("c", 0, 4, "tunnel"), Self.row("a", 60, 8)]
         let merged = InterfaceSelection(groups: [["a", "b"], ["c"]]).apply(rows)

@@ -113,6 +113,24 @@ import Testing
         #expect(rows.count > 65536)
     }
 
+    /// A stored name no daemon wrote (a line feed, an escape, a `;` in it)
+    /// is shown encoded by every command: it starts no line of its own,
+    /// drives no terminal, and leaves each `--oneline` row its fields.
+    @Test func aHandEditedNameIsShownEncodedEverywhere() throws {
+        let (directory, state) = try hostileStore("UPDATE interface SET name = 'a' || char(10) || 'b' || char(27) || '[2J' WHERE id = 1")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let shown = "a\\x0ab\\x1b[2J"
+        for command in [["status", "--all"], ["status", "--all", "--oneline"], ["events"], ["days"], ["status", "--json"], ["export"]] {
+            let result = try runProcess(TestEnvironment.binary("ifmeter"), ["--config", "/dev/null", "--state-dir", state] + command)
+            #expect(result.status == 0, "\(command): \(result.standardError)")
+            #expect(result.standardOutput.contains(command.contains("--json") ? shown.replacingOccurrences(of: "\\", with: "\\\\") : shown), "\(command): \(result.standardOutput)")
+            #expect(!result.standardOutput.unicodeScalars.contains("\u{1b}"), "\(command)")
+            #expect(!result.standardOutput.split(separator: "\n").contains { $0.hasPrefix("b") }, "\(command)")
+        }
+        let selected = try runProcess(TestEnvironment.binary("ifmeter"), ["--config", "/dev/null", "--state-dir", state, "status", "-i", shown])
+        #expect(selected.status == 0, "\(selected.standardError)")
+    }
+
     /// Text where a count belongs reads as no number, not as zero: the
     /// reader refuses it in one line (65), as it refuses a negative count.
     @Test(arguments: [

@@ -20,6 +20,15 @@ package struct InterfaceSelection: Sendable, Hashable, ExpressibleByArrayLiteral
         return .success(InterfaceSelection(groups: groups))
     }
 
+    /// Linux allows `+` in a name: a value that names a known interface
+    /// whole is that interface, not a merge of its parts.
+    package func resolvingNames(among known: some Collection<String>) -> InterfaceSelection {
+        InterfaceSelection(groups: groups.map { group in
+            let whole = group.joined(separator: "+")
+            return group.count > 1 && known.contains(whole) ? [whole] : group
+        })
+    }
+
     /// Everything when no interface is named.
     package var isEmpty: Bool { groups.isEmpty }
 

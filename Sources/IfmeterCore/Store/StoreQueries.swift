@@ -76,11 +76,20 @@ extension CounterStore {
     func member<T: RawRepresentable>(_ row: SQLiteRow, _ column: Int32, of type: T.Type) throws(StoreError) -> T where T.RawValue == String {
         let text = row.text(column)
         guard let value = T(rawValue: text) else {
-            // Quoted on one line whatever the store holds: control characters become "?".
-            let shown = String(String.UnicodeScalarView(text.prefix(40).unicodeScalars.map { $0.value < 0x20 || (0x7f...0x9f).contains($0.value) ? "?" : $0 }))
-            throw invalid(row, column, "\"\(shown)\" is not a known value")
+            // Quoted on one line whatever the store holds (the terminal
+            // filter makes the other controls visible).
+            throw invalid(row, column, "\"\(String(text.prefix(40)).escaping(EscapeTable.oneLine))\" is not a known value")
         }
         return value
+    }
+
+    /// An interface name as stored: the encoded form the daemon writes
+    /// (InterfaceName), or a retired class's row. Anything else (a hand
+    /// edit, another program's rows) is shown encoded, so no byte of it
+    /// reaches a table, a terminal or a script raw: a line feed in a name
+    /// would start a line of its own.
+    func interfaceName(_ row: SQLiteRow, _ column: Int32) -> String {
+        InterfaceName.fromUser(row.text(column))
     }
 
     private func invalid(_ row: SQLiteRow, _ column: Int32, _ problem: String) -> StoreError {
@@ -116,10 +125,10 @@ extension CounterStore {
             ORDER BY 1, 16
             """, name.map { [.text($0)] } ?? []) { (row) throws(StoreError) -> (name: String, stored: StoredInterface?, lastCounted: Int64?, counters: LinkCounters) in
             guard row.integer(15) == 0 else {
-                return (row.text(0), nil, row.isNull(5) ? nil : try time(row, 5), try counters(row, from: 7))
+                return (interfaceName(row, 0), nil, row.isNull(5) ? nil : try time(row, 5), try counters(row, from: 7))
             }
             let stored = StoredInterface(
-                name: row.text(0), interfaceClass: try member(row, 1, of: InterfaceClass.self), signal: row.text(2), kind: row.text(3),
+                name: interfaceName(row, 0), interfaceClass: try member(row, 1, of: InterfaceClass.self), signal: row.text(2), kind: row.text(3),
                 firstSeen: try time(row, 4), lastSeen: try time(row, 5), totals: try counters(row, from: 7), incomplete: row.optionalText(6))
             return (stored.name, stored, nil, .zero)
         }
@@ -158,7 +167,7 @@ extension CounterStore {
             default: .unknown
             }
             return StoredEvent(
-                time: try time(row, 0), name: row.text(1), reason: try member(row, 2, of: ResetEvent.Reason.self),
+                time: try time(row, 0), name: interfaceName(row, 1), reason: try member(row, 2, of: ResetEvent.Reason.self),
                 oldIfindex: row.optionalInteger(3).map { Int32(truncatingIfNeeded: $0) },
                 newIfindex: row.optionalInteger(4).map { Int32(truncatingIfNeeded: $0) },
                 loss: loss, detail: row.text(6))
@@ -177,7 +186,7 @@ extension CounterStore {
 
     /// Runs a `name, rx bytes, tx bytes, rx packets, tx packets` query.
     private func sumsByName(_ sql: String, _ values: [SQLiteValue]) throws(StoreError) -> [String: LinkCounters] {
-        let rows = try database.query(sql, values) { (row) throws(StoreError) in (row.text(0), try bytesAndPackets(row, from: 1)) }
+        let rows = try database.query(sql, values) { (row) throws(StoreError) in (interfaceName(row, 0), try bytesAndPackets(row, from: 1)) }
         return Dictionary(rows, uniquingKeysWith: { first, _ in first })
     }
 
@@ -248,7 +257,7 @@ extension CounterStore {
             ORDER BY 3, 1
             """, [.text(granularity.rawValue), .integer(from), .integer(to)]) { (row) throws(StoreError) in
             var bucket = StoredBucket(
-                name: row.text(0), interfaceClass: try member(row, 1, of: InterfaceClass.self).rawValue, granularity: granularity, start: try time(row, 2),
+                name: interfaceName(row, 0), interfaceClass: try member(row, 1, of: InterfaceClass.self).rawValue, granularity: granularity, start: try time(row, 2),
                 counters: try bytesAndPackets(row, from: 3),
                 incomplete: row.optionalText(7))
             let isUnfolded = row.integer(8) == 1
@@ -301,7 +310,7 @@ extension CounterStore {
     package func resetCounts() throws(StoreError) -> [String: [String: UInt64]] {
         let rows = try database.query("""
             SELECT i.name, e.reason, count(*) FROM event e JOIN interface i ON i.id = e.interface_id GROUP BY i.name, e.reason
-            """) { ($0.text(0), $0.text(1), UInt64($0.integer(2))) }
+            """) { (interfaceName($0, 0), $0.text(1), UInt64($0.integer(2))) }
         return rows.reduce(into: [:]) { counts, row in counts[row.0, default: [:]][row.1] = row.2 }
     }
 }
