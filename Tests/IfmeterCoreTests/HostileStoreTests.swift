@@ -164,4 +164,27 @@ import Testing
         #expect(result.standardError.contains("too large to go on counting"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: state + "/ifmeter.db")) == before)
     }
+
+    /// A time or an ifindex no daemon wrote, which readers refuse (65): the
+    /// daemon refuses the store too, before writing anything to it, rather
+    /// than go on committing to a store no command can show.
+    @Test(arguments: [
+        ("UPDATE bucket SET start = 1125899906842624 WHERE granularity = 'day'", "time", ["days"]),
+        ("UPDATE event SET new_ifindex = 99999999999", "ifindex", ["events"]),
+        ("UPDATE life SET first_seen = -5", "time", [String]()),
+        ("UPDATE life SET since_boot = 1e300", "since boot", [String]()),
+    ])
+    func theDaemonRefusesTimesAndIfindexesReadersRefuse(_ statements: String, _ problem: String, _ reader: [String]) throws {
+        let (directory, state) = try hostileStore(statements)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let before = try Data(contentsOf: URL(fileURLWithPath: state + "/ifmeter.db"))
+        let result = try runProcess(TestEnvironment.binary("ifmeterd"), ["--config", "/dev/null", "--state-dir", state, "--once"])
+        #expect(result.status == ExitCode.dataError.rawValue, "\(result.standardError)")
+        #expect(result.standardError.split(separator: "\n").count == 1)
+        #expect(result.standardError.contains(problem), "\(result.standardError)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: state + "/ifmeter.db")) == before)
+        guard !reader.isEmpty else { return }
+        let read = try runProcess(TestEnvironment.binary("ifmeter"), ["--config", "/dev/null", "--state-dir", state] + reader)
+        #expect(read.status == ExitCode.dataError.rawValue, "\(reader): \(read.standardError)")
+    }
 }

@@ -158,6 +158,7 @@ package final class CounterStore {
                         code: SQLITE_CORRUPT, message: "quick_check: \(findings.prefix(3).joined(separator: "; "))", path: path, operation: "open"))
                 }
                 try checkHeadroom()
+                try checkTimesAndIfindexes()
                 try configureWriter()
                 do {
                     try upgrade(from: version)
@@ -310,6 +311,32 @@ package final class CounterStore {
             if count > 0 { return (table, count) }
         }
         return nil
+    }
+
+    /// Refuses, untouched, a store holding times or ifindexes no ifmeter
+    /// wrote, which readers refuse where they meet them (exit 65): a daemon
+    /// that built on it would go on committing to a store no command can
+    /// show, and would have written to it before meeting them itself.
+    private func checkTimesAndIfindexes() throws(StoreError) {
+        func outside(_ range: ClosedRange<Int64>) -> (String) -> String {
+            { "(\($0) IS NOT NULL AND (typeof(\($0)) != 'integer' OR \($0) NOT BETWEEN \(range.lowerBound) AND \(range.upperBound)))" }
+        }
+        let times: [(table: String, columns: [String])] = [
+            ("interface", ["first_seen", "last_seen"]), ("life", ["first_seen", "last_seen", "ended"]), ("event", ["time"]),
+            ("bucket", ["start"] + (foundVersion >= 5 ? ["last_counted"] : [])),
+        ]
+        if let (table, count) = try firstTable(holdingRows: outside(Self.timeRange), in: times) {
+            throw StoreError.invalidValue(path: path, detail: "\(count) \(table) rows hold a time outside 1970 to the year 36000 or not a whole number")
+        }
+        let ifindexes: [(table: String, columns: [String])] =
+            [("life", ["ifindex"]), ("event", ["old_ifindex", "new_ifindex"])] + (foundVersion >= 2 ? [("present_link", ["ifindex"])] : [])
+        if let (table, count) = try firstTable(holdingRows: outside(0...Int64(Int32.max)), in: ifindexes) {
+            throw StoreError.invalidValue(path: path, detail: "\(count) \(table) rows hold an ifindex outside 0...2^31-1")
+        }
+        let sinceBoot = { (column: String) in "typeof(\(column)) NOT IN ('integer', 'real') OR abs(\(column)) >= 1e12" }
+        if let (table, count) = try firstTable(holdingRows: sinceBoot, in: [("life", ["since_boot"])]) {
+            throw StoreError.invalidValue(path: path, detail: "\(count) \(table) rows hold a time since boot that is not a number below 10^12")
+        }
     }
 
     /// Refuses, untouched, a store holding counters no ifmeter wrote: so

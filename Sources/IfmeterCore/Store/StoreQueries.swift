@@ -65,6 +65,13 @@ extension CounterStore {
         return value
     }
 
+    /// An ifindex, or none (NULL): the kernel's are positive 32-bit integers.
+    func ifindex(_ row: SQLiteRow, _ column: Int32) throws(StoreError) -> Int32? {
+        guard let value = row.optionalInteger(column) else { return nil }
+        guard let ifindex = Int32(exactly: value), ifindex >= 0 else { throw invalid(row, column, "\(value) is not an ifindex") }
+        return ifindex
+    }
+
     /// Seconds on the boot clock (negative after a clock step): finite.
     func seconds(_ row: SQLiteRow, _ column: Int32) throws(StoreError) -> Double {
         let value = row.real(column)
@@ -168,8 +175,7 @@ extension CounterStore {
             }
             return StoredEvent(
                 time: try time(row, 0), name: interfaceName(row, 1), reason: try member(row, 2, of: ResetEvent.Reason.self),
-                oldIfindex: row.optionalInteger(3).map { Int32(truncatingIfNeeded: $0) },
-                newIfindex: row.optionalInteger(4).map { Int32(truncatingIfNeeded: $0) },
+                oldIfindex: try ifindex(row, 3), newIfindex: try ifindex(row, 4),
                 loss: loss, detail: row.text(6))
         }
     }
