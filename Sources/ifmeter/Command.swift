@@ -122,6 +122,9 @@ enum CommandParser {
                     inline = words[index]
                     index += 1
                 }
+                // No option means anything by an empty value: it is a
+                // variable that expanded to nothing (`--state-dir "$DIR"`).
+                if inline == "" { throw CommandLineError("\(spelled) needs a value, not an empty one", command: command) }
             } else if inline != nil {
                 throw CommandLineError("\(spelled) takes no value", command: command)
             }

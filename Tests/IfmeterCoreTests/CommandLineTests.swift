@@ -152,6 +152,11 @@ import Testing
         let relative = try runProcess(ifmeterd, ["--state-dir", "state", "--once"])
         #expect(relative.status == ExitCode.usage.rawValue)
         #expect(relative.standardError == "ifmeterd: --state-dir state: expected an absolute path (see 'ifmeterd --help')\n")
+        for option in ["--config", "--state-dir", "--metrics-file"] {
+            let empty = try runProcess(ifmeterd, [option, "", "--once"])
+            #expect(empty.status == ExitCode.usage.rawValue, "\(option)")
+            #expect(empty.standardError == "ifmeterd: \(option) needs a value, not an empty one (see 'ifmeterd --help')\n", "\(option)")
+        }
         for option in ["--help", "--version"] {
             let full = try runProcess("/bin/sh", ["-c", "\"$0\" \(option) > /dev/full", ifmeterd])
             #expect(full.status == ExitCode.ioError.rawValue, "\(option)")

@@ -61,6 +61,17 @@ import Testing
         "UPDATE life SET since_boot = 1e300",
     ]
 
+    /// A table dropped by hand: every command that reads it says the
+    /// tables are not ifmeter's, exit 65 as for any other damaged store.
+    @Test(arguments: [("DROP TABLE event", "events"), ("ALTER TABLE bucket DROP COLUMN incomplete", "days")])
+    func aTableDroppedByHandIsADamagedStore(_ statements: String, _ command: String) throws {
+        let (directory, state) = try hostileStore(statements)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try runProcess(TestEnvironment.binary("ifmeter"), ["--config", "/dev/null", "--state-dir", state, command])
+        #expect(result.status == ExitCode.dataError.rawValue, "\(command): \(result.standardError)")
+        #expect(result.standardError.contains("tables are not ifmeter's"), "\(command): \(result.standardError)")
+    }
+
     /// Every command over each store: 0 or a sysexits code, one line on
     /// stderr, never a signal (a trap is 132 or 133).
     @Test(arguments: hostileStores) func everyCommandOverAHostileStore(_ statements: String) throws {

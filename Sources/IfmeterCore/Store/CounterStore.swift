@@ -37,8 +37,13 @@ package enum StoreError: Error, Sendable, CustomStringConvertible {
         case .groupNotYetInForce(let path, let group):
             "\(path): permission denied: this user is in group \(group), but this session is not yet (a group applies from the next login): log in again, or run 'newgrp \(group)'"
         case .invalidValue(let path, let detail): "\(path): value out of range (\(detail)); left untouched, see README 'Recovery'"
-        case .sqlite(let error):
-            error.isCorrupt ? "\(error.path): store is corrupt or not a database (\(error.message)); left untouched, see README 'Recovery'" : error.description
+        case .sqlite(let error) where error.isCorrupt:
+            "\(error.path): store is corrupt or not a database (\(error.message)); left untouched, see README 'Recovery'"
+        case .sqlite(let error) where error.isSQLError:
+            // ifmeter's own statements, refused by the file: a table or a
+            // column dropped or altered by hand.
+            "\(error.path): the store's tables are not ifmeter's (\(error.message)); left untouched, see README 'Recovery'"
+        case .sqlite(let error): error.description
         }
     }
 
@@ -48,7 +53,7 @@ package enum StoreError: Error, Sendable, CustomStringConvertible {
         case .permissionDenied, .groupNotYetInForce: .noPermission
         case .newerSchema, .notAStore, .unexpectedSchema, .invalidValue: .dataError
         case .sqlite(let error):
-            if error.isCorrupt { .dataError } else if error.isReadOnly || error.isCannotOpen || error.isFull { .cannotCreate } else { .ioError }
+            if error.isCorrupt || error.isSQLError { .dataError } else if error.isReadOnly || error.isCannotOpen || error.isFull { .cannotCreate } else { .ioError }
         }
     }
 }

@@ -23,21 +23,24 @@ package struct Arguments {
         return true
     }
 
-    /// Removes `name VALUE` or `name=VALUE`; nil when absent.
+    /// Removes `name VALUE` or `name=VALUE`; nil when absent. An empty
+    /// value (a variable that expanded to nothing) is no value.
     package mutating func option(_ name: String) throws(UsageError) -> String? {
         for (index, word) in words.enumerated() {
+            let value: String
             if word == name {
                 guard index + 1 < words.count else { throw UsageError("\(name) needs a value") }
-                let value = words[index + 1]
+                value = words[index + 1]
                 words.removeSubrange(index...index + 1)
-                taken.insert(name)
-                return value
-            }
-            if word.hasPrefix(name + "=") {
+            } else if word.hasPrefix(name + "=") {
+                value = String(word.dropFirst(name.count + 1))
                 words.remove(at: index)
-                taken.insert(name)
-                return String(word.dropFirst(name.count + 1))
+            } else {
+                continue
             }
+            taken.insert(name)
+            guard !value.isEmpty else { throw UsageError("\(name) needs a value, not an empty one") }
+            return value
         }
         return nil
     }

@@ -47,7 +47,8 @@ package enum TimeText {
         let parts = text.split(whereSeparator: { $0 == "-" || $0 == " " || $0 == ":" || $0 == "T" }).map { Int32($0) }
         guard parts.count == 3 || parts.count == 5, parts.allSatisfy({ $0 != nil }) else { return nil }
         let numbers = parts.map { $0! }
-        guard (1...12).contains(numbers[1]), (1...31).contains(numbers[2]) else { return nil }
+        // Four-digit years: a fifth digit is a typing slip, not the year 99999.
+        guard (1...9999).contains(numbers[0]), (1...12).contains(numbers[1]), (1...31).contains(numbers[2]) else { return nil }
         var fields = tm()
         fields.tm_year = numbers[0] - 1900
         fields.tm_mon = numbers[1] - 1
