@@ -257,11 +257,13 @@ package struct CounterTracker: Sendable {
                     // free ifindex (moved in, counters and all): the kernel
                     // keeps no trace that tells them apart. Count only what
                     // is certain: from the current counters on.
+                    let watched = isWatched(current)
                     outcome.ended(life, .renamedOrReplaced, bootID: bootID, namespace: namespace)
                     outcome.events.append(ResetEvent(
                         .renamedOrReplaced, name: life.name, old: life.ifindex, new: current.ifindex, loss: .unknown,
-                        detail: "ifindex \(life.ifindex) is now named \(current.name): renamed while the daemon was stopped, or another device in its place; traffic after the last save is unknown, \(current.name) is counted from now"))
-                    if isWatched(current) { outcome.append(begin(current, at: now, baseline: current.counters)) }
+                        detail: "ifindex \(life.ifindex) is now named \(current.name): renamed while the daemon was stopped, or another device in its place; traffic after the last save is unknown, "
+                            + (watched ? "\(current.name) is counted from now" : "\(current.name) is not counted (not watched)")))
+                    if watched { outcome.append(begin(current, at: now, baseline: current.counters)) }
                 }
             } else if let successor = byName[life.name], !storedIndexes.contains(successor.ifindex),
                       !claimed.contains(successor.ifindex), isWatched(successor)

@@ -47,6 +47,8 @@ struct StartCase: CustomTestStringConvertible, Sendable {
     var expectedEnds: [LifeEnd]
     /// Links counted afterwards (default: every watched link, at its current counters).
     var expectedTracked: [Int32]? = nil
+    /// How the last event's detail ends, where it matters.
+    var expectedDetailEnding: String? = nil
     var testDescription: String { rule }
 }
 
@@ -65,7 +67,14 @@ private func stored(_ bootID: String, _ life: TrackedLife, namespace: NamespaceC
             rule: "identity: the same ifindex under another name after a stop is a rename or a replacement: counted from now, tail lost",
             lastBootID: "B", stored: [stored("B", life("wwan0", 5, 1000, 2000))], knownNames: ["wwan0"],
             links: [link("lte0", 5, 1100, 2000)],
-            expectedBytes: [:], expectedReasons: [.renamedOrReplaced], expectedEnds: [.renamedOrReplaced]),
+            expectedBytes: [:], expectedReasons: [.renamedOrReplaced], expectedEnds: [.renamedOrReplaced],
+            expectedDetailEnding: "lte0 is counted from now"),
+        StartCase(
+            rule: "identity: renamed while stopped to a name not watched: the event says it is not counted",
+            lastBootID: "B", stored: [stored("B", life("wwan0", 5, 1000, 2000))], knownNames: ["wwan0"],
+            links: [link("xa", 5, 1100, 2000)], unwatched: ["xa"],
+            expectedBytes: [:], expectedReasons: [.renamedOrReplaced], expectedEnds: [.renamedOrReplaced],
+            expectedDetailEnding: "xa is not counted (not watched)"),
         StartCase(
             rule: "identity: delete tun0 and rename tun1 to tun0 while stopped never counts tun1 twice",
             lastBootID: "B",
@@ -176,6 +185,7 @@ private func stored(_ bootID: String, _ life: TrackedLife, namespace: NamespaceC
         #expect(bytes(outcome) == testCase.expectedBytes)
         #expect(reasons(outcome) == testCase.expectedReasons)
         #expect(outcome.endedLives.map { $0.end } == testCase.expectedEnds)
+        if let ending = testCase.expectedDetailEnding { #expect(outcome.events.last?.detail.hasSuffix(ending) == true, "\(outcome.events)") }
         // Every watched link is tracked afterwards, at its current counters.
         let expectedTracked = testCase.expectedTracked ?? testCase.links.filter { !testCase.unwatched.contains($0.name) }.map(\.ifindex)
         #expect(tracker.lives.keys.sorted() == expectedTracked.sorted())
