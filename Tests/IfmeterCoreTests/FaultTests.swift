@@ -109,6 +109,18 @@ struct FaultTests {
         #expect(status.standardOutput.contains("\"tun0\""))
     }
 
+    /// A daemon started on a full disk says which file it could not write
+    /// (its pid file), not a temporary name.
+    @Test func aFullDiskAtStartNamesThePidFile() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        let disk = try SmallDisk(at: daemon.stateDirectory, size: "64k")
+        disk.fill()
+        let result = try daemon.runOnceAllowingFailure()
+        #expect(result.status == ExitCode.cannotCreate.rawValue, "\(result.standardError)")
+        #expect(result.standardError.contains("\(daemon.stateDirectory)/ifmeterd.pid: "), "\(result.standardError)")
+        #expect(result.standardError.split(separator: "\n").count == 1)
+    }
+
     /// A `-wal` left beside the store by another SQLite database is read
     /// as part of it: the daemon and `forget` refuse what they see, and
     /// leave the file as it was (closing must not checkpoint the other

@@ -89,7 +89,8 @@ package final class Daemon {
         do {
             locked = try FileSystem.lockExclusively(stateDirectory + "/ifmeterd.lock")
         } catch {
-            throw DaemonStartError(message: "cannot lock the state directory: \(error)", exitCode: .cannotCreate)
+            // The lock, or the pid file beside it: the error names which.
+            throw DaemonStartError(message: "cannot claim the state directory: \(error)", exitCode: .cannotCreate)
         }
         guard locked else {
             throw DaemonStartError(message: "\(stateDirectory): another ifmeterd is using this state directory", exitCode: .unavailable)

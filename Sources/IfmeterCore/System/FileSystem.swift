@@ -270,7 +270,13 @@ package enum FileSystem {
             throw SystemError("flock", path: path, errno: saved)
         }
         let start = processStartTime(getpid()) ?? 0
-        try writeAtomically(Array("\(getpid()) \(start)\n".utf8), to: livenessPath(forLock: path), mode: 0o644)
+        let liveness = livenessPath(forLock: path)
+        do {
+            try writeAtomically(Array("\(getpid()) \(start)\n".utf8), to: liveness, mode: 0o644)
+        } catch let error as SystemError {
+            // Named for the file, not the temporary one it is written through.
+            throw SystemError(error.operation, path: liveness, errno: error.errno)
+        }
         return true
     }
 
