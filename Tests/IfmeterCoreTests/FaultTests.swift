@@ -161,6 +161,12 @@ struct FaultTests {
         #expect(result.standardError.contains("symbolic link"), "\(result.standardError)")
         #expect(result.standardError.split(separator: "\n").count == 1)
         #expect(!FileManager.default.fileExists(atPath: target))
+        // A state directory reached through a link (moved to another disk) is fine.
+        unlink(daemon.stateDirectory + "/ifmeter.db")
+        let moved = daemon.stateDirectory + "-moved"
+        #expect(rename(daemon.stateDirectory, moved) == 0 && symlink(moved, daemon.stateDirectory) == 0)
+        try daemon.runOnce()
+        #expect(FileManager.default.fileExists(atPath: moved + "/ifmeter.db"))
     }
 
     @Test func aReadOnlyStateDirectoryIsAOneLineError() throws {

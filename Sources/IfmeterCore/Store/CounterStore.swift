@@ -106,6 +106,13 @@ package final class CounterStore {
         if readOnly { try Self.requireStore(in: directory) }
         let exists = FileSystem.exists(path)
         if !readOnly {
+            // Never written through a symbolic link: the store would be
+            // created wherever it points, at whatever mode. (Not SQLite's
+            // NOFOLLOW, which also refuses a state directory reached
+            // through one, as /var/lib/ifmeter moved to a larger disk is.)
+            if FileSystem.isSymbolicLink(path) {
+                throw .sqlite(SQLiteError(code: SQLITE_CANTOPEN, message: "a symbolic link, which the daemon does not follow", path: path, operation: "open"))
+            }
             // Created at its final mode, so no other user can open it even
             // for the moment before a chmod; SQLite gives -wal and -shm the
             // mode of the database file.

@@ -27,7 +27,6 @@ package struct SQLiteError: Error, Sendable, CustomStringConvertible {
     static let shmOpen = SQLITE_IOERR | 18 << 8
     static let shmSize = SQLITE_IOERR | 19 << 8
     static let shmMap = SQLITE_IOERR | 21 << 8
-    static let symbolicLink = SQLITE_CANTOPEN | 6 << 8
     /// A statement the schema does not fit (no such table or column...).
     package var isSQLError: Bool { primaryCode == SQLITE_ERROR }
 
@@ -55,8 +54,6 @@ final class SQLiteDatabase {
     ///
     /// `immutable` (read-only) promises SQLite that nobody writes the file:
     /// no locks and no WAL index, for a reader who may not create `-shm`.
-    /// A writer never follows a symbolic link at `path`: the file would be
-    /// created, or written, wherever it points and at whatever mode.
     ///
     /// Closing does not checkpoint until `accept()`: a `-wal` left beside
     /// the file by another database is read as part of it, and a checkpoint
@@ -65,7 +62,7 @@ final class SQLiteDatabase {
     init(path: String, readOnly: Bool, create: Bool, immutable: Bool = false) throws(SQLiteError) {
         self.path = path
         var connection: OpaquePointer?
-        var flags = SQLITE_OPEN_NOMUTEX | (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW)
+        var flags = SQLITE_OPEN_NOMUTEX | (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE)
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
         var name = path
         if immutable {
@@ -78,9 +75,7 @@ final class SQLiteDatabase {
             throw SQLiteError(code: status, message: String(cString: sqlite3_errstr(status)), path: path, operation: "open")
         }
         guard status == SQLITE_OK else {
-            let code = sqlite3_extended_errcode(connection)
-            let message = code == SQLiteError.symbolicLink ? "a symbolic link, which a writer does not follow" : String(cString: sqlite3_errmsg(connection))
-            let error = SQLiteError(code: code, message: message, path: path, operation: "open")
+            let error = SQLiteError(code: sqlite3_extended_errcode(connection), message: String(cString: sqlite3_errmsg(connection)), path: path, operation: "open")
             sqlite3_close_v2(connection)
             throw error
         }

@@ -99,6 +99,12 @@ package enum FileSystem {
         access(path, F_OK) == 0
     }
 
+    /// Whether path itself is a symbolic link (dangling or not).
+    package static func isSymbolicLink(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK
+    }
+
     /// Whether path is a file holding at least one byte (following symlinks).
     package static func hasData(_ path: String) -> Bool {
         var info = stat()
