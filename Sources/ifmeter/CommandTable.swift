@@ -138,7 +138,7 @@ enum CommandName: String, CaseIterable, Sendable {
         case .months: "traffic per month, with bars"
         case .years: "traffic per year"
         case .top: "the largest days, with bars"
-        case .classes: "totals per class (Wi-Fi, cellular, tunnel)"
+        case .classes: "totals per class (Wi-Fi, cellular, tunnel, wired, other)"
         case .events: "the reset log"
         case .live: "rates per interface, refreshed until Ctrl-C"
         case .export: "stored records as CSV or JSON lines"
@@ -160,15 +160,15 @@ enum CommandName: String, CaseIterable, Sendable {
             DailyDays=): class, state, today, the billing cycle and all time
             (rx + tx), and the rate; the daemon's health and each budget's use.
             -i NAME shows the detail: per interface: class, state (up, down, gone,
-            retired), today, the billing cycle
-            (from BillingDay=), since boot, all time, the rate (the kernel's count
-            since the daemon's last commit over the seconds since it, so status
-            never waits), and the last reset with its reason. The daemon is stale
-            after three commit intervals without a commit. Totals are the store's
-            plus what the kernel counted since the daemon's last commit in the
-            same interface life. With nothing counted, it names the interfaces
-            present and the Watch= line that would count them. Aliases from
-            [Aliases] are shown beside the names.
+            retired), today, the billing cycle (from BillingDay=), since boot,
+            all time, the rate (the kernel's count since the daemon's last commit
+            over the seconds since it, so status never waits), and the last reset
+            with its reason. The daemon is stale after three commit intervals
+            without a commit. Totals are the store's plus what the kernel counted
+            since the daemon's last commit in the same interface life. With
+            nothing counted, it names the interfaces present and the Watch= line
+            that would count them. Aliases from [Aliases] are shown beside the
+            names.
             """
         case .fiveminutes: Self.history("five-minute buckets (kept FiveMinuteHours=)", 24)
         case .hours: Self.history("hour buckets (kept HourlyDays=)", 24)

@@ -419,7 +419,8 @@ enum Commands {
             } else if !interrupted {
                 // In place on a terminal; one table after another in a pipe.
                 let screen = terminal ? "\u{1B}[H\u{1B}[2J" : (refreshes > 0 ? "\n" : "")
-                try context.print(screen + "ifmeter live, every \(interval) s, Ctrl-C to stop: rates from the kernel, \(Estimate.basis)\n"
+                let until = count.map { "\($0) time\($0 == 1 ? "" : "s")" } ?? "Ctrl-C to stop"
+                try context.print(screen + "ifmeter live, every \(interval) s, \(until): rates from the kernel, \(Estimate.basis)\n"
                     + LiveSession.table(rows, units: display.units))
             }
             previous = current

@@ -6,6 +6,7 @@ let program = "ifmeterd"
 let usage = """
     Usage: ifmeterd [--config FILE] [--state-dir DIR] [--interval SECONDS]
                     [--commit-interval SECONDS] [--metrics-file PATH] [--once]
+                    [--benchmark-samples N]
 
     Counts traffic on Wi-Fi, cellular and tunnel interfaces from the kernel's
     interface counters and keeps totals across interface recreation, driver

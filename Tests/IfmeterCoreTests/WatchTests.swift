@@ -45,7 +45,7 @@ struct WatchTests {
             Watch=wifi cellular tunnel counts none of the interfaces here:
               v0  other  kind veth
               v1  other  kind veth
-            To count v0 v1, set in \(daemon.configPath) and reload the daemon:
+            To count v0 v1, set in \(daemon.configPath) and reload the daemon (systemctl reload ifmeterd, or SIGHUP to ifmeterd):
               [Interfaces]
               Watch=wifi cellular tunnel other
 

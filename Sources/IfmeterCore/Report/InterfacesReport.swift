@@ -56,7 +56,7 @@ package enum InterfacesReport {
         let offered: InterfaceClass = countable.contains { $0.classification.interfaceClass == .wired } ? .wired : .other
         let counted = countable.filter { $0.classification.interfaceClass == offered }.map(\.sample.name)
         let line = InterfaceClass.spelled(watched.union([offered]))
-        return text + "To count \(counted.joined(separator: " ")), set in \(configPath) and reload the daemon:\n"
+        return text + "To count \(counted.joined(separator: " ")), set in \(configPath) and reload the daemon (systemctl reload ifmeterd, or SIGHUP to ifmeterd):\n"
             + "  [Interfaces]\n  Watch=\(line)\n"
     }
 
