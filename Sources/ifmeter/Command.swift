@@ -9,10 +9,14 @@ import IfmeterCore
 struct CommandLineError: Error, Sendable, Equatable {
     var message: String
     var command: CommandName?
+    /// Whether the line ends pointing at the command's help; not when the
+    /// message names the command to run next itself.
+    var pointsToHelp: Bool
 
-    init(_ message: String, command: CommandName? = nil) {
+    init(_ message: String, command: CommandName? = nil, pointsToHelp: Bool = true) {
         self.message = message
         self.command = command
+        self.pointsToHelp = pointsToHelp
     }
 }
 

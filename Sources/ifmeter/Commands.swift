@@ -220,7 +220,7 @@ enum Commands {
         if present().contains(where: { $0.name == unknown }) {
             throw .usage(CommandLineError(
                 "\(unknown) is a link here that ifmeter does not count (its class is not in Watch=, or it is ignored): 'ifmeter interfaces --all' says why",
-                command: command))
+                command: command, pointsToHelp: false))
         }
         let list = known.isEmpty ? "none yet" : NaturalOrder.sorted(Array(known)).joined(separator: " ")
         throw .usage(CommandLineError("no interface \(unknown) (known: \(list))", command: command))

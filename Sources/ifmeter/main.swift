@@ -28,6 +28,7 @@ func exitStatus(_ words: [String], environment: [String: String]) -> Int32 {
 func report(_ failure: CommandFailure) -> (String, ExitCode) {
     switch failure {
     case .usage(let error):
+        guard error.pointsToHelp else { return (error.message, .usage) }
         let hint = error.command.map { "ifmeter \($0.rawValue) --help" } ?? "ifmeter --help"
         return ("\(error.message) (see '\(hint)')", .usage)
     case .configuration(let error):

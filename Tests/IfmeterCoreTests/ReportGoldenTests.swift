@@ -123,6 +123,12 @@ import Testing
                 countingSince: Dictionary(snapshot.interfaces.map { ($0.name, $0.firstSeen) }, uniquingKeysWith: { a, _ in a }))
             try expectGolden("\(kind.rawValue).txt", HistoryReport.text(kind, rows, units: Units()))
         }
+        // An empty range says where to look, and keys no bars.
+        for kind in HistoryReport.Kind.allCases {
+            let empty = HistoryReport.text(kind, [], units: Units())
+            #expect(empty.hasPrefix("Nothing counted in this range ('ifmeter status'"), "\(kind)")
+            #expect(!empty.contains("Bars:"), "\(kind)")
+        }
         try expectGolden("classes.txt", StatusReport.classesText(snapshot, units: Units()))
         try expectGolden("events.txt", EventsReport.text(try store.events()))
         try expectGolden("export.csv", ExportWriter.render(try store.buckets(.day), format: .csv))
