@@ -40,6 +40,10 @@ func report(_ failure: CommandFailure) -> (String, ExitCode) {
         if FileSystem.exists(directory) && !FileSystem.isDirectory(directory) {
             return ("\(directory): not a directory; the state directory (--state-dir, StateDirectory=) is where the daemon keeps its store", .noInput)
         }
+        if !FileSystem.exists(directory) {
+            // A daemon never started, or a mistyped --state-dir.
+            return ("\(directory): no such directory, so no store yet: start the daemon (systemctl start ifmeterd, or make run), or check --state-dir", .noInput)
+        }
         return ("\(path): no store yet: start the daemon (systemctl start ifmeterd, or make run)", .noInput)
     case .store(let error):
         return (error.description, error.exitCode)

@@ -137,6 +137,11 @@ import Testing
         let result = try runProcess(ifmeter, ["--state-dir", file] + command.split(separator: " ").map(String.init))
         #expect(result.status == ExitCode.noInput.rawValue)
         #expect(result.standardError == "ifmeter: \(file): not a directory; the state directory (--state-dir, StateDirectory=) is where the daemon keeps its store\n")
+        // A directory that does not exist is named so: a daemon never started, or a typo.
+        let missing = directory.appendingPathComponent("stat").path
+        let typo = try runProcess(ifmeter, ["--state-dir", missing] + command.split(separator: " ").map(String.init))
+        #expect(typo.status == ExitCode.noInput.rawValue)
+        #expect(typo.standardError == "ifmeter: \(missing): no such directory, so no store yet: start the daemon (systemctl start ifmeterd, or make run), or check --state-dir\n")
     }
 
     @Test func daemonHelpAndUsageErrors() throws {
