@@ -58,10 +58,15 @@ struct FaultTests {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             try mustRun("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", path])
         }
+        /// Every page: large blocks first, then the last few pages.
         func fill() {
             _ = try? runProcess("/bin/dd", ["if=/dev/zero", "of=\(path)/filler", "bs=64k"])
+            _ = try? runProcess("/bin/dd", ["if=/dev/zero", "of=\(path)/filler-pages", "bs=4k"])
         }
-        func free() { unlink(path + "/filler") }
+        func free() {
+            unlink(path + "/filler")
+            unlink(path + "/filler-pages")
+        }
         func remount(readOnly: Bool) throws {
             try mustRun("/bin/mount", ["-o", "remount,\(readOnly ? "ro" : "rw")", path])
         }
@@ -107,6 +112,19 @@ struct FaultTests {
         let status = try daemon.namespace.run([TestEnvironment.binary("ifmeter"), "--state-dir", full, "--config", daemon.configPath, "status", "--json"])
         #expect(status.status == 0, "\(status.standardError)")
         #expect(status.standardOutput.contains("\"tun0\""))
+        // Commits left in the WAL (a killed daemon) cannot be read without
+        // a WAL index: one line says so, never a read that leaves them out.
+        disk.free()
+        unlink(full + "/ifmeter.db-shm")
+        let database = try SQLiteDatabase(path: full + "/ifmeter.db", readOnly: false, create: false)
+        try database.execute("INSERT INTO meta(key, value) VALUES ('test', 'a commit')")
+        database.close()  // not accepted: the commit stays in the WAL
+        unlink(full + "/ifmeter.db-shm")
+        disk.fill()
+        let unread = try daemon.namespace.run([TestEnvironment.binary("ifmeter"), "--state-dir", full, "--config", daemon.configPath, "status"])
+        #expect(unread.status == ExitCode.ioError.rawValue, "\(unread.standardError)")
+        #expect(unread.standardError.contains("the file system is full"), "\(unread.standardError)")
+        #expect(unread.standardError.split(separator: "\n").count == 1)
     }
 
     /// A daemon started on a full disk says which file it could not write

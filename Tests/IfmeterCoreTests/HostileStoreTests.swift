@@ -61,15 +61,18 @@ import Testing
         "UPDATE life SET since_boot = 1e300",
     ]
 
-    /// A table dropped by hand: every command that reads it says the
-    /// tables are not ifmeter's, exit 65 as for any other damaged store.
-    @Test(arguments: [("DROP TABLE event", "events"), ("ALTER TABLE bucket DROP COLUMN incomplete", "days")])
-    func aTableDroppedByHandIsADamagedStore(_ statements: String, _ command: String) throws {
-        let (directory, state) = try hostileStore(statements)
+    /// A table dropped by hand: every command, and the daemon, says which
+    /// in one line, exit 65 as for any other damaged store.
+    @Test(arguments: ["event", "present_link"])
+    func aTableDroppedByHandIsADamagedStore(_ table: String) throws {
+        let (directory, state) = try hostileStore("DROP TABLE \(table)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let result = try runProcess(TestEnvironment.binary("ifmeter"), ["--config", "/dev/null", "--state-dir", state, command])
-        #expect(result.status == ExitCode.dataError.rawValue, "\(command): \(result.standardError)")
-        #expect(result.standardError.contains("tables are not ifmeter's"), "\(command): \(result.standardError)")
+        for command in [[TestEnvironment.binary("ifmeter"), "status"], [TestEnvironment.binary("ifmeterd"), "--once"]] {
+            let result = try runProcess(command[0], ["--config", "/dev/null", "--state-dir", state] + command.dropFirst())
+            #expect(result.status == ExitCode.dataError.rawValue, "\(command): \(result.standardError)")
+            #expect(result.standardError.contains("schema version 5 (no table \(table))"), "\(command): \(result.standardError)")
+            #expect(result.standardError.split(separator: "\n").count == 1)
+        }
     }
 
     /// Every command over each store: 0 or a sysexits code, one line on
@@ -140,6 +143,12 @@ import Testing
         }
         let selected = try runProcess(TestEnvironment.binary("ifmeter"), ["--config", "/dev/null", "--state-dir", state, "status", "-i", shown])
         #expect(selected.status == 0, "\(selected.standardError)")
+        // Forgotten under the name shown: the row it stands for goes.
+        let forget = try runProcess(TestEnvironment.binary("ifmeter"), ["--config", "/dev/null", "--state-dir", state, "forget", shown])
+        #expect(forget.status == 0, "\(forget.standardError)")
+        let after = try runProcess(TestEnvironment.binary("ifmeter"), ["--config", "/dev/null", "--state-dir", state, "status", "--all"])
+        #expect(!after.standardOutput.contains(shown), "\(after.standardOutput)")
+        #expect(after.standardOutput.contains("wlan0"), "\(after.standardOutput)")
     }
 
     /// Text where a count belongs reads as no number, not as zero: the

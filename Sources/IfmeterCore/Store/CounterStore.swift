@@ -26,7 +26,7 @@ package enum StoreError: Error, Sendable, CustomStringConvertible {
             "\(path): store schema version \(found) is newer than this ifmeter supports (\(supported)); upgrade ifmeter, the store was left untouched"
         case .notAStore(let path): "\(path): not an ifmeter store (left untouched; move it aside to start a new one)"
         case .unexpectedSchema(let path, let version, let detail):
-            "\(path): the store's tables are not those of ifmeter's schema version \(version) (\(detail)), so it cannot be upgraded; left as it is, see README 'Recovery'"
+            "\(path): the store's tables are not those of ifmeter's schema version \(version) (\(detail)); left as it is, see README 'Recovery'"
         case .permissionDenied(let path, "?"):
             "\(path): permission denied: this user may not reach the store's directory; see README 'Security'"
         case .permissionDenied(let path, "root"):
@@ -39,10 +39,6 @@ package enum StoreError: Error, Sendable, CustomStringConvertible {
         case .invalidValue(let path, let detail): "\(path): value out of range (\(detail)); left untouched, see README 'Recovery'"
         case .sqlite(let error) where error.isCorrupt:
             "\(error.path): store is corrupt or not a database (\(error.message)); left untouched, see README 'Recovery'"
-        case .sqlite(let error) where error.isSQLError:
-            // ifmeter's own statements, refused by the file: a table or a
-            // column dropped or altered by hand.
-            "\(error.path): the store's tables are not ifmeter's (\(error.message)); left untouched, see README 'Recovery'"
         case .sqlite(let error): error.description
         }
     }
@@ -53,7 +49,7 @@ package enum StoreError: Error, Sendable, CustomStringConvertible {
         case .permissionDenied, .groupNotYetInForce: .noPermission
         case .newerSchema, .notAStore, .unexpectedSchema, .invalidValue: .dataError
         case .sqlite(let error):
-            if error.isCorrupt || error.isSQLError { .dataError } else if error.isReadOnly || error.isCannotOpen || error.isFull { .cannotCreate } else { .ioError }
+            if error.isCorrupt { .dataError } else if error.isReadOnly || error.isCannotOpen || error.isFull { .cannotCreate } else { .ioError }
         }
     }
 }
@@ -139,6 +135,10 @@ package final class CounterStore {
                 throw .sqlite(error)
             }
             try prepareSchema(readOnly: true, isNew: false)
+        } catch .sqlite(let error) where readOnly && error.isOutOfRoomForWALIndex {
+            throw .sqlite(SQLiteError(
+                code: error.code, message: "the file system is full: reading the last commits (in -wal) needs room for the WAL index (-shm)",
+                path: path, operation: "open"))
         }
         database.accept()
     }
@@ -159,6 +159,13 @@ package final class CounterStore {
         if (1...Self.schemaVersion).contains(version) {
             // A reader may meet an older store no daemon has upgraded yet.
             foundVersion = version
+            // A table dropped by hand: refused here, in one line, rather
+            // than by the first statement that needs it.
+            let tables = Set(try database.query("SELECT name FROM sqlite_schema WHERE type = 'table'") { $0.text(0) })
+            let needed = ["meta", "interface", "life", "bucket", "event"] + (version >= 2 ? ["present_link", "boot_total"] : [])
+            if let missing = needed.first(where: { !tables.contains($0) }) {
+                throw .unexpectedSchema(path: path, version: version, detail: "no table \(missing)")
+            }
             if !readOnly {
                 // A writer never builds on a damaged file: quick_check reads
                 // every page (milliseconds for a year of data) and a store
@@ -169,8 +176,8 @@ package final class CounterStore {
                     throw .sqlite(SQLiteError(
                         code: SQLITE_CORRUPT, message: "quick_check: \(findings.prefix(3).joined(separator: "; "))", path: path, operation: "open"))
                 }
+                try checkValues()
                 try checkHeadroom()
-                try checkTimesAndIfindexes()
                 try configureWriter()
                 do {
                     try upgrade(from: version)
@@ -325,40 +332,65 @@ package final class CounterStore {
         return nil
     }
 
-    /// Refuses, untouched, a store holding times or ifindexes no ifmeter
-    /// wrote, which readers refuse where they meet them (exit 65): a daemon
-    /// that built on it would go on committing to a store no command can
-    /// show, and would have written to it before meeting them itself.
-    private func checkTimesAndIfindexes() throws(StoreError) {
-        func outside(_ range: ClosedRange<Int64>) -> (String) -> String {
-            { "(\($0) IS NOT NULL AND (typeof(\($0)) != 'integer' OR \($0) NOT BETWEEN \(range.lowerBound) AND \(range.upperBound)))" }
+    /// Refuses, untouched, a store holding values no ifmeter wrote, in one
+    /// scan of each table: counters so large (or negative, or not
+    /// integers) that counting on would overflow, and the times and
+    /// ifindexes readers refuse where they meet them (exit 65), on which a
+    /// daemon would go on committing to a store no command can show.
+    private func checkValues() throws(StoreError) {
+        let counters = { (count: Int64, table: String) in
+            "\(count) \(table) rows hold counters outside 0...2^62 or not whole numbers, too large to go on counting without overflow"
         }
-        let times: [(table: String, columns: [String])] = [
-            ("interface", ["first_seen", "last_seen"]), ("life", ["first_seen", "last_seen", "ended"]), ("event", ["time"]),
-            ("bucket", ["start"] + (foundVersion >= 5 ? ["last_counted"] : [])),
+        let times = { (count: Int64, table: String) in "\(count) \(table) rows hold a time outside 1970 to the year 36000 or not a whole number" }
+        let ifindexes = { (count: Int64, table: String) in "\(count) \(table) rows hold an ifindex outside 0...2^31-1" }
+        var rules = countColumns.map { ValueRule(table: $0.table, columns: $0.columns, outside: 0...Self.counterLimit, detail: counters) }
+        rules += [
+            ValueRule(table: "interface", columns: ["first_seen", "last_seen"], outside: Self.timeRange, detail: times),
+            ValueRule(table: "life", columns: ["first_seen", "last_seen", "ended"], outside: Self.timeRange, detail: times),
+            ValueRule(table: "event", columns: ["time"], outside: Self.timeRange, detail: times),
+            ValueRule(table: "bucket", columns: ["start"] + (foundVersion >= 5 ? ["last_counted"] : []), outside: Self.timeRange, detail: times),
+            ValueRule(table: "life", columns: ["ifindex"], outside: Self.ifindexRange, detail: ifindexes),
+            ValueRule(table: "event", columns: ["old_ifindex", "new_ifindex"], outside: Self.ifindexRange, detail: ifindexes),
+            ValueRule(table: "life", condition: "typeof(since_boot) NOT IN ('integer', 'real') OR abs(since_boot) >= 1e12") {
+                "\($0) \($1) rows hold a time since boot that is not a number below 10^12"
+            },
         ]
-        if let (table, count) = try firstTable(holdingRows: outside(Self.timeRange), in: times) {
-            throw StoreError.invalidValue(path: path, detail: "\(count) \(table) rows hold a time outside 1970 to the year 36000 or not a whole number")
-        }
-        let ifindexes: [(table: String, columns: [String])] =
-            [("life", ["ifindex"]), ("event", ["old_ifindex", "new_ifindex"])] + (foundVersion >= 2 ? [("present_link", ["ifindex"])] : [])
-        if let (table, count) = try firstTable(holdingRows: outside(0...Int64(Int32.max)), in: ifindexes) {
-            throw StoreError.invalidValue(path: path, detail: "\(count) \(table) rows hold an ifindex outside 0...2^31-1")
-        }
-        let sinceBoot = { (column: String) in "typeof(\(column)) NOT IN ('integer', 'real') OR abs(\(column)) >= 1e12" }
-        if let (table, count) = try firstTable(holdingRows: sinceBoot, in: [("life", ["since_boot"])]) {
-            throw StoreError.invalidValue(path: path, detail: "\(count) \(table) rows hold a time since boot that is not a number below 10^12")
+        if foundVersion >= 2 { rules.append(ValueRule(table: "present_link", columns: ["ifindex"], outside: Self.ifindexRange, detail: ifindexes)) }
+        var tables: [String] = []
+        for rule in rules where !tables.contains(rule.table) { tables.append(rule.table) }
+        for table in tables {
+            let own = rules.filter { $0.table == table }
+            let counts = try database.query("SELECT \(own.map { "coalesce(sum(\($0.condition)), 0)" }.joined(separator: ", ")) FROM \(table)") { row in
+                own.indices.map { row.integer(Int32($0)) }
+            }.first ?? []
+            if let index = counts.firstIndex(where: { $0 > 0 }) { throw StoreError.invalidValue(path: path, detail: own[index].detail(counts[index], table)) }
         }
     }
 
-    /// Refuses, untouched, a store holding counters no ifmeter wrote: so
-    /// large (or negative, or not integers) that counting on would overflow.
-    private func checkHeadroom() throws(StoreError) {
-        let outside = { (column: String) in "typeof(\(column)) != 'integer' OR \(column) NOT BETWEEN 0 AND \(Self.counterLimit)" }
-        if let (table, count) = try firstTable(holdingRows: outside, in: countColumns) {
-            throw StoreError.invalidValue(
-                path: path, detail: "\(count) \(table) rows hold counters outside 0...2^62 or not whole numbers, too large to go on counting without overflow")
+    /// A kind of value no ifmeter writes in a table, as an SQL condition on
+    /// a row, and how to say how many rows hold one.
+    private struct ValueRule {
+        let table: String
+        let condition: String
+        let detail: (Int64, String) -> String
+
+        init(table: String, condition: String, detail: @escaping (Int64, String) -> String) {
+            self.table = table
+            self.condition = condition
+            self.detail = detail
         }
+
+        /// Some column holds other than an integer in `range` (NULL passes:
+        /// the schema says where it may stand).
+        init(table: String, columns: [String], outside range: ClosedRange<Int64>, detail: @escaping (Int64, String) -> String) {
+            let each = columns.map { "(\($0) IS NOT NULL AND (typeof(\($0)) != 'integer' OR \($0) NOT BETWEEN \(range.lowerBound) AND \(range.upperBound)))" }
+            self.init(table: table, condition: each.joined(separator: " OR "), detail: detail)
+        }
+    }
+
+    /// Refuses, untouched, a store whose totals the next fold would carry
+    /// past 2^62, though each part is in range (`checkValues`).
+    private func checkHeadroom() throws(StoreError) {
         guard foundVersion >= 5 else { return }
         // The totals the next fold writes: each part in range may still sum
         // past it. The rows' sum is floating (it cannot overflow), exact
@@ -758,6 +790,7 @@ package final class CounterStore {
                     journalGeneration: contents.header.generation, retention: retention, intervals: intervals)
                 // A journal is a file others could have written: the store
                 // it leaves must be one the daemon goes on counting into.
+                try checkValues()
                 try checkHeadroom()
             }
         } catch .invalidValue(_, let detail) {
@@ -1211,8 +1244,9 @@ package final class CounterStore {
     /// with, or the traffic in between is lost) and so a row of its own,
     /// with every total back at zero.
     @discardableResult
-    package func forget(_ name: String) throws(StoreError) -> Bool {
+    package func forget(_ shownName: String) throws(StoreError) -> Bool {
         var stillCounted = false
+        guard let name = try storedName(shownAs: shownName) else { return false }
         try database.transaction { () throws(StoreError) in
             guard let id = try database.query("SELECT id FROM interface WHERE name = ?", [.text(name)], row: { $0.integer(0) }).first else { return }
             // A life begun under this name and renamed since is the renamed
@@ -1250,6 +1284,13 @@ package final class CounterStore {
         }
         interfaceIDs[name] = nil
         return stillCounted
+    }
+
+    /// The name a row holds that readers show as `name` (`interfaceName`):
+    /// the same, but for a row no daemon wrote, which they show encoded.
+    private func storedName(shownAs name: String) throws(StoreError) -> String? {
+        if !(try database.query("SELECT 1 FROM interface WHERE name = ?", [.text(name)]) { $0.integer(0) }).isEmpty { return name }
+        return try database.query("SELECT name FROM interface") { $0.text(0) }.first { InterfaceName.fromUser($0) == name }
     }
 
     // MARK: Helpers

@@ -59,17 +59,20 @@ extension CounterStore {
     /// them (bucket starts, ages, cycles) cannot overflow.
     static let timeRange: ClosedRange<Int64> = 0...(1 << 40)
 
+    /// The kernel's ifindexes are positive 32-bit integers.
+    static let ifindexRange: ClosedRange<Int64> = 0...Int64(Int32.max)
+
     func time(_ row: SQLiteRow, _ column: Int32) throws(StoreError) -> Int64 {
         let value = row.integer(column)
         guard Self.timeRange.contains(value) else { throw invalid(row, column, "\(value) is not a time") }
         return value
     }
 
-    /// An ifindex, or none (NULL): the kernel's are positive 32-bit integers.
+    /// An ifindex, or none (NULL).
     func ifindex(_ row: SQLiteRow, _ column: Int32) throws(StoreError) -> Int32? {
         guard let value = row.optionalInteger(column) else { return nil }
-        guard let ifindex = Int32(exactly: value), ifindex >= 0 else { throw invalid(row, column, "\(value) is not an ifindex") }
-        return ifindex
+        guard Self.ifindexRange.contains(value) else { throw invalid(row, column, "\(value) is not an ifindex") }
+        return Int32(value)
     }
 
     /// Seconds on the boot clock (negative after a clock step): finite.
