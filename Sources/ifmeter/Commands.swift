@@ -216,8 +216,14 @@ enum Commands {
         _ selection: InterfaceSelection, known: some Collection<String>, present: @autoclosure () -> [LinkSample] = [], _ command: CommandName
     ) throws(CommandFailure) -> InterfaceSelection {
         let selection = selection.resolvingNames(among: known)
-        guard let unknown = selection.unknown(among: known) else { return selection }
-        if present().contains(where: { $0.name == unknown }) {
+        guard var unknown = selection.unknown(among: known) else { return selection }
+        let links = present()
+        // `-i a+b` naming a link here called so, which nothing counts.
+        if let group = selection.groups.first(where: { $0.contains(unknown) }), group.count > 1,
+           links.contains(where: { $0.name == group.joined(separator: "+") }) {
+            unknown = group.joined(separator: "+")
+        }
+        if links.contains(where: { $0.name == unknown }) {
             throw .usage(CommandLineError(
                 "\(unknown) is a link here that ifmeter does not count (its class is not in Watch=, or it is ignored): 'ifmeter interfaces --all' says why",
                 command: command, pointsToHelp: false))

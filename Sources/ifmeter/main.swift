@@ -42,7 +42,7 @@ func report(_ failure: CommandFailure) -> (String, ExitCode) {
         }
         if !FileSystem.exists(directory) {
             // A daemon never started, or a mistyped --state-dir.
-            return ("\(directory): no such directory, so no store yet: start the daemon (systemctl start ifmeterd, or make run), or check --state-dir", .noInput)
+            return ("\(directory): no such directory, so no store yet: start the daemon (systemctl start ifmeterd, or make run), or check the state directory (--state-dir, StateDirectory=)", .noInput)
         }
         return ("\(path): no store yet: start the daemon (systemctl start ifmeterd, or make run)", .noInput)
     case .store(let error):

@@ -176,9 +176,15 @@ struct FaultTests {
         #expect(symlink(target, daemon.stateDirectory + "/ifmeter.db") == 0)
         let result = try daemon.runOnceAllowingFailure()
         #expect(result.status == ExitCode.cannotCreate.rawValue, "\(result.standardError)")
-        #expect(result.standardError.contains("symbolic link"), "\(result.standardError)")
+        #expect(result.standardError.contains("ifmeter.db: a symbolic link, never written through"), "\(result.standardError)")
         #expect(result.standardError.split(separator: "\n").count == 1)
         #expect(!FileManager.default.fileExists(atPath: target))
+        // forget writes too: the same refusal, the file pointed at left alone.
+        #expect(FileManager.default.createFile(atPath: target, contents: nil))
+        let forget = try daemon.namespace.run([TestEnvironment.binary("ifmeter"), "--config", daemon.configPath, "--state-dir", daemon.stateDirectory, "forget", "tun0"])
+        #expect(forget.status == ExitCode.cannotCreate.rawValue, "\(forget.standardError)")
+        #expect(forget.standardError.contains("a symbolic link, never written through"), "\(forget.standardError)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: target)).isEmpty)
         // A state directory reached through a link (moved to another disk) is fine.
         unlink(daemon.stateDirectory + "/ifmeter.db")
         let moved = daemon.stateDirectory + "-moved"

@@ -198,7 +198,7 @@ struct StatusCommandTests {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         let missing = try ifmeter(daemon, ["status"])
         #expect(missing.status == ExitCode.noInput.rawValue)
-        #expect(missing.standardError == "ifmeter: \(daemon.stateDirectory): no such directory, so no store yet: start the daemon (systemctl start ifmeterd, or make run), or check --state-dir\n")
+        #expect(missing.standardError == "ifmeter: \(daemon.stateDirectory): no such directory, so no store yet: start the daemon (systemctl start ifmeterd, or make run), or check the state directory (--state-dir, StateDirectory=)\n")
         try FileManager.default.createDirectory(atPath: daemon.stateDirectory, withIntermediateDirectories: true)
         let empty = try ifmeter(daemon, ["status"])
         #expect(empty.status == ExitCode.noInput.rawValue)
@@ -304,6 +304,11 @@ struct StatusCommandTests {
                 "ifmeter: lo is a link here that ifmeter does not count (its class is not in Watch=, or it is ignored): 'ifmeter interfaces --all' says why\n",
                 "\(command): \(loopback.standardError)")
         }
+        // A link here named with a +, which nothing counts, is named whole.
+        try daemon.namespace.exec(["ip", "link", "add", "x+y", "type", "veth", "peer", "name", "x+z"])
+        let plus = try ifmeter(daemon, ["status", "-i", "x+y"])
+        #expect(plus.status == ExitCode.usage.rawValue)
+        #expect(plus.standardError.hasPrefix("ifmeter: x+y is a link here that ifmeter does not count"), "\(plus.standardError)")
         let merged = try json(try ifmeter(daemon, ["status", "--json", "-i", "tun0+tun1", "-i", "tun1"]))
         let interfaces = try #require(merged["interfaces"] as? [[String: Any]])
         #expect(interfaces.map { $0["name"] as? String } == ["tun0+tun1", "tun1"])

@@ -115,6 +115,10 @@ package enum HistoryReport {
     }
 
     package static func text(_ kind: Kind, _ rows: [HistoryRow], units: Units) -> String {
+        if rows.isEmpty {
+            // No bars to key; where to look instead.
+            return "Nothing counted in this range ('ifmeter status' says what is counted, 'ifmeter interfaces' what is not).\n\(Estimate.basis).\n"
+        }
         let barWidth = 24
         let largest = rows.map(\.total).max() ?? 0
         var columns: [(String, TextTable.Alignment)] = [
@@ -140,10 +144,6 @@ package enum HistoryReport {
         if rows.contains(where: \.live) { notes.append("* includes counters not yet committed by the daemon, read from the kernel now.") }
         if rows.contains(where: { $0.incomplete != nil }) { notes.append("! a reset with unknown loss fell in this period (see 'ifmeter events').") }
         if rows.contains(where: { $0.estimated != nil }) { notes.append("estimated: the running \(kind.granularity.noun)'s total at its end, at the rate so far (once enough of it was counted).") }
-        if rows.isEmpty {
-            // No bars to key; where to look instead.
-            return "Nothing counted in this range ('ifmeter status' says what is counted, 'ifmeter interfaces' what is not).\n\(Estimate.basis).\n"
-        }
         if kind.showsBars { notes.append("Bars: r = received, t = transmitted.") }
         return table.rendered() + notes.joined(separator: "\n") + "\n"
     }

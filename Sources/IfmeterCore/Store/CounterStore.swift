@@ -18,6 +18,8 @@ package enum StoreError: Error, Sendable, CustomStringConvertible {
     case permissionDenied(path: String, group: String)
     /// In the group by the account database, not yet in this session.
     case groupNotYetInForce(path: String, group: String)
+    /// The store file is a symbolic link, which no writer follows.
+    case symbolicLink(path: String)
 
     package var description: String {
         switch self {
@@ -37,6 +39,8 @@ package enum StoreError: Error, Sendable, CustomStringConvertible {
         case .groupNotYetInForce(let path, let group):
             "\(path): permission denied: this user is in group \(group), but this session is not yet (a group applies from the next login): log in again, or run 'newgrp \(group)'"
         case .invalidValue(let path, let detail): "\(path): value out of range (\(detail)); left untouched, see README 'Recovery'"
+        case .symbolicLink(let path):
+            "\(path): a symbolic link, never written through; to keep the store elsewhere, point the state directory (--state-dir, StateDirectory=) there"
         case .sqlite(let error) where error.isCorrupt:
             "\(error.path): store is corrupt or not a database (\(error.message)); left untouched, see README 'Recovery'"
         case .sqlite(let error): error.description
@@ -47,6 +51,7 @@ package enum StoreError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .missing: .noInput
         case .permissionDenied, .groupNotYetInForce: .noPermission
+        case .symbolicLink: .cannotCreate
         case .newerSchema, .notAStore, .unexpectedSchema, .invalidValue: .dataError
         case .sqlite(let error):
             if error.isCorrupt { .dataError } else if error.isReadOnly || error.isCannotOpen || error.isFull { .cannotCreate } else { .ioError }
@@ -106,9 +111,7 @@ package final class CounterStore {
             // created wherever it points, at whatever mode. (Not SQLite's
             // NOFOLLOW, which also refuses a state directory reached
             // through one, as /var/lib/ifmeter moved to a larger disk is.)
-            if FileSystem.isSymbolicLink(path) {
-                throw .sqlite(SQLiteError(code: SQLITE_CANTOPEN, message: "a symbolic link, which the daemon does not follow", path: path, operation: "open"))
-            }
+            if FileSystem.isSymbolicLink(path) { throw .symbolicLink(path: path) }
             // Created at its final mode, so no other user can open it even
             // for the moment before a chmod; SQLite gives -wal and -shm the
             // mode of the database file.

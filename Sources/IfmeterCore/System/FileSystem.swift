@@ -276,13 +276,7 @@ package enum FileSystem {
             throw SystemError("flock", path: path, errno: saved)
         }
         let start = processStartTime(getpid()) ?? 0
-        let liveness = livenessPath(forLock: path)
-        do {
-            try writeAtomically(Array("\(getpid()) \(start)\n".utf8), to: liveness, mode: 0o644)
-        } catch let error as SystemError {
-            // Named for the file, not the temporary one it is written through.
-            throw SystemError(error.operation, path: liveness, errno: error.errno)
-        }
+        try writeAtomically(Array("\(getpid()) \(start)\n".utf8), to: livenessPath(forLock: path), mode: 0o644)
         return true
     }
 
@@ -477,10 +471,11 @@ extension FileSystem {
             if fd >= 0 || errno != EEXIST { break }
         }
         if fd < 0 { throw SystemError("create a temporary file beside it", path: path, errno: errno) }
+        // Errors name `path`: the temporary file is gone when they are read.
         do {
-            if fchmod(fd, mode) != 0 { throw SystemError("fchmod", path: temporary, errno: errno) }
-            try writeAll(fd, bytes, path: temporary)
-            if synced, fsync(fd) != 0 { throw SystemError("fsync", path: temporary, errno: errno) }
+            if fchmod(fd, mode) != 0 { throw SystemError("fchmod", path: path, errno: errno) }
+            try writeAll(fd, bytes, path: path)
+            if synced, fsync(fd) != 0 { throw SystemError("fsync", path: path, errno: errno) }
             close(fd)
             fd = -1
             if rename(temporary, path) != 0 { throw SystemError("rename into place", path: path, errno: errno) }
