@@ -178,6 +178,62 @@ struct NotifyTests {
     }
 }
 
+extension ServiceTests {
+    /// A reload or a stop sent while the daemon opens a large store (a
+    /// second or more) is taken once it is up: the process neither dies of
+    /// the signal's default action nor loses it.
+    @Test(arguments: [SIGHUP, SIGTERM])
+    func aSignalDuringStartUpIsTakenOnceUp(_ signal: Int32) throws {
+        let directory = try TestEnvironment.temporaryDirectory("startup")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let state = directory.appendingPathComponent("state").path
+        _ = try mustRun(TestEnvironment.binary("ifmeterd"), ["--config", "/dev/null", "--state-dir", state, "--once"])
+        // Rows every start-up check reads: the daemon is slow to come up.
+        _ = try mustRun("/usr/bin/sqlite3", [state + "/ifmeter.db", """
+            INSERT INTO interface(id, name, class, signal, kind, first_seen, last_seen, rx_bytes, tx_bytes, rx_packets, tx_packets)
+              VALUES (1, 'tun0', 'tunnel', 'kind tun', 'tun', 1764600000, 1764600000, 0, 0, 0, 0);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400000)
+              INSERT INTO event(time, interface_id, boot_id, reason, old_ifindex, new_ifindex, loss, detail)
+              SELECT 1764600000, 1, 'b', 'removed', i, NULL, 'none', 'x' FROM n;
+            """])
+        let notify = try NotifySocket(in: directory)
+        let log = directory.appendingPathComponent("log").path
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        // Started as systemd starts it, no signal blocked (the test runner
+        // blocks some, and a blocked signal would wait for the handlers).
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [
+            "-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
+            TestEnvironment.binary("ifmeterd"), "--config", "/dev/null", "--state-dir", state,
+        ]
+        process.environment = ProcessInfo.processInfo.environment.merging(["NOTIFY_SOCKET": notify.path]) { _, new in new }
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        let launched = Date()
+        try process.run()
+        usleep(100_000)
+        kill(process.processIdentifier, signal)
+        let ready = notify.read(until: "READY=1").last?.hasPrefix("READY=1") == true
+        #expect(ready, "the daemon died of the signal: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        // The signal came before the daemon was up, or nothing was tested.
+        #expect(Date().timeIntervalSince(launched) > 0.2)
+        if signal == SIGHUP {
+            usleep(300_000)
+            #expect(process.isRunning)
+            kill(process.processIdentifier, SIGTERM)
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning && Date() < deadline { usleep(5_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+        if signal == SIGHUP {
+            let text = try String(contentsOfFile: log, encoding: .utf8)
+            #expect(text.contains("reload"), "\(text)")
+        }
+    }
+}
+
 /// When the watchdog is on, as sd_watchdog_enabled(3) decides it.
 @Suite struct WatchdogSettingsTests {
     @Test(arguments: [

@@ -40,6 +40,8 @@ package final class Daemon {
     private let configurationPath: String?
     private let overrides: CommandLineOverrides
     private let once: Bool
+    /// Where SIGTERM, SIGINT and SIGHUP arrive, as bytes (-1 under `--once`).
+    private let signals: Int32
     private let clock: SystemClock
     private let bootID: String
     private let namespace: NamespaceCookie
@@ -74,6 +76,18 @@ package final class Daemon {
     /// Opens the store and the kernel sockets. The event socket is opened
     /// before the first dump, so no link can slip between the two.
     package init(_ options: Options) throws(DaemonStartError) {
+        // First of all: a SIGHUP or SIGTERM while the store and the journal
+        // are opened (a second on a large store) would otherwise end the
+        // process by default; through the pipe, the loop takes it at once.
+        if !options.once {
+            do {
+                signals = try SignalPipe.install([SIGTERM, SIGINT, SIGHUP])
+            } catch {
+                throw DaemonStartError(message: "\(error)", exitCode: .software)
+            }
+        } else {
+            signals = -1
+        }
         configuration = options.configuration
         configurationPath = options.configurationPath
         overrides = options.overrides
@@ -301,16 +315,9 @@ package final class Daemon {
     // MARK: The loop
 
     /// Runs until SIGTERM or SIGINT and returns the exit code. Tells systemd
-    /// READY=1 once the signal pipe is in place, so a stop requested the
-    /// moment the service is up is never lost.
+    /// READY=1 with the signal pipe in place since `init`, so a stop or a
+    /// reload requested before the service is up is never lost.
     package func run() -> ExitCode {
-        let signals: Int32
-        do {
-            signals = try SignalPipe.install([SIGTERM, SIGINT, SIGHUP])
-        } catch {
-            Log.error("\(error)")
-            return .software
-        }
         // Samples fall on multiples of the interval and may come a little
         // late, so they share wakeups with the rest of the system.
         TimerSlack.set(seconds: sampleSlack)
