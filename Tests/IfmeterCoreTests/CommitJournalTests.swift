@@ -562,6 +562,28 @@ struct JournalDaemonTests {
         #expect(try CommitJournal.read(journal)?.records.isEmpty == true)
     }
 
+    /// A journal removed (or replaced) while the daemon runs: its records
+    /// go to the store at the next sample, and a new journal starts at the
+    /// path, which `ifmeter` reads and a kill -9 leaves for the next start.
+    @Test(arguments: [false, true])
+    func aJournalRemovedWhileTheDaemonRunsIsStartedAgain(replaced: Bool) throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 0.2, commitInterval: 3600)
+        try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 3, size: 1000)
+        try daemon.waitForLog("vpn0: removed")
+        unlink(daemon.journalPath)
+        if replaced { #expect(FileManager.default.createFile(atPath: daemon.journalPath, contents: Data("someone else's\n".utf8))) }
+        try daemon.waitForLog("removed or replaced while the daemon ran")
+        try daemon.namespace.tunTraffic(name: "vpn1", subnet: 1, rxPackets: 4, size: 1000)
+        try daemon.waitForLog("vpn1: removed")
+        let shown = try ifmeter(daemon, ["status", "--json", "--all"])
+        #expect(shown.standardOutput.contains("\"vpn0\"") && shown.standardOutput.contains("\"vpn1\""), "\(shown.standardOutput)")
+        #expect(daemon.stop(with: SIGKILL) == SIGKILL)
+        try daemon.runOnce()
+        #expect(try daemon.totals("vpn0").rxBytes == 3000)
+        #expect(try daemon.totals("vpn1").rxBytes == 4000)
+    }
+
     /// JournalMaxBytes= bounds the journal (and the records held in memory
     /// with it): once it holds that much, the next life change commits the
     /// store, which empties it, long before the commit interval. Killed

@@ -532,6 +532,7 @@ package final class Daemon {
         lastHealthySample = SystemClock.monotonic()
         lastSampleDuration = lastHealthySample - started
         lastSampleWall = Double(now.wall)
+        if journal?.isAtItsPath == false { reattachJournal(at: now) }
         if SystemClock.boottime() - lastCommit >= configuration.commitInterval {
             commit(at: now)
         } else if meter.hasUncommittedLifeChanges {
@@ -569,6 +570,8 @@ package final class Daemon {
     /// bytes, 0.4 MiB more resident at the peak, the records being kept in
     /// memory too).
     private func journalLifeChanges(at now: Instant) {
+        // Its commit takes these changes too.
+        if journal?.isAtItsPath == false { return reattachJournal(at: now) }
         guard let journal, journal.size < configuration.journalMaxBytes else { return commit(at: now) }
         let batch = meter.nextCommit
         do {
@@ -614,6 +617,25 @@ package final class Daemon {
     /// starts over. If it cannot, it is left out (the store has what it held
     /// and records its generation as applied, so nothing counts twice) and
     /// life changes go to the store until a later commit opens it again.
+    /// The journal's path no longer names the file this daemon appends to
+    /// (removed, or replaced by another file): what it holds is out of
+    /// `ifmeter`'s sight, and a kill -9 would lose it. Its records go to the
+    /// store now, and a journal starts again at the path; until the store
+    /// takes them (a full disk) the old one is kept, and asked again at the
+    /// next sample.
+    private func reattachJournal(at now: Instant) {
+        guard let journal else { return }
+        Log.warning("\(journal.path): removed or replaced while the daemon ran; committing its records to the store and starting a new journal there")
+        commit(at: now)
+        guard !storeWrites.isFailing else { return }
+        self.journal = nil
+        do {
+            self.journal = try openJournal()
+        } catch {
+            journalWrites.failed("\(error); committing life changes to the store directly")
+        }
+    }
+
     private func startNextJournalGeneration() {
         guard let journal else {
             // Opened again after a failure of its own; never while another

@@ -154,6 +154,9 @@ package final class CommitJournal {
     /// whatever the churn.
     package var size: Int { file.size }
 
+    /// Whether its path still names the file written (see `AppendFile`).
+    package var isAtItsPath: Bool { file.isAtItsPath }
+
     /// Appends one record; once this returns, a crash no longer loses it.
     package func append(_ record: JournalRecord) throws(JournalError) {
         var payload = ByteWriter()
