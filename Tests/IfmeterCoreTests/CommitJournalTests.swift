@@ -131,6 +131,23 @@ import Testing
         #expect(contents.ending.isCutShort == (damagedRecord == 1))
     }
 
+    /// A flipped bit in a record's length that makes it point past the end
+    /// of the file is damage, not a record cut short: the record is whole
+    /// under its checksum, and the records after it are there. The last
+    /// record's length is damaged the same way.
+    @Test(arguments: [0, 1, 2])
+    func aDamagedLengthIsNotACutShortRecord(_ damagedRecord: Int) throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let records = (0..<3).map { JournalRecord(time: $0, batch: Self.batch($0)) }
+        var bytes = try writeJournal(records)
+        let recordStart = bytes.count - records[damagedRecord...].map { Self.encoded($0).count + 8 }.reduce(0, +)
+        bytes[recordStart + 2] ^= 0x40  // the length's third byte: 4 MiB more
+        let contents = try CommitJournal.parse(bytes, path: journalPath)
+        #expect(contents.records.count == damagedRecord)
+        #expect(!contents.ending.isCutShort)
+        #expect(contents.ending.text.contains("length is damaged"), "\(contents.ending.text)")
+    }
+
     static let notJournals: [(expected: String, bytes: [UInt8])] = [
         ("not an ifmeter journal", Array("SQLite format 3\0".utf8) + [UInt8](repeating: 0, count: 64)),
         ("not an ifmeter journal", Array("ifmeter journ".utf8)),

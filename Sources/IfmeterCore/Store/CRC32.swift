@@ -15,4 +15,20 @@ enum CRC32 {
             UInt32(crc32(0, buffer.baseAddress, UInt32(buffer.count)))
         }
     }
+
+    /// The length of the shortest prefix of `bytes`, at least `minimum`
+    /// long, whose checksum is `checksum`; nil when none is. One pass.
+    static func prefixLength(of bytes: ArraySlice<UInt8>, matching checksum: UInt32, minimum: Int) -> Int? {
+        bytes.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress, buffer.count >= minimum else { return nil }
+            var length = minimum
+            var running = crc32(0, base, UInt32(length))
+            while UInt32(running) != checksum {
+                guard length < buffer.count else { return nil }
+                running = crc32(running, base + length, 1)
+                length += 1
+            }
+            return length
+        }
+    }
 }

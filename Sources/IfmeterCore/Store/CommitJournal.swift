@@ -272,6 +272,8 @@ package final class CommitJournal {
             case .cutShort:
                 return JournalContents(
                     header: header, records: records, ending: .cutShort("record \(records.count + 1) was cut short"))
+            case .badLength:
+                stopped = "record \(records.count + 1)'s length is damaged"
             case .badChecksum(let end):
                 stopped = "record \(records.count + 1) fails its checksum"
                 // The last record, whole in length but not in content: a
@@ -289,13 +291,26 @@ package final class CommitJournal {
         case whole(start: Int, end: Int)
         case cutShort
         case badChecksum(end: Int)
+        /// A length past the end of the file over bytes that hold a whole
+        /// record under its checksum: the length is damaged, not cut.
+        case badLength
     }
+
+    /// The least a record's bytes hold: its time.
+    private static let smallestRecord = 8
 
     private static func frame(in bytes: [UInt8], at offset: Int) -> Frame {
         var reader = ByteReader(bytes, from: offset)
         guard let length = try? reader.u32(), let checksum = try? reader.u32() else { return .cutShort }
         let start = reader.offset
-        guard Int(length) <= bytes.count - start else { return .cutShort }
+        guard Int(length) <= bytes.count - start else {
+            // A crash cuts the last record short: the bytes there are the
+            // start of its payload. A bit flipped in a length makes it point
+            // past the end too, but the record itself is still there whole,
+            // its checksum matching, and records after it may be.
+            let whole = CRC32.prefixLength(of: bytes[start...], matching: checksum, minimum: smallestRecord)
+            return whole == nil ? .cutShort : .badLength
+        }
         let end = start + Int(length)
         return CRC32.checksum(bytes[start..<end]) == checksum ? .whole(start: start, end: end) : .badChecksum(end: end)
     }
