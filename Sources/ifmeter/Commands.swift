@@ -73,6 +73,7 @@ struct Context {
             throw .store(error)
         }
         if let why = journal.unreadable { Log.warning("ifmeter: \(why); tunnel lives since the daemon's last commit are not shown") }
+        if let why = journal.damaged { Log.warning("ifmeter: \(why); the tunnel lives journaled after it are not shown") }
         // Before the kernel is read: a commit in between would otherwise mix
         // baselines newer than the counters read with totals older than them.
         do { try store.holdSnapshot() } catch { throw .store(error) }

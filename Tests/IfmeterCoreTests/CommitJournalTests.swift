@@ -517,6 +517,24 @@ import Testing
         #expect(try stores[1].interface(named: "tun-old")?.totals.rxBytes == 200)
     }
 
+    /// A journal damaged inside: readers apply the records before the
+    /// damage and say where it stopped; a last record torn is no damage.
+    @Test(arguments: [0, 1])
+    func readersSayWhereADamagedJournalStopped(_ damagedRecord: Int) throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let writer = try CounterStore(directory: directory.path)
+        try writer.commit(PendingWrites(), openLives: [], bootID: "boot-1", at: 1_699_999_000, retention: Retention(), intervals: (15, 300))
+        let records = tunnelLife(ifindex: 9, bytes: 300_000)
+        _ = try journalFor(writer, generation: 1, records: records)
+        var bytes = try #require(try FileSystem.readBytes(journalPath))
+        let recordStart = bytes.count - records[damagedRecord...].map { Self.encoded($0).count + 8 }.reduce(0, +)
+        bytes[recordStart + 20] ^= 0x10
+        try Data(bytes).write(to: URL(fileURLWithPath: journalPath))
+        let inclusion = try CounterStore(directory: directory.path, readOnly: true).includeJournal(at: journalPath)
+        #expect(inclusion.applied == damagedRecord)
+        #expect((inclusion.damaged?.contains("record 1 fails its checksum") == true) == (damagedRecord == 0), "\(String(describing: inclusion.damaged))")
+    }
+
     /// `ifmeter` sees what only the journal holds yet; the store file is
     /// not written, and a journal already applied adds nothing.
     @Test func readersSeeTheJournalWithoutWritingTheStore() throws {

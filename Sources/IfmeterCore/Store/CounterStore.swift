@@ -808,6 +808,9 @@ package final class CounterStore {
         package var applied = 0
         /// Why the journal could not be read, when it could not.
         package var unreadable: String?
+        /// Where reading it stopped at damage, when it did: the records
+        /// after that are not shown (the daemon keeps the file aside).
+        package var damaged: String?
     }
 
     /// For readers: the store as the daemon's journal completes it. When
@@ -841,8 +844,9 @@ package final class CounterStore {
             } catch {
                 return JournalInclusion(unreadable: error.description)
             }
+            let damaged: String? = if case .damaged(let why) = preview?.ending { "\(path): \(why)" } else { nil }
             guard let preview, !preview.records.isEmpty,
-                  preview.header.storeID == (try meta("store_id")).flatMap({ UInt64($0) }) else { return JournalInclusion() }
+                  preview.header.storeID == (try meta("store_id")).flatMap({ UInt64($0) }) else { return JournalInclusion(damaged: damaged) }
             do {
                 database = try SQLiteDatabase(memoryCopyOf: original.database)
             } catch {
@@ -880,7 +884,7 @@ package final class CounterStore {
                 try writeMeta([("journal_generation", String(contents.header.generation)), ("last_commit", String(last))])
                 try write(contents.records, bootID: contents.header.bootID, namespace: contents.header.namespace)
             }
-            return JournalInclusion(applied: contents.records.count)
+            return JournalInclusion(applied: contents.records.count, damaged: damaged)
         }
         restoreOriginal()
         return JournalInclusion()
