@@ -597,22 +597,32 @@ struct JournalDaemonTests {
         #expect(try CommitJournal.read(journal)?.records.isEmpty == true)
     }
 
-    /// A journal removed (or replaced) while the daemon runs: its records
-    /// go to the store at the next sample, and a new journal starts at the
-    /// path, which `ifmeter` reads and a kill -9 leaves for the next start.
+    /// A journal removed (or replaced) while the daemon runs is written
+    /// again at its path from the records in memory at the next sample
+    /// (what stood there kept aside), which `ifmeter` reads and a kill -9
+    /// leaves for the next start; nothing needed a store commit.
     @Test(arguments: [false, true])
-    func aJournalRemovedWhileTheDaemonRunsIsStartedAgain(replaced: Bool) throws {
+    func aJournalRemovedWhileTheDaemonRunsIsWrittenAgain(replaced: Bool) throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.start(interval: 0.2, commitInterval: 3600)
         try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 3, size: 1000)
         try daemon.waitForLog("vpn0: removed")
         unlink(daemon.journalPath)
         if replaced { #expect(FileManager.default.createFile(atPath: daemon.journalPath, contents: Data("someone else's\n".utf8))) }
-        try daemon.waitForLog("removed or replaced while the daemon ran")
+        try daemon.waitForLog("removed or replaced while the daemon ran; written there again")
         try daemon.namespace.tunTraffic(name: "vpn1", subnet: 1, rxPackets: 4, size: 1000)
         try daemon.waitForLog("vpn1: removed")
         let shown = try ifmeter(daemon, ["status", "--json", "--all"])
         #expect(shown.standardOutput.contains("\"vpn0\"") && shown.standardOutput.contains("\"vpn1\""), "\(shown.standardOutput)")
+        // Both lives are in the journal alone, not yet in the store.
+        #expect(try daemon.storeFile().interfaces().contains { $0.name.hasPrefix("vpn") } == false)
+        #expect(try #require(try CommitJournal.read(daemon.journalPath)).records.count >= 2)
+        if replaced {
+            let directory = FileSystem.directoryName(daemon.journalPath)
+            let aside = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.contains(".replaced-") }
+            #expect(aside.count == 1)
+            #expect(try aside.first.map { try String(contentsOfFile: directory + "/" + $0, encoding: .utf8) } == "someone else's\n")
+        }
         #expect(daemon.stop(with: SIGKILL) == SIGKILL)
         try daemon.runOnce()
         #expect(try daemon.totals("vpn0").rxBytes == 3000)

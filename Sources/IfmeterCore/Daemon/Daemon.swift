@@ -570,8 +570,7 @@ package final class Daemon {
     /// bytes, 0.4 MiB more resident at the peak, the records being kept in
     /// memory too).
     private func journalLifeChanges(at now: Instant) {
-        // Its commit takes these changes too.
-        if journal?.isAtItsPath == false { return reattachJournal(at: now) }
+        if journal?.isAtItsPath == false { reattachJournal(at: now) }
         guard let journal, journal.size < configuration.journalMaxBytes else { return commit(at: now) }
         let batch = meter.nextCommit
         do {
@@ -613,30 +612,43 @@ package final class Daemon {
         }
     }
 
+    /// The journal's path no longer names the file this daemon appends to
+    /// (removed, or replaced by another file): what it holds is out of
+    /// `ifmeter`'s sight, and a kill -9 would lose it. The journal is
+    /// written again at its path from the records held in memory (whatever
+    /// stands there now kept aside); no store commit is needed, so this
+    /// works on a full disk too. If it cannot be, the old file is kept (its
+    /// records are in memory for the next store commit) and the next burst
+    /// or sample tries again; the failure is logged once.
+    private func reattachJournal(at now: Instant) {
+        guard let journal else { return }
+        do {
+            guard let again = try journal.writtenAgainAtItsPath(now: now.wall) else {
+                journalHeldElsewhere = true
+                Log.warning("\(journal.path): removed, and another process now holds a journal there; committing life changes to the store directly")
+                commit(at: now)
+                return
+            }
+            self.journal = again
+            Log.warning("\(journal.path): removed or replaced while the daemon ran; written there again with the \(counted(again.records.count, "record")) it held")
+            journalWrites.succeeded("\(journal.path): journal written again")
+        } catch {
+            journalWrites.failed("\(error); its records wait in memory for the next store commit")
+        }
+    }
+
     /// After a store commit applied the journal's records: the journal
     /// starts over. If it cannot, it is left out (the store has what it held
     /// and records its generation as applied, so nothing counts twice) and
     /// life changes go to the store until a later commit opens it again.
-    /// The journal's path no longer names the file this daemon appends to
-    /// (removed, or replaced by another file): what it holds is out of
-    /// `ifmeter`'s sight, and a kill -9 would lose it. Its records go to the
-    /// store now, and a journal starts again at the path; until the store
-    /// takes them (a full disk) the old one is kept, and asked again at the
-    /// next sample.
-    private func reattachJournal(at now: Instant) {
-        guard let journal else { return }
-        Log.warning("\(journal.path): removed or replaced while the daemon ran; committing its records to the store and starting a new journal there")
-        commit(at: now)
-        guard !storeWrites.isFailing else { return }
-        self.journal = nil
-        do {
-            self.journal = try openJournal()
-        } catch {
-            journalWrites.failed("\(error); committing life changes to the store directly")
-        }
-    }
-
     private func startNextJournalGeneration() {
+        // A file no longer at the journal's path (moved away, say) is not
+        // emptied: the journal opens again where it belongs.
+        if let journal, !journal.isAtItsPath {
+            self.journal = nil
+            if !journalHeldElsewhere { self.journal = try? openJournal() }
+            return
+        }
         guard let journal else {
             // Opened again after a failure of its own; never while another
             // process holds it, whose records are not this daemon's to empty.

@@ -157,6 +157,27 @@ package final class CommitJournal {
     /// Whether its path still names the file written (see `AppendFile`).
     package var isAtItsPath: Bool { file.isAtItsPath }
 
+    /// This journal written again at its path, header and records, for when
+    /// the path no longer names its file: whatever stands there now (another
+    /// file, a copy) is moved aside first. Nil when another process holds
+    /// a journal there.
+    package func writtenAgainAtItsPath(now: Int64) throws(JournalError) -> CommitJournal? {
+        var status = stat()
+        if lstat(path, &status) == 0 {
+            do { _ = try FileSystem.moveAside(path, suffix: "replaced", now: now) } catch { throw JournalError(path: path, error) }
+        }
+        guard let (file, _) = try Self.lock(path) else { return nil }
+        do {
+            let again = try CommitJournal(file: file, header: header)
+            for record in records { try again.append(record) }
+            return again
+        } catch {
+            // Not left half written, to be moved aside by the next try.
+            unlink(path)
+            throw error
+        }
+    }
+
     /// Appends one record; once this returns, a crash no longer loses it.
     package func append(_ record: JournalRecord) throws(JournalError) {
         var payload = ByteWriter()
