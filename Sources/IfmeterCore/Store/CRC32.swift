@@ -17,7 +17,9 @@ enum CRC32 {
     }
 
     /// The length of the shortest prefix of `bytes`, at least `minimum`
-    /// long, whose checksum is `checksum`; nil when none is. One pass.
+    /// long, whose checksum is `checksum`; nil when none is. One pass, a
+    /// zlib call a byte: only a record's length pointing past the end of
+    /// its journal (a torn write, or damage) asks.
     static func prefixLength(of bytes: ArraySlice<UInt8>, matching checksum: UInt32, minimum: Int) -> Int? {
         bytes.withUnsafeBufferPointer { buffer in
             guard let base = buffer.baseAddress, buffer.count >= minimum else { return nil }

@@ -44,7 +44,9 @@ package enum JournalEnding: Sendable, Equatable {
     /// The last record is not whole: the daemon was killed while writing
     /// it, or a power cut left its blocks unwritten. Not damage.
     case cutShort(String)
-    /// A record before the end is not whole: the file was damaged.
+    /// A record before the end is not whole, or a record's length is
+    /// damaged (it points past the end over a record still whole): the
+    /// file was damaged.
     case damaged(String)
 }
 
@@ -317,8 +319,9 @@ package final class CommitJournal {
         case badLength
     }
 
-    /// The least a record's bytes hold: its time.
-    private static let smallestRecord = 8
+    /// The least a record's bytes hold: its time and the five counts of an
+    /// empty batch.
+    private static let smallestRecord = 8 + 5 * 4
 
     private static func frame(in bytes: [UInt8], at offset: Int) -> Frame {
         var reader = ByteReader(bytes, from: offset)
@@ -329,8 +332,12 @@ package final class CommitJournal {
             // start of its payload. A bit flipped in a length makes it point
             // past the end too, but the record itself is still there whole,
             // its checksum matching, and records after it may be.
-            let whole = CRC32.prefixLength(of: bytes[start...], matching: checksum, minimum: smallestRecord)
-            return whole == nil ? .cutShort : .badLength
+            guard let whole = CRC32.prefixLength(of: bytes[start...], matching: checksum, minimum: smallestRecord) else { return .cutShort }
+            // A chance match on a torn record's bytes (one in 2^32 a byte)
+            // would not also read as a record.
+            var fields = ByteReader(bytes, from: start, to: start + whole)
+            let isRecord = (try? fields.time()) != nil && (try? fields.batch()) != nil && fields.isAtEnd
+            return isRecord ? .badLength : .cutShort
         }
         let end = start + Int(length)
         return CRC32.checksum(bytes[start..<end]) == checksum ? .whole(start: start, end: end) : .badChecksum(end: end)

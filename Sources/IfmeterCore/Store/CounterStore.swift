@@ -830,7 +830,7 @@ package final class CounterStore {
         let inclusion = try include(journalAt: path)
         guard inclusion.applied == 0, let recorded = try recordedJournalPath(besides: path) else { return inclusion }
         let other = try include(journalAt: recorded)
-        return other.applied > 0 ? other : inclusion
+        return other.applied > 0 || other.damaged != nil ? other : inclusion
     }
 
     private func include(journalAt path: String) throws(StoreError) -> JournalInclusion {
@@ -844,9 +844,10 @@ package final class CounterStore {
             } catch {
                 return JournalInclusion(unreadable: error.description)
             }
-            let damaged: String? = if case .damaged(let why) = preview?.ending { "\(path): \(why)" } else { nil }
-            guard let preview, !preview.records.isEmpty,
-                  preview.header.storeID == (try meta("store_id")).flatMap({ UInt64($0) }) else { return JournalInclusion(damaged: damaged) }
+            guard let preview, preview.header.storeID == (try meta("store_id")).flatMap({ UInt64($0) }) else { return JournalInclusion() }
+            // This store's journal, read up to damage: said, whatever the records before it.
+            let damaged: String? = if case .damaged(let why) = preview.ending { "\(path): \(why)" } else { nil }
+            guard !preview.records.isEmpty else { return JournalInclusion(damaged: damaged) }
             do {
                 database = try SQLiteDatabase(memoryCopyOf: original.database)
             } catch {
