@@ -30,10 +30,10 @@ struct OptionSpec: Sendable, Hashable {
     /// `-i, --interface IFACE` and the help, a row of the help's option list.
     var heading: (String, String) { (names.joined(separator: ", ") + (value.map { " " + $0 } ?? ""), help) }
 
-    /// `[-i IFACE]...`
-    var usage: String {
+    /// `[-i IFACE]...`, or `--svg FILE` for an option its command requires.
+    func usage(required: Bool = false) -> String {
         let body = value.map { "\(name) \($0)" } ?? name
-        return "[\(body)]" + (repeatable ? "..." : "")
+        return required ? body : "[\(body)]" + (repeatable ? "..." : "")
     }
 
     static let stateDirectory = OptionSpec(
@@ -46,7 +46,7 @@ struct OptionSpec: Sendable, Hashable {
     static let byteRates = OptionSpec(["--byte-rates"], "rates in bytes per second instead of bits per second")
     static let interface = OptionSpec(
         ["-i", "--interface"], value: "IFACE", repeatable: true, "only this interface (repeatable); a+b shows a and b merged into one")
-    static let limit = OptionSpec(["--limit"], value: "N", "keep the latest N rows per interface (top: the N largest days in all)")
+    static let limit = OptionSpec(["--limit"], value: "N", "keep the latest N rows per interface (events: the latest N in all; top: the N largest days in all)")
     static let begin = OptionSpec(["--begin"], value: "DATE", "from DATE: YYYY-MM-DD or \"YYYY-MM-DD HH:MM\", local time")
     static let end = OptionSpec(["--end"], value: "DATE", "to DATE, the day named included")
     static let all = OptionSpec(["--all"], "every link: also the unwatched and ignored ones")
@@ -242,9 +242,9 @@ enum CommandName: String, CaseIterable, Sendable {
             and what each boot counted, in one transaction (vnStat calls it remove).
             The daemon must be stopped (systemctl stop ifmeterd): it holds what it
             counts in memory and would write it back. While this runs, no daemon
-            can start on the store. An interface still present and watched is
-            counted again from its next start, its earlier traffic not counted; to
-            stop counting it, ignore it in [Classes]. Needs write access to the
+            can start on the store. An interface present at the daemon's last
+            commit counts on from zero, what passes while the daemon is stopped
+            included; to stop counting it, ignore it in [Classes]. Needs write access to the
             store (root, or the daemon's user). A name that starts with a dash
             goes after --, which ends the options.
             """
@@ -273,7 +273,8 @@ enum CommandName: String, CaseIterable, Sendable {
     /// from the table.
     var help: String {
         let usage = "Usage: ifmeter \(rawValue)"
-        let words = options.map(\.usage) + (operand.map { [$0.value] } ?? [])
+        // graph cannot run without --svg.
+        let words = options.map { $0.usage(required: self == .graph && $0 == .svg) } + (operand.map { [$0.value] } ?? [])
         let own = options.isEmpty ? "" : "Options:\n" + Self.optionLines(options) + "\n"
         return Self.wrap(words, first: usage, indent: usage.count + 1) + "\n\n" + description + "\n\n"
             + own + "Options for every command:\n" + Self.optionLines(OptionSpec.global)

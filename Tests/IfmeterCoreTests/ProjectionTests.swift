@@ -57,6 +57,10 @@ import Testing
         #expect(snapshot.budgets.map(\.state) == [.ok])
         #expect(snapshot.budgets.first?.projection.confidence == .low)
         #expect(CheckVerdict(snapshot) == .ok)
+        // No figure in JSON either, as the text shows none: a script must
+        // not read four hours' rate as the cycle's.
+        let json = try #require(snapshot.budgets.first.map { StatusReport.budgetJSON($0).rendered() })
+        #expect(json.contains("\"projected_bytes\": null"), "\(json)")
     }
 
     static let month: Int64 = 30 * 86_400

@@ -269,7 +269,8 @@ package enum StatusReport {
             ("target", .string(status.budget.label)), ("target_kind", .string(kind)),
             ("budget_bytes", .uint(status.budget.bytes)), ("used_bytes", .uint(status.used)),
             ("remaining_bytes", .int(status.remaining)),
-            ("projected_bytes", .uint(status.projection.projected)),
+            // As the text's "-": no figure before a day is observed.
+            ("projected_bytes", status.projection.isTrusted ? .uint(status.projection.projected) : .null),
             ("projection", .string("linear")), ("confidence", .string(status.projection.confidence.rawValue)),
             ("observed_since", .string(TimeText.utc(status.projection.observedSince))),
             ("observed_seconds", .int(status.projection.observedSeconds)),
