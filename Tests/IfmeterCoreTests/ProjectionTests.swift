@@ -61,6 +61,10 @@ import Testing
         // not read four hours' rate as the cycle's.
         let json = try #require(snapshot.budgets.first.map { StatusReport.budgetJSON($0).rendered() })
         #expect(json.contains("\"projected_bytes\": null"), "\(json)")
+        // Said within 80 columns, as every status line.
+        let lines = StatusReport.budgetLines(snapshot, units: Units()).split(separator: "\n")
+        #expect(lines.contains { $0.contains("ok, too early") })
+        #expect(lines.allSatisfy { $0.count <= 80 }, "\(lines)")
     }
 
     static let month: Int64 = 30 * 86_400

@@ -131,7 +131,8 @@ package enum StatusReport {
             let projection = status.projection
             let verdict: String
             switch status.state {
-            case .ok: verdict = projection.isTrusted ? "ok" : "ok, too early to project"
+            // Short: the row stays within 80 columns (projected shows "-").
+            case .ok: verdict = projection.isTrusted ? "ok" : "ok, too early"
             case .projectedOver: verdict = "at risk"
             case .exceeded: verdict = "EXCEEDED"
             }
