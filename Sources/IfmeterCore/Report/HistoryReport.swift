@@ -143,7 +143,11 @@ package enum HistoryReport {
         var notes = ["\(Estimate.basis)."]
         if rows.contains(where: \.live) { notes.append("* includes counters not yet committed by the daemon, read from the kernel now.") }
         if rows.contains(where: { $0.incomplete != nil }) { notes.append("! a reset with unknown loss fell in this period (see 'ifmeter events').") }
-        if rows.contains(where: { $0.estimated != nil }) { notes.append("estimated: the running \(kind.granularity.noun)'s total at its end, at the rate so far (once enough of it was counted).") }
+        if rows.contains(where: { $0.estimated != nil }) {
+            let noun = kind.granularity.noun
+            let whose = noun.hasSuffix("s") ? noun + "'" : noun + "'s"  // five minutes'
+            notes.append("estimated: the running \(whose) total at its end, at the rate so far (once enough of it was counted).")
+        }
         if kind.showsBars { notes.append("Bars: r = received, t = transmitted.") }
         return table.rendered() + notes.joined(separator: "\n") + "\n"
     }
