@@ -160,6 +160,15 @@ import Testing
         #expect(selection.resolvingNames(among: known).groups == groups)
     }
 
+    /// The history views list names as status does: tun2 before tun10.
+    @Test func historyRowsAreInNaturalOrder() {
+        let buckets = ["tun10", "tun2", "a"].map {
+            StoredBucket(name: $0, interfaceClass: "tunnel", granularity: .day, start: 86_400, counters: LinkCounters(rxBytes: 1))
+        }
+        let rows = HistoryReport.rows(.days, buckets: buckets, live: [:], classes: [:], now: 10 * 86_400, names: [], from: .min, to: .max, limit: 10)
+        #expect(rows.map(\.name) == ["a", "tun2", "tun10"])
+    }
+
     @Test func mergesSumPerBucketAndKeepSingles() {
         let rows = [Self.row("a", 0, 1), Self.row("b", 0, 2), Self.row("c", 0, 4, "tunnel"), Self.row("a", 60, 8)]
         let merged = InterfaceSelection(groups: [["a", "b"], ["c"]]).apply(rows)

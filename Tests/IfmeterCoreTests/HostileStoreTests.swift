@@ -61,6 +61,19 @@ import Testing
         "UPDATE life SET since_boot = 1e300",
     ]
 
+    /// JSON and the history views list names as status does: tun2 before tun10.
+    @Test func everyViewListsNamesInNaturalOrder() throws {
+        let (directory, state) = try hostileStore("UPDATE interface SET name = 'tun10' WHERE id = 1; UPDATE interface SET name = 'tun2' WHERE id = 2")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for command in [["status", "--json", "--all"], ["days", "--json"], ["status", "--all"]] {
+            let result = try runProcess(TestEnvironment.binary("ifmeter"), ["--config", "/dev/null", "--state-dir", state] + command)
+            #expect(result.status == 0, "\(command): \(result.standardError)")
+            let two = result.standardOutput.range(of: "tun2")
+            let ten = result.standardOutput.range(of: "tun10")
+            #expect(two != nil && ten != nil && two!.lowerBound < ten!.lowerBound, "\(command): \(result.standardOutput)")
+        }
+    }
+
     /// A table dropped by hand: every command, and the daemon, says which
     /// in one line, exit 65 as for any other damaged store.
     @Test(arguments: ["event", "present_link"])

@@ -94,7 +94,8 @@ package enum HistoryReport {
             return Array(rows.sorted { ($0.total, $1.start) > ($1.total, $0.start) }.prefix(limit))
         }
         let grouped = Dictionary(grouping: rows, by: \.name)
-        return grouped.keys.sorted().flatMap { name in
+        // Names in the order status shows them: tun2 before tun10.
+        return NaturalOrder.sorted(Array(grouped.keys)).flatMap { name in
             grouped[name]!.sorted { $0.start < $1.start }.suffix(limit)
         }
     }

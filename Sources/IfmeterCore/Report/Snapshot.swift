@@ -164,6 +164,8 @@ package enum SnapshotReader {
                 kind: link.kind, firstSeen: now, lastSeen: now, totals: .zero, incomplete: nil))
         }
 
+        // In the order every view shows names: tun2 before tun10.
+        stored.sort { NaturalOrder.less($0.name, $1.name) }
         let interfaces = stored.map { interface -> InterfaceSnapshot in
             let delta = live[interface.name] ?? .zero
             func sum(from start: Int64) -> LinkCounters {
