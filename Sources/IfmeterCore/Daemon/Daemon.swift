@@ -532,11 +532,14 @@ package final class Daemon {
         lastHealthySample = SystemClock.monotonic()
         lastSampleDuration = lastHealthySample - started
         lastSampleWall = Double(now.wall)
-        if journal?.isAtItsPath == false { reattachJournal(at: now) }
+        // Each way checks that the journal is still at its path: a commit
+        // (which opens it again there), the journal's append, or this.
         if SystemClock.boottime() - lastCommit >= configuration.commitInterval {
             commit(at: now)
         } else if meter.hasUncommittedLifeChanges {
             journalLifeChanges(at: now)
+        } else if journal?.isAtItsPath == false {
+            reattachJournal(at: now)
         }
         publishMetrics()
     }
