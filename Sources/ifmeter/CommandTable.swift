@@ -128,6 +128,10 @@ enum CommandName: String, CaseIterable, Sendable {
         }
     }
 
+    /// Those of `options` the command cannot run without (the parser says
+    /// so when one is missing); the help shows them without brackets.
+    var requiredOptions: [OptionSpec] { self == .graph ? [.svg] : [] }
+
     /// One line for the overview.
     var summary: String {
         switch self {
@@ -244,9 +248,9 @@ enum CommandName: String, CaseIterable, Sendable {
             counts in memory and would write it back. While this runs, no daemon
             can start on the store. An interface present at the daemon's last
             commit counts on from zero, what passes while the daemon is stopped
-            included; to stop counting it, ignore it in [Classes]. Needs write access to the
-            store (root, or the daemon's user). A name that starts with a dash
-            goes after --, which ends the options.
+            included; to stop counting it, ignore it in [Classes]. Needs write
+            access to the store (root, or the daemon's user). A name that starts
+            with a dash goes after --, which ends the options.
             """
         case .completions:
             """
@@ -273,8 +277,7 @@ enum CommandName: String, CaseIterable, Sendable {
     /// from the table.
     var help: String {
         let usage = "Usage: ifmeter \(rawValue)"
-        // graph cannot run without --svg.
-        let words = options.map { $0.usage(required: self == .graph && $0 == .svg) } + (operand.map { [$0.value] } ?? [])
+        let words = options.map { $0.usage(required: requiredOptions.contains($0)) } + (operand.map { [$0.value] } ?? [])
         let own = options.isEmpty ? "" : "Options:\n" + Self.optionLines(options) + "\n"
         return Self.wrap(words, first: usage, indent: usage.count + 1) + "\n\n" + description + "\n\n"
             + own + "Options for every command:\n" + Self.optionLines(OptionSpec.global)

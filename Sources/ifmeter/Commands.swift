@@ -220,9 +220,9 @@ enum Commands {
         guard var unknown = selection.unknown(among: known) else { return selection }
         let links = present()
         // `-i a+b` naming a link here called so, which nothing counts.
-        if let group = selection.groups.first(where: { $0.contains(unknown) }), group.count > 1,
-           links.contains(where: { $0.name == group.joined(separator: "+") }) {
-            unknown = group.joined(separator: "+")
+        if let group = selection.groups.first(where: { $0.contains(unknown) }), group.count > 1 {
+            let whole = group.joined(separator: "+")
+            if links.contains(where: { $0.name == whole }) { unknown = whole }
         }
         if links.contains(where: { $0.name == unknown }) {
             throw .usage(CommandLineError(

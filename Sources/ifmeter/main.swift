@@ -37,12 +37,12 @@ func report(_ failure: CommandFailure) -> (String, ExitCode) {
         return ("no budgets configured: add a [Budgets] section to \(path)", .config)
     case .store(.missing(let path)):
         let directory = FileSystem.directoryName(path)
-        if FileSystem.exists(directory) && !FileSystem.isDirectory(directory) {
-            return ("\(directory): not a directory; the state directory (--state-dir, StateDirectory=) is where the daemon keeps its store", .noInput)
-        }
         if !FileSystem.exists(directory) {
             // A daemon never started, or a mistyped --state-dir.
             return ("\(directory): no such directory, so no store yet: start the daemon (systemctl start ifmeterd, or make run), or check the state directory (--state-dir, StateDirectory=)", .noInput)
+        }
+        if !FileSystem.isDirectory(directory) {
+            return ("\(directory): not a directory; the state directory (--state-dir, StateDirectory=) is where the daemon keeps its store", .noInput)
         }
         return ("\(path): no store yet: start the daemon (systemctl start ifmeterd, or make run)", .noInput)
     case .store(let error):
