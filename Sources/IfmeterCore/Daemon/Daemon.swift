@@ -532,14 +532,14 @@ package final class Daemon {
         lastHealthySample = SystemClock.monotonic()
         lastSampleDuration = lastHealthySample - started
         lastSampleWall = Double(now.wall)
-        // Each way checks that the journal is still at its path: a commit
-        // (which opens it again there), the journal's append, or this.
+        // Before a commit is decided: one would otherwise open a new journal
+        // after it and keep a file found at the path as unreadable, where
+        // README promises it written again and the file kept as replaced.
+        if journal?.isAtItsPath == false { reattachJournal(at: now) }
         if SystemClock.boottime() - lastCommit >= configuration.commitInterval {
             commit(at: now)
         } else if meter.hasUncommittedLifeChanges {
             journalLifeChanges(at: now)
-        } else if journal?.isAtItsPath == false {
-            reattachJournal(at: now)
         }
         publishMetrics()
     }
