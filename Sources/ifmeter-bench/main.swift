@@ -5,10 +5,13 @@
 //   spawn N -- CMD ARGS    N runs of a command: median wall, CPU of children
 //   ready N -- CMD ARGS    N starts of a notify daemon: median time to READY=1
 //   store-year IFACES DIR  a year of commits every 300 s through the real store
-//   meter-churn SECONDS FILE  the daemon's own work for "churn seen by every
-//                          daemon" (a 10 s tunnel life every 0.15 s beside 50
-//                          tuns, a read a second, a dump every 15 s), through
-//                          the meter and a real journal at FILE: CPU a life
+//   meter-churn SECONDS FILE [DIR]  the daemon's own work for "churn seen by
+//                          every daemon" (a 10 s tunnel life every 0.15 s
+//                          beside 50 tuns, a read a second, a dump every
+//                          15 s), through the meter and a real journal at
+//                          FILE: CPU a life, journal bytes a life; with DIR,
+//                          each full journal is committed to a store there
+//                          as the daemon does, its CPU reported apart
 import CKernel
 import Glibc
 import IfmeterCore
@@ -181,7 +184,9 @@ case "store-year":
     stat(directory + "/" + CounterStore.fileName, &info)
     print("store_bytes=\(info.st_size) commits=\(commits) seconds=\(now() - began)")
 case "meter-churn":
-    guard arguments.count == 3, let seconds = Int(arguments[1]), seconds > 0 else { fail("meter-churn SECONDS FILE") }
+    guard (3...4).contains(arguments.count), let seconds = Int(arguments[1]), seconds > 0 else { fail("meter-churn SECONDS FILE [DIR]") }
+    let store: CounterStore?
+    do { store = try arguments.count == 4 ? CounterStore(directory: arguments[3]) : nil } catch { fail("\(error)") }
     let tunnel = Classification(.tunnel, by: .linkKind("tun"))
     var meter = Meter(
         bootID: "bench", namespace: 1, width: .bits64,
@@ -204,6 +209,9 @@ case "meter-churn":
     var begun = 0
     var lives = 0
     var generation: UInt64 = 1
+    var journaled = 0
+    var commits = 0
+    var commitCPU = 0.0
     let cpuBefore = processCPU()
     for second in 1...seconds {
         let t = Double(second)
@@ -224,17 +232,34 @@ case "meter-churn":
             _ = meter.apply(dump: steady + open.map { life($0, received: 1) }, eventsWereLost: false, at: instant(t))
         }
         guard meter.hasUncommittedLifeChanges else { continue }
+        let batch = meter.nextCommit
         if journal.size >= 256 * 1024 {
-            // Where the daemon commits the store (not measured here).
+            // Where the daemon commits the store.
+            journaled += journal.size
+            if let store {
+                let began = processCPU()
+                do {
+                    try store.commit(
+                        journal.records + [JournalRecord(time: instant(t).wall, batch: batch)], bootID: "bench", namespace: 1,
+                        journalGeneration: generation, retention: Retention(), intervals: (15, 300))
+                } catch { fail("\(error)") }
+                commitCPU += processCPU() - began
+                commits += 1
+                meter.committed(batch)
+            }
             generation += 1
             do { try journal.startGeneration(generation) } catch { fail("\(error)") }
+            if store != nil { continue }
         }
-        let batch = meter.nextCommit
         do { try journal.append(JournalRecord(time: instant(t).wall, batch: batch)) } catch { fail("\(error)") }
         meter.committed(batch)
     }
-    let cpu = processCPU() - cpuBefore
-    print("lives=\(lives) cpu_seconds=\(cpu) cpu_us_per_life=\(cpu / Double(max(lives, 1)) * 1e6)")
+    let cpu = processCPU() - cpuBefore - commitCPU
+    journaled += journal.size
+    print("lives=\(lives) cpu_seconds=\(cpu) cpu_us_per_life=\(cpu / Double(max(lives, 1)) * 1e6) journal_bytes_per_life=\(journaled / max(lives, 1))")
+    if store != nil {
+        print("commits=\(commits) commit_cpu_seconds=\(commitCPU) commit_ms=\(commitCPU / Double(max(commits, 1)) * 1e3) commit_us_per_life=\(commitCPU / Double(max(lives, 1)) * 1e6)")
+    }
 default:
     fail("unknown subcommand \(verb)")
 }
