@@ -73,6 +73,42 @@ import Testing
         #expect(try reader.integrityCheck() == "ok")
     }
 
+    /// A commit leaves out the statements it knows change nothing (an open
+    /// life looked for that was never written, a link's presence deleted
+    /// that was never recorded), knowing from the rows a connection reads
+    /// at its first write: what an earlier run wrote is found, updated and
+    /// deleted, and a life or link that came and went between two commits
+    /// leaves one ended row and no presence.
+    @Test(arguments: [false, true])
+    func aCommitEndsTheLivesAndPresenceAnEarlierConnectionWrote(reopened: Bool) throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var store = try CounterStore(directory: directory.path)
+        func commit(ended: [TrackedLife] = [], open: [TrackedLife] = [], present: IfindexTable<String>, previous: IfindexTable<String>?, at time: Int64) throws {
+            var pending = PendingWrites()
+            pending.interfaces["tun0"] = InterfaceInfo(interfaceClass: .tunnel, signal: "kind tun", kind: "tun")
+            pending.endedLives = ended.map { (EndedLife(life: $0, end: .removed, bootID: "boot-1", namespace: 0), time) }
+            try store.commit(
+                pending, openLives: open, bootID: "boot-1", presence: PresenceUpdate(present: present, previous: previous), at: time,
+                retention: Retention(), intervals: (15, 300))
+        }
+        let counters = LinkCounters(rxBytes: 100)
+        try commit(open: [life(4, counters)], present: [1: "lo", 4: "tun0"], previous: nil, at: 1_700_000_100)
+        if reopened {
+            store.close()
+            store = try CounterStore(directory: directory.path)
+        }
+        // tun0 (4) ends; another tun0 (5) came and went since the last commit.
+        try commit(ended: [life(4, counters), life(5, counters)], present: [1: "lo"], previous: [1: "lo", 4: "tun0"], at: 1_700_000_400)
+        #expect(try store.rowCount("life") == 2)
+        #expect(try store.rowCount("life WHERE ended IS NULL") == 0)
+        #expect(try store.database.query("SELECT ifindex FROM present_link") { $0.integer(0) } == [1])
+        // Begun again after the last commit: a new open row beside the ended ones.
+        try commit(open: [life(4, counters)], present: [1: "lo", 4: "tun0"], previous: [1: "lo"], at: 1_700_000_700)
+        #expect(try store.rowCount("life WHERE ended IS NULL AND ifindex = 4") == 1)
+        #expect(try store.database.query("SELECT ifindex FROM present_link ORDER BY ifindex") { $0.integer(0) } == [1, 4])
+        #expect(try store.integrityCheck() == "ok")
+    }
+
     /// A VPN that comes and goes every minute for three days: ended lives
     /// and events stay within their retention, the file stops growing, and
     /// the totals keep every byte.

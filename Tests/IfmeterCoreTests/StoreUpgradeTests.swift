@@ -45,7 +45,7 @@ import Testing
             events: try store.events(), openLives: state.openLives, lastBootID: state.lastBootID)
     }
 
-    @Test(arguments: [1, 2, 3, 4])
+    @Test(arguments: [1, 2, 3, 4, 5])
     func anOlderStoreIsReadAsItIsAndUpgradedInPlaceWithEveryRow(version: Int) throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         try createStore(version: version)
@@ -70,6 +70,11 @@ import Testing
         let key = try store.database.query("SELECT name FROM pragma_table_info('bucket') WHERE pk > 0 ORDER BY pk") { $0.text(0) }
         #expect(key == ["granularity", "start", "interface_id"])
         #expect(try store.database.query("SELECT name FROM sqlite_schema WHERE tbl_name = 'bucket' AND sql IS NOT NULL AND type = 'index'") { $0.text(0) } == [])
+        // Version 6's CHECKs: comparisons, not IN lists, refusing what they did.
+        let checked = try store.database.query("SELECT sql FROM sqlite_schema WHERE name IN ('bucket', 'event')") { $0.text(0) }
+        #expect(checked.count == 2 && checked.allSatisfy { $0.contains("CHECK") && !$0.contains(" IN (") }, "\(checked)")
+        #expect(throws: StoreError.self) { try store.database.run("INSERT INTO bucket(interface_id, granularity, start) VALUES (1, 'week', 0)") }
+        #expect(try store.database.query("SELECT name FROM sqlite_schema WHERE tbl_name = 'event' AND type = 'index'") { $0.text(0) } == ["event_time"])
         // "Since boot" agrees with all-time after an upgrade from version 1 too.
         #expect(try store.counted(bootID: "boot-a") == ["wwan0": LinkCounters(rxBytes: 1000, txBytes: 2000, rxPackets: 10, txPackets: 20),
                                                           "tun0": LinkCounters(rxBytes: 300, txBytes: 400, rxPackets: 3, txPackets: 4)])
