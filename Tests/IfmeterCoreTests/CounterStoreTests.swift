@@ -109,6 +109,33 @@ import Testing
         #expect(try store.integrityCheck() == "ok")
     }
 
+    /// A transaction rolled back takes what the connection learnt of the
+    /// rows with it: here a journal the store refuses after its record
+    /// ended tun0's life, which is then ended by a commit that succeeds.
+    @Test func aRolledBackCommitLeavesTheNextToFindTheOpenLife() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try CounterStore(directory: directory.path)
+        let counters = LinkCounters(rxBytes: 100)
+        try store.commit(PendingWrites(), openLives: [life(4, counters)], bootID: "boot-1", at: 1_700_000_100, retention: Retention(), intervals: (15, 300))
+        var ending = PendingWrites()
+        ending.endedLives = [(EndedLife(life: life(4, counters), end: .removed, bootID: "boot-1", namespace: 0), 1_700_000_200)]
+        var refused = ending
+        // Each within the headroom, together past it: refused after the life's row was written.
+        refused.deltas[PendingWrites.Slot(name: "tun0", start: 1_700_000_100)] = LinkCounters(rxBytes: 1 << 62)
+        refused.deltas[PendingWrites.Slot(name: "tun0", start: 1_700_000_400)] = LinkCounters(rxBytes: 1 << 62)
+        let journal = JournalContents(
+            header: JournalHeader(storeID: try store.journalIdentity(), generation: 1, bootID: "boot-1", namespace: 0),
+            records: [JournalRecord(time: 1_700_000_500, batch: CommitBatch(pending: refused))], ending: .whole)
+        guard case .refused = try store.apply(journal, retention: Retention(), intervals: (15, 300)) else {
+            Issue.record("the journal was applied")
+            return
+        }
+        #expect(try store.rowCount("life WHERE ended IS NULL") == 1)
+        try store.commit(ending, openLives: [], bootID: "boot-1", at: 1_700_000_600, retention: Retention(), intervals: (15, 300))
+        #expect(try store.rowCount("life") == 1)
+        #expect(try store.rowCount("life WHERE ended IS NULL") == 0)
+    }
+
     /// A VPN that comes and goes every minute for three days: ended lives
     /// and events stay within their retention, the file stops growing, and
     /// the totals keep every byte.

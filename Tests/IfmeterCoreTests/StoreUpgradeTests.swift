@@ -110,7 +110,7 @@ import Testing
     /// `ifmeter` applies the daemon's journal to an in-memory copy of a
     /// store it may not upgrade, upgraded as the daemon would: a version 4
     /// store's rows not folded yet are counted once.
-    @Test(arguments: [2, 4])
+    @Test(arguments: [2, 4, 5])
     func theCLIAppliesAJournalToAnOlderStoreUpgradedInMemory(version: Int) throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         try createStore(version: version)
@@ -204,15 +204,27 @@ import Testing
         #expect(result.standardError.split(separator: "\n").count == 1, "\(result.standardError)")
     }
 
-    /// A bucket row whose interface row is gone (a hand edit: every writer
-    /// ran with foreign keys on) is carried over as it is; the daemon starts.
-    @Test func aBucketRowWithoutItsInterfaceDoesNotStopTheUpgrade() throws {
+    /// A bucket or event row whose interface row is gone (a hand edit:
+    /// every writer ran with foreign keys on, the sqlite3 shell does not) is
+    /// carried over as it is, by the CLI's in-memory upgrade and by the
+    /// daemon's; the daemon starts.
+    @Test(arguments: [
+        (2, "INSERT INTO bucket(interface_id, granularity, start, rx_bytes) VALUES (99, 'year', 0, 7)", "bucket"),
+        (5, "INSERT INTO event(time, interface_id, boot_id, reason, loss, detail) VALUES (1767225600, 99, 'boot-a', 'removed', 'none', 'x')", "event"),
+    ])
+    func aRowWithoutItsInterfaceDoesNotStopTheUpgrade(version: Int, orphan: String, table: String) throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        try createStore(version: 2)
-        _ = try mustRun("/usr/bin/sqlite3", [path, "INSERT INTO bucket(interface_id, granularity, start, rx_bytes) VALUES (99, 'year', 0, 7)"])
+        try createStore(version: version)
+        _ = try mustRun("/usr/bin/sqlite3", [path, orphan + "; INSERT INTO meta(key, value) VALUES ('store_id', '42')"])
+        let journalPath = directory.appendingPathComponent("ifmeterd.journal").path
+        try writeJournal(journalPath, generation: 1)
+        let reader = try CounterStore(directory: directory.path, readOnly: true)
+        #expect(try reader.includeJournal(at: journalPath).applied == 1)
+        #expect(try reader.database.query("SELECT count(*) FROM \(table) WHERE interface_id = 99") { $0.integer(0) } == [1])
         let store = try CounterStore(directory: directory.path)
         #expect(try store.database.query("PRAGMA user_version") { $0.integer(0) } == [CounterStore.schemaVersion])
-        #expect(try store.database.query("SELECT rx_bytes FROM bucket WHERE interface_id = 99") { $0.integer(0) } == [7])
+        #expect(try store.database.query("SELECT count(*) FROM \(table) WHERE interface_id = 99") { $0.integer(0) } == [1])
+        #expect(try store.database.query("PRAGMA foreign_keys") { $0.integer(0) } == [1])
     }
 
     /// A store whose tables are not those of its version (edited by hand)

@@ -311,7 +311,13 @@ package final class CounterStore {
 
     /// Version 6 states the CHECK constraints of `bucket` and `event` as
     /// comparisons (`oneOf`); the tables are copied, every row as it was.
+    /// Foreign keys are off for the copy, as SQLite's procedure for
+    /// rebuilding a table says: an event row whose interface row was
+    /// deleted by hand (the sqlite3 shell leaves them off) is carried over
+    /// as the version-5 daemon kept it, not a start that fails.
     private func upgradeFromVersion5() throws(StoreError) {
+        try database.execute("PRAGMA foreign_keys = OFF")
+        defer { try? database.execute("PRAGMA foreign_keys = ON") }
         let bucketColumns = "interface_id, granularity, start, \(Self.counterColumns), basis, incomplete, last_counted"
         let eventColumns = """
             id, time, interface_id, boot_id, reason, old_ifindex, new_ifindex, loss, discarded_rx_bytes, discarded_tx_bytes, detail, basis
@@ -576,7 +582,7 @@ package final class CounterStore {
         return """
         CREATE TABLE \(name) (
             interface_id INTEGER NOT NULL,
-            granularity TEXT NOT NULL CHECK (\(oneOf("granularity", Granularity.allCases.map(\.rawValue)))),
+            granularity TEXT NOT NULL CHECK (\(oneOf("granularity", ["5min", "hour", "day", "month", "year"]))),
             start INTEGER NOT NULL,
             rx_bytes INTEGER NOT NULL DEFAULT 0, tx_bytes INTEGER NOT NULL DEFAULT 0,
             rx_packets INTEGER NOT NULL DEFAULT 0, tx_packets INTEGER NOT NULL DEFAULT 0,
