@@ -635,8 +635,7 @@ package final class CounterStore {
         let names = try database.query("SELECT name FROM interface") { $0.text(0) }
         var present: IfindexTable<String>?
         if foundVersion >= 2, try meta("presence") != nil {
-            let rows = try database.query("SELECT ifindex, name FROM present_link") { (Int32(truncatingIfNeeded: $0.integer(0)), $0.text(1)) }
-            present = IfindexTable(firstOf: rows)
+            present = IfindexTable(firstOf: try presentLinkRows())
         }
         let width = try meta("counter_width").flatMap(Int.init).flatMap(CounterWidth.init(rawValue:))
         var endedIndexes: Set<Int32> = []
@@ -979,9 +978,7 @@ package final class CounterStore {
         }
         if presentLinks == nil {
             var rows: [Int32: String] = [:]
-            for (ifindex, name) in try database.query("SELECT ifindex, name FROM present_link", row: { (Int32(truncatingIfNeeded: $0.integer(0)), $0.text(1)) }) {
-                rows[ifindex] = name
-            }
+            for (ifindex, name) in try presentLinkRows() { rows[ifindex] = name }
             presentLinks = rows
         }
         for ifindex in presence.removed where keeping(ifindex) && presentLinks?[ifindex] != nil {
@@ -994,6 +991,12 @@ package final class CounterStore {
                 [.integer(Int64(ifindex)), .text(name)])
             presentLinks?[ifindex] = name
         }
+    }
+
+    /// The record of links present, as stored: the daemon's start and
+    /// `writePresence` read it.
+    private func presentLinkRows() throws(StoreError) -> [(Int32, String)] {
+        try database.query("SELECT ifindex, name FROM present_link") { (Int32(truncatingIfNeeded: $0.integer(0)), $0.text(1)) }
     }
 
     private func interfaceID(_ name: String, info: InterfaceInfo?, at now: Int64) throws(StoreError) -> Int64 {
