@@ -440,14 +440,18 @@ N = 50: $(ms "$(value "$ready" ready_seconds)") ms (median of 10).
 A window's total CPU above is the sum of its wakeups, and on these shared
 VMs a few of them cost ten times the others: measured apart (each daemon's
 run time read every 0.25 s through the window, \`/proc/PID/schedstat\`),
-a wakeup that usually costs a fifth of a millisecond sometimes costs one
+an ifmeterd sample that usually costs a fifth of a millisecond sometimes costs one
 to five, with no page fault and no system call more than the usual ones
 (\`strace\`, \`/proc/PID/stat\`). A C program that only touches 2 MiB of
 its own memory every 15 s shows the same (25 µs a pass, now and then
 780), so these stalls are the machine's cost of touching memory left
-alone for seconds, not work of the daemon's; they weigh on whoever
-touches more memory at each wakeup. Microseconds of CPU per wakeup, and
-the CPU an hour of wakeups each costing the median (the stalls left out):
+alone for seconds, not work of the daemon's;
+they weigh on whoever touches more memory at each wakeup. Microseconds of
+CPU per wakeup, and the CPU an hour of wakeups each costing the median.
+A wakeup over 1 ms is a stall or a daemon's rarer, heavier work
+(ifmeterd's commit every 300 s, vnstatd's save every five minutes and its
+reads of /proc/net/dev): the median leaves out both, so it is what a
+daemon's usual wakeup costs, not its whole cost.
 
 | | ifmeterd | vnstatd 2.10 | floor (C) | ifmeterd / vnstatd |
 |---|---|---|---|---|
