@@ -104,7 +104,14 @@ struct ByteReader {
 // MARK: The commit batch, field by field
 
 extension ByteWriter {
-    mutating func counters(_ value: LinkCounters) { for field in value.fields { u64(field) } }
+    /// In `LinkCounters.fields` order, without that array: under link churn
+    /// the daemon encodes a record for every burst of events, and these
+    /// were an allocation each: 1,650 of the 24,600 instructions that
+    /// encoding a tunnel life took (callgrind, `ifmeter-bench meter-churn`).
+    mutating func counters(_ value: LinkCounters) {
+        u64(value.rxBytes); u64(value.txBytes); u64(value.rxPackets); u64(value.txPackets)
+        u64(value.rxErrors); u64(value.txErrors); u64(value.rxDropped); u64(value.txDropped)
+    }
 
     mutating func life(_ value: TrackedLife) {
         i32(value.ifindex)
