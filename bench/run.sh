@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # make bench: ifmeter against the floors and vnstatd, on the same interfaces,
 # in one run. Root (network namespaces, cgroups, perf). Writes BENCHMARKS.md.
-#   BENCH_DURATION    seconds of each side-by-side window at N=50: idle,
-#                     traffic, link events, churn, churn seen by every daemon
-#                     (default 300)
+#   BENCH_DURATION    seconds of each churn window at N=50 (churn, churn
+#                     seen by every daemon); the idle, traffic and link
+#                     events windows last twice as long (default 300)
 #   BENCH_SIZES       interface counts for the per-sample costs (default "10 100 1000 4000")
 #   BENCH_ITERATIONS  repetitions behind each per-sample median (default 200)
 #   BENCH_MEMORY_WAIT seconds each daemon runs alone before its memory is read (default 35)
@@ -196,22 +196,25 @@ window() {  # name [seconds]
   echo "$name: $(for d in "${daemons[@]}"; do printf '%s cpu/h %s s, wakeups/min %s (all switches %s), tasks %s, writes/h %s B, rss %s KiB; ' "$d" "${cpu_h[$name,$d]}" "${wake_min[$name,$d]}" "${switch_min[$name,$d]}" "${tasks[$name,$d]}" "${writes_h[$name,$d]}" "${rss_end[$name,$d]}"; done)"
 }
 
+# The idle, traffic and link events windows are twice as long as the
+# others: at a few tens of milliseconds of ifmeterd's CPU a window, the one
+# or two commits (and the hourly fold, should it fall there) in a window of
+# 300 s moved these figures by 2x between runs, and so did the few wakeups
+# in which the machine stalls (bench/TRIES.md, "Idle, wakeup by wakeup").
+quiet_duration=$((2 * duration))
+events_duration=$quiet_duration
 sleep 20   # start-up work (first samples, first commits) is not the steady state
-echo "window 1: idle, $duration s"
-window idle
+echo "window 1: idle, $quiet_duration s"
+window idle "$quiet_duration"
 
-echo "window 2: traffic without link events, $duration s"
+echo "window 2: traffic without link events, $quiet_duration s"
 inns_bg "$work/floor" traffic 100 tun0 tun1 tun2 tun3 tun4
 traffic=$!
 pids+=("$traffic")
 sleep 20   # attaching to the tuns raised their carrier: those events fall before the window
-window traffic
+window traffic "$quiet_duration"
 kill "$traffic"; wait "$traffic" 2>/dev/null || true
 
-# Twice as long as the others: at a few tens of milliseconds a window, the
-# one or two commits (and the hourly fold, should it fall here) in a
-# window of 300 s moved this figure by 2x between runs.
-events_duration=$((2 * duration))
 echo "window 3: link events, a VPN-like tun life every 10 s, $events_duration s"
 sleep 20
 lives_in_turn "$work/lives" 10 vpn0 --subnet 9 --rx-packets 20 --tx-packets 10 --size 1000
@@ -351,7 +354,7 @@ dump, about a kilobyte per link of which eight counters are used.
 ifmeterd, vnstatd and the floor daemon (\`bench/floor.c loop 15\`: one
 RTM_GETSTATS dump per 15 s in a poll() loop, timers aligned, with slack) ran
 at once on the same 50 tun interfaces, each from its own copy of its binary.
-Five windows of $duration s each (the link events window $events_duration s), in this order (the hourly fold of the
+Five windows: idle, traffic and link events of $quiet_duration s each, the two churn windows of $duration s, in this order (the hourly fold of the
 five-minute rows falls in whichever window the hour turns in, weighed
 there twelve times what it costs an hour${turned_text}):
 
@@ -421,7 +424,7 @@ is a disk write of its own. The generator's whole life (create, up, 30
 packets, delete) takes about 4 ms, so each VPN life here is one burst: two
 wakeups and one journal append. A life longer than
 20 ms is two bursts. Both daemons write in steps (ifmeterd a commit every 300 s, vnstatd
-a save every 5 minutes), so a window of 300 s holds one or two of each: the
+a save every 5 minutes), so a window of $quiet_duration s holds two or three of each: the
 per-hour writes of the idle and traffic windows are coarse. A commit
 writes only five-minute buckets (store schema 4 folds them into hours, days,
 months and years once an hour, schema 5 into the all-time totals too);
