@@ -166,7 +166,7 @@ wakeup_summary() {  # window daemon seconds
   read -r "wakeup_median[$1,$2]" "wakeup_p90[$1,$2]" "wakeup_max[$1,$2]" "wakeup_stalled[$1,$2]" "wakeup_steady[$1,$2]" < <(sort -n "$file" | awk -v s="$3" '
     {v[NR] = $1; sum += $1; if ($1 > 1000) over += $1}
     END {if (NR == 0) {print "n/a n/a n/a n/a n/a"; exit}
-      printf "%d %d %d %.0f%% %.3f\n", v[int((NR + 1) / 2)], v[int((NR * 9 + 9) / 10)], v[NR], 100 * over / sum, v[int((NR + 1) / 2)] * NR * 3600 / s / 1e6}')
+      printf "%d %d %d %.0f%% %.3f\n", v[int((NR + 1) / 2)], v[int((NR * 9 + 9) / 10)], v[NR], (sum > 0 ? 100 * over / sum : 0), v[int((NR + 1) / 2)] * NR * 3600 / s / 1e6}')
 }
 
 declare -A turned   # windows in which the hour turned, and with it the hourly fold
@@ -424,7 +424,7 @@ is a disk write of its own. The generator's whole life (create, up, 30
 packets, delete) takes about 4 ms, so each VPN life here is one burst: two
 wakeups and one journal append. A life longer than
 20 ms is two bursts. Both daemons write in steps (ifmeterd a commit every 300 s, vnstatd
-a save every 5 minutes), so a window of $quiet_duration s holds two or three of each: the
+a save every 5 minutes), so a window of $quiet_duration s holds about $((quiet_duration / 300)) of each: the
 per-hour writes of the idle and traffic windows are coarse. A commit
 writes only five-minute buckets (store schema 4 folds them into hours, days,
 months and years once an hour, schema 5 into the all-time totals too);
@@ -443,11 +443,11 @@ N = 50: $(ms "$(value "$ready" ready_seconds)") ms (median of 10).
 A window's total CPU above is the sum of its wakeups, and on these shared
 VMs a few of them cost ten times the others: measured apart (each daemon's
 run time read every 0.25 s through the window, \`/proc/PID/schedstat\`),
-an ifmeterd sample that usually costs a fifth of a millisecond sometimes costs one
-to five, with no page fault and no system call more than the usual ones
-(\`strace\`, \`/proc/PID/stat\`). A C program that only touches 2 MiB of
-its own memory every 15 s shows the same (25 µs a pass, now and then
-780), so these stalls are the machine's cost of touching memory left
+an ifmeterd sample that usually costs a fifth of a millisecond sometimes costs a
+few milliseconds, with no page fault and no system call beyond a sample's
+usual ones (\`strace\`, \`/proc/PID/stat\`). A C program that only touches
+2 MiB of its own memory every 15 s shows the same (22 to 73 µs a pass,
+once in eight passes 780: bench/TRIES.md, "Idle, wakeup by wakeup"), so these stalls are the machine's cost of touching memory left
 alone for seconds, not work of the daemon's;
 they weigh on whoever touches more memory at each wakeup. Microseconds of
 CPU per wakeup, and the CPU an hour of wakeups each costing the median.
@@ -464,6 +464,7 @@ daemon's usual wakeup costs, not its whole cost.
 | share of the window's CPU in wakeups over 1 ms, idle | ${wakeup_stalled[idle,ifmeterd]} | ${wakeup_stalled[idle,vnstatd]} | ${wakeup_stalled[idle,floor]} | |
 | CPU seconds per hour at the median wakeup, idle $(side wakeup_steady idle)
 | median wakeup, traffic $(side wakeup_median traffic)
+| 90th percentile, traffic $(side wakeup_p90 traffic)
 | largest, traffic $(side wakeup_max traffic)
 | share of the window's CPU in wakeups over 1 ms, traffic | ${wakeup_stalled[traffic,ifmeterd]} | ${wakeup_stalled[traffic,vnstatd]} | ${wakeup_stalled[traffic,floor]} | |
 | CPU seconds per hour at the median wakeup, traffic $(side wakeup_steady traffic)

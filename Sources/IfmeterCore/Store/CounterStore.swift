@@ -481,8 +481,9 @@ package final class CounterStore {
     /// A column list, spelt once for SQL and split for per-column checks.
     /// Split once, when made: queries build their text from it each time
     /// they run, and splitting the string anew for each cost 50,000
-    /// instructions a call (callgrind: 14 % of an idle daemon's first
-    /// five minutes, most of it reading the 50 interfaces' totals at start).
+    /// instructions a call (callgrind, an idle daemon on 50 tuns: 14 % of
+    /// its instructions in its first 320 s, most of them reading the
+    /// interfaces' totals at start).
     struct Columns: CustomStringConvertible {
         let description: String
         let components: [String]

@@ -106,8 +106,8 @@ struct ByteReader {
 extension ByteWriter {
     /// In `LinkCounters.fields` order, without that array: under link churn
     /// the daemon encodes a record for every burst of events, and these
-    /// were an allocation each: 1,650 of the 24,600 instructions that
-    /// encoding a tunnel life took (callgrind, `ifmeter-bench meter-churn`).
+    /// were an allocation each (callgrind, `ifmeter-bench meter-churn 300`:
+    /// encoding its 1,934 lives, 47.6 -> 44.4 million instructions).
     mutating func counters(_ value: LinkCounters) {
         u64(value.rxBytes); u64(value.txBytes); u64(value.rxPackets); u64(value.txPackets)
         u64(value.rxErrors); u64(value.txErrors); u64(value.rxDropped); u64(value.txDropped)
