@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 #include <netlink/netlink.h>
@@ -104,13 +105,14 @@ static int parse_link(struct nl_msg *message, ifm_link *slot) {
 }
 
 /* A connected NETLINK_ROUTE socket whose valid messages go to callback
- * (if any: the dump socket's datagrams are walked by receive_dump).
+ * (if any: the dump socket's datagrams are walked by receive_dump): a new
+ * one, or `adopted` (>= 0), one already bound that this process was handed.
  * MSG_PEEK is off (libnl 3.7 peeks by default: two syscalls per read). */
-static struct nl_sock *open_route_socket(nl_recvmsg_msg_cb_t callback, void *arg, int *error) {
+static struct nl_sock *open_route_socket(nl_recvmsg_msg_cb_t callback, void *arg, int adopted, int *error) {
     struct nl_sock *sock = nl_socket_alloc();
     if (!sock) { *error = NLE_NOMEM; return NULL; }
     if (callback) nl_socket_modify_cb(sock, NL_CB_VALID, NL_CB_CUSTOM, callback, arg);
-    int err = nl_connect(sock, NETLINK_ROUTE);
+    int err = adopted >= 0 ? nl_socket_set_fd(sock, NETLINK_ROUTE, adopted) : nl_connect(sock, NETLINK_ROUTE);
     if (err < 0) {
         nl_socket_free(sock);
         *error = -err;
@@ -262,7 +264,7 @@ static int receive_dump(ifm_netlink *handle, uint32_t sequence) {
 ifm_netlink *ifm_netlink_open(int *error) {
     ifm_netlink *handle = calloc(1, sizeof *handle);
     if (!handle) { *error = NLE_NOMEM; return NULL; }
-    handle->sock = open_route_socket(NULL, NULL, error);
+    handle->sock = open_route_socket(NULL, NULL, -1, error);
     if (!handle->sock) { free(handle); return NULL; }
     handle->buffer_bytes = MESSAGE_BUFFER_BYTES;
     return handle;
@@ -339,7 +341,7 @@ static int dump(ifm_netlink *handle, int request, ifm_link_list *list) {
          * as large, and the dump is run again. */
         int larger = err == NLE_MSG_TRUNC && handle->buffer_bytes < MAX_MESSAGE_BUFFER_BYTES;
         int open_error = 0;
-        struct nl_sock *fresh = open_route_socket(NULL, NULL, &open_error);
+        struct nl_sock *fresh = open_route_socket(NULL, NULL, -1, &open_error);
         if (!fresh) return err;
         nl_socket_free(handle->sock);
         handle->sock = fresh;
@@ -410,10 +412,30 @@ int ifm_events_receive_buffer(const ifm_events *handle) {
     return bytes / 2;
 }
 
-ifm_events *ifm_events_open(int receive_buffer_bytes, int *error) {
+/* Whether fd is a NETLINK_ROUTE socket of the caller's own network
+ * namespace: a socket handed over from elsewhere is only taken as the
+ * event socket when it is. The namespace is compared by netns cookie
+ * (Linux 5.14+); a kernel without it refuses the descriptor. */
+static int is_route_socket_of_this_namespace(int fd) {
+    int domain = 0, protocol = -1, type = 0;
+    socklen_t length = sizeof domain;
+    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &length) != 0 || domain != AF_NETLINK) return 0;
+    length = sizeof protocol;
+    if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &protocol, &length) != 0 || protocol != NETLINK_ROUTE) return 0;
+    length = sizeof type;
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) != 0 || type != SOCK_RAW) return 0;
+    int own = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+    if (own < 0) return 0;
+    uint64_t theirs = 0, ours = 0;
+    int same = ifm_netns_cookie(fd, &theirs) == 0 && ifm_netns_cookie(own, &ours) == 0 && theirs == ours;
+    close(own);
+    return same;
+}
+
+static ifm_events *events_open(int adopted, int receive_buffer_bytes, int *error) {
     ifm_events *handle = calloc(1, sizeof *handle);
     if (!handle) { *error = NLE_NOMEM; return NULL; }
-    handle->sock = open_route_socket(on_event_message, handle, error);
+    handle->sock = open_route_socket(on_event_message, handle, adopted, error);
     if (!handle->sock) { free(handle); return NULL; }
     handle->buffer_bytes = MESSAGE_BUFFER_BYTES;
     /* Multicast messages carry no sequence numbers of ours. */
@@ -429,6 +451,20 @@ ifm_events *ifm_events_open(int receive_buffer_bytes, int *error) {
         return NULL;
     }
     return handle;
+}
+
+ifm_events *ifm_events_open(int receive_buffer_bytes, int *error) {
+    return events_open(-1, receive_buffer_bytes, error);
+}
+
+ifm_events *ifm_events_adopt(int fd, int receive_buffer_bytes, int *error) {
+    if (!is_route_socket_of_this_namespace(fd)) {
+        close(fd);
+        *error = NLE_BAD_SOCK;
+        return NULL;
+    }
+    /* Subscribing again is harmless; the messages queued stay queued. */
+    return events_open(fd, receive_buffer_bytes, error);
 }
 
 void ifm_events_close(ifm_events *handle) {

@@ -343,6 +343,43 @@ package struct CounterTracker: Sendable {
         if presentLinks[link.ifindex] != link.name { presentLinks[link.ifindex] = link.name }
     }
 
+    // MARK: Events a stopped daemon left unread
+
+    /// Takes up the state the store kept of this boot and namespace as the
+    /// tracker's own, as it stood after the last events the daemon's
+    /// previous process read, so that the events still queued in the
+    /// socket it left behind (kept by the service manager while it
+    /// restarted) are observed as that process would have observed them:
+    /// a deletion with its final counters, a life that began and ended
+    /// meanwhile. False, and nothing taken, for another boot or namespace,
+    /// or a store without a presence record.
+    package mutating func resume(_ stored: StoredState) -> Bool {
+        guard stored.lastBootID == bootID, isOurs(stored.lastNamespace), let presence = stored.presentLinks else { return false }
+        let ours = stored.openLives.filter { $0.bootID == bootID && isOurs($0.namespace) }
+        lives = IfindexTable(firstOf: ours.map { ($0.life.ifindex, $0.life) })
+        presentLinks = presence
+        return true
+    }
+
+    /// The state after the events observed since `resume`, as the store
+    /// would hold it had the previous process saved it then: what `start`
+    /// reconciles with the links present now, by its usual rules. Leaves
+    /// the tracker empty for `start`. `deleted`: the ifindexes of the links
+    /// those events deleted (earlier lives here, for `start`'s rules).
+    package mutating func suspended(onto stored: StoredState, deleted: Set<Int32>) -> StoredState {
+        var state = stored
+        state.openLives = stored.openLives.filter { !($0.bootID == bootID && isOurs($0.namespace)) }
+        for (_, life) in lives {
+            state.openLives.append(StoredLife(bootID: bootID, namespace: namespace, life: life))
+            state.knownNames.insert(life.name)
+        }
+        state.presentLinks = presentLinks
+        state.endedIndexes.formUnion(deleted)
+        lives = IfindexTable()
+        presentLinks = IfindexTable()
+        return state
+    }
+
     /// A fresh dump of every link (rules 6, 8 and, after an event overrun,
     /// 9). A life missing from an ordinary dump is left open: its
     /// RTM_DELLINK, with the final counters, is still to be read. A link

@@ -403,6 +403,70 @@ import Testing
         #expect(meter.nextCommit.pending.endedLives.map(\.ended.life.name) == ["tun1"])
     }
 
+    /// One row: what the store kept of a daemon killed in this boot, the
+    /// events it left unread in the socket systemd kept, the links present
+    /// at the restart; what the restart counts and tells.
+    struct UnreadCase: Sendable, CustomTestStringConvertible {
+        var rule: String
+        var storedBoot = "B"
+        var stored: [(ifindex: Int32, name: String, rx: UInt64)] = []
+        var unread: [(deleted: Bool, ifindex: Int32, name: String, rx: UInt64)]
+        var present: [(ifindex: Int32, name: String, rx: UInt64)] = []
+        var counted: [String: UInt64]
+        var told: [ResetEvent.Reason]
+        var openAfter: [String]
+        var testDescription: String { rule }
+    }
+
+    @Test(arguments: [
+        UnreadCase(
+            rule: "a life deleted while the daemon was down: its final counters are counted",
+            stored: [(4, "tun0", 1000)], unread: [(true, 4, "tun0", 1500)],
+            counted: ["tun0": 500], told: [.removed], openAfter: []),
+        UnreadCase(
+            rule: "a life that began and ended while the daemon was down is counted whole",
+            unread: [(false, 9, "tun1", 0), (true, 9, "tun1", 700)],
+            counted: ["tun1": 700], told: [.removed], openAfter: []),
+        UnreadCase(
+            rule: "a link created while down and present: counted from its creation, nothing missed",
+            unread: [(false, 10, "tun2", 0)], present: [(10, "tun2", 300)],
+            counted: ["tun2": 300], told: [], openAfter: ["tun2"]),
+        UnreadCase(
+            rule: "a rename while down, told by its event: each name keeps what passed under it",
+            stored: [(4, "tun0", 1000)], unread: [(false, 4, "tunR", 1200)], present: [(4, "tunR", 1500)],
+            counted: ["tun0": 200, "tunR": 300], told: [], openAfter: ["tunR"]),
+        UnreadCase(
+            rule: "a life gone with no event left (read, never saved): removed while stopped, loss unknown",
+            stored: [(4, "tun0", 1000), (5, "tun5", 0)], unread: [(false, 5, "tun5", 40)], present: [(5, "tun5", 90)],
+            counted: ["tun5": 90], told: [.removedWhileStopped], openAfter: ["tun5"]),
+        UnreadCase(
+            rule: "a store of another boot: the events are not its continuation and are not applied",
+            storedBoot: "A", stored: [(4, "tun0", 1000)], unread: [(true, 4, "tun0", 1500)],
+            counted: [:], told: [.reboot], openAfter: []),
+    ])
+    func eventsLeftUnreadByAKilledDaemon(_ row: UnreadCase) {
+        var meter = meter()
+        func life(_ entry: (ifindex: Int32, name: String, rx: UInt64)) -> StoredLife {
+            StoredLife(bootID: row.storedBoot, namespace: 7, life: TrackedLife(
+                ifindex: entry.ifindex, name: entry.name, counters: LinkCounters(rxBytes: entry.rx, rxPackets: entry.rx / 100),
+                sinceBoot: 50, firstSeen: 0, lastSeen: 0))
+        }
+        let stored = StoredState(
+            lastBootID: row.storedBoot, lastNamespace: 7, openLives: row.stored.map(life), knownNames: Set(row.stored.map(\.name)),
+            presentLinks: IfindexTable(firstOf: row.stored.map { ($0.ifindex, $0.name) }))
+        let unread = row.unread.map { LinkEvent(kind: $0.deleted ? .deleted(movedToOtherNamespace: false) : .new, link: link($0.name, $0.ifindex, rx: $0.rx)) }
+        let step = meter.start(stored: stored, links: row.present.map { link($0.name, $0.ifindex, rx: $0.rx) }, at: at(0), unread: unread)
+        #expect(meter.totals.filter { $0.value.rxBytes > 0 }.mapValues(\.rxBytes) == row.counted)
+        #expect(step.events.map(\.reason) == row.told)
+        #expect(meter.lives.map(\.value.name).sorted() == row.openAfter)
+        // The store's presence record follows: a link deleted while down is
+        // no longer recorded present.
+        let presence = meter.nextCommit.presence
+        for gone in row.unread where gone.deleted && row.storedBoot == "B" && row.stored.contains(where: { $0.ifindex == gone.ifindex }) {
+            #expect(presence?.removed.contains(gone.ifindex) == true, "\(presence.map { "\($0.removed)" } ?? "no presence")")
+        }
+    }
+
     @Test func theMetricsLedgerStartsFromTheStoreAndNeverGoesDown() {
         let stored = StoredInterface(
             name: "tun0", interfaceClass: .tunnel, signal: "kind tun", kind: "tun", firstSeen: 0, lastSeen: 0,

@@ -1,3 +1,4 @@
+import CTestTun
 import Foundation
 import Glibc
 import Testing
@@ -109,6 +110,20 @@ final class NotifySocket {
             if message.split(separator: "\n").contains(where: { $0 == wanted }) { return messages }
         }
     }
+
+    /// The first message containing `wanted` and the descriptor it carried
+    /// (-1: none), waiting up to ten seconds for each message.
+    func readPassing(until wanted: String) throws -> (message: String, descriptor: Int32) {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        while true {
+            var descriptor: Int32 = -1
+            let count = ifm_test_receive_with_descriptor(fd, &buffer, Int32(buffer.count), 10_000, &descriptor)
+            guard count >= 0 else { throw SystemError("recvmsg", path: path, errno: -count) }
+            let message = String(decoding: buffer[0..<Int(count)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if message.split(separator: "\n").contains(where: { $0 == wanted }) { return (message, descriptor) }
+            if descriptor >= 0 { close(descriptor) }
+        }
+    }
 }
 
 @Suite(.enabled(if: TestEnvironment.isRoot, TestEnvironment.rootReason))
@@ -130,6 +145,62 @@ struct NotifyTests {
         daemon.signal(SIGTERM)
         #expect(notify.read(until: "STOPPING=1").last == "STOPPING=1")
         #expect(daemon.stop() == 0)
+    }
+
+    /// systemd's file descriptor store (FileDescriptorStoreMax=), played by
+    /// the test: the daemon hands over its link event socket at start; when
+    /// it is killed while a tunnel lived and died unread (the daemon
+    /// stopped), the next process, handed that socket, counts the tunnel's
+    /// bytes from its RTM_DELLINK, to the byte. A daemon started without it
+    /// never sees that tunnel (Tests/systemd/run.sh shows both).
+    @Test func aKilledDaemonsUnreadEventsReachTheNextProcessThroughTheKeptSocket() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, persist: true)
+        let notify = try NotifySocket(in: daemon.directory)
+        try daemon.start(interval: 60, environment: ["NOTIFY_SOCKET": notify.path])
+        let kept = try notify.readPassing(until: "FDSTORE=1")
+        #expect(kept.message == "FDSTORE=1\nFDNAME=link-events\nFDPOLL=0")
+        try #require(kept.descriptor >= 0, "FDSTORE=1 came without a descriptor")
+        defer { close(kept.descriptor) }
+        daemon.signal(SIGSTOP)
+        try daemon.namespace.tunTraffic(name: "tun8", rxPackets: 7, size: 100)
+        daemon.stop(with: SIGKILL)
+        #expect(try daemon.totalsIfAny("tun8") == nil)
+
+        let next = try daemon.startPassing(kept.descriptor, named: "link-events")
+        kill(next, SIGTERM)
+        var status: Int32 = 0
+        waitpid(next, &status, 0)
+        #expect(status == 0, "\(daemon.log)")
+        let counted = try daemon.totals("tun8")
+        #expect(counted.rxBytes == 700 && counted.rxPackets == 7, "\(counted)")
+        #expect(try daemon.reasons("tun8") == ["removed"])
+        #expect(daemon.log.contains("link events left unread by the daemon's last process"), "\(daemon.log)")
+    }
+
+    /// A kept descriptor the daemon must not take as its event socket: a
+    /// route socket of another network namespace (here the test's own),
+    /// which would count another namespace's links. Refused in one line,
+    /// dropped from the store (FDSTOREREMOVE=1), a new socket kept instead.
+    @Test func aKeptSocketOfAnotherNamespaceIsRefusedAndReplaced() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, persist: true)
+        let notify = try NotifySocket(in: daemon.directory)
+        let foreign = socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)  // 0: NETLINK_ROUTE
+        try #require(foreign >= 0)
+        defer { close(foreign) }
+        let next = try daemon.startPassing(foreign, named: "link-events", environment: ["NOTIFY_SOCKET": notify.path])
+        #expect(try notify.readPassing(until: "FDSTOREREMOVE=1").message == "FDSTOREREMOVE=1\nFDNAME=link-events")
+        let kept = try notify.readPassing(until: "FDSTORE=1")
+        #expect(kept.descriptor >= 0)
+        if kept.descriptor >= 0 { close(kept.descriptor) }
+        kill(next, SIGTERM)
+        var status: Int32 = 0
+        waitpid(next, &status, 0)
+        #expect(status == 0, "\(daemon.log)")
+        let refusals = daemon.log.split(separator: "\n").filter { $0.contains("taking the link event socket kept by the service manager") }
+        #expect(refusals.count == 1, "\(daemon.log)")
+        #expect(try daemon.totalsIfAny("tun0") != nil)
     }
 
     /// An abstract `$NOTIFY_SOCKET` (`@name`, as systemd in a container may
@@ -254,5 +325,27 @@ extension ServiceTests {
     ] as [(String?, String?, Double?)])
     func watchdogInterval(usec: String?, pid: String?, expected: Double?) {
         #expect(ServiceManager.watchdogInterval(usec: usec, pid: pid, ownPID: 4242) == expected)
+    }
+}
+
+/// Which descriptors the service manager passed, as sd_listen_fds(3) with
+/// names decides it.
+@Suite struct PassedDescriptorTests {
+    @Test(arguments: [
+        ("1", "4242", "link-events", ["link-events": 3]),
+        ("2", "4242", "link-events:other", ["link-events": 3, "other": 4]),
+        ("2", "4242", "link-events", ["link-events": 3, "unknown": 4]),
+        ("1", "4242", nil, ["unknown": 3]),
+        ("1", "4243", "link-events", [:]),
+        ("1", nil, "link-events", [:]),
+        ("0", "4242", "", [:]),
+        ("-1", "4242", "link-events", [:]),
+        ("many", "4242", "link-events", [:]),
+        (nil, "4242", "link-events", [:]),
+    ] as [(String?, String?, String?, [String: Int32])])
+    func passedDescriptors(count: String?, pid: String?, names: String?, expected: [String: Int32]) {
+        let passed = ServiceManager.passedDescriptors(count: count, pid: pid, names: names, ownPID: 4242)
+        #expect(Dictionary(passed.map { ($0.name, $0.descriptor) }, uniquingKeysWith: { first, _ in first }) == expected)
+        #expect(passed.count == expected.count)
     }
 }

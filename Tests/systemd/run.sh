@@ -309,6 +309,21 @@ until_true 20 restarted_from "$pid" || fail "no restart after kill -9"
 [ "$(stored_rx)" = 3000 ] || fail "after kill -9 the store holds $(stored_rx), expected 3000"
 ok "kill -9: restarted; the store holds all 3000 bytes"
 
+# A daemon killed while link events wait unread in its socket: systemd keeps
+# the socket (FileDescriptorStoreMax=1), the next process reads them. tun8
+# lives and carries 700 bytes wholly while the daemon is stopped; its
+# RTM_DELLINK, with the final counters, is all that knows them.
+pid=$(in_ns systemctl show -P MainPID ifmeterd)
+[ "$(in_ns systemctl show -P NFileDescriptorStore ifmeterd)" = 1 ] \
+  || fail "systemd keeps $(in_ns systemctl show -P NFileDescriptorStore ifmeterd) descriptors for ifmeterd, expected the event socket"
+in_ns kill -STOP "$pid"
+in_ns /root/ifmeter-test/ifmeter-testnet --name tun8 --rx-packets 7 --size 100 || fail "ifmeter-testnet tun8"
+in_ns kill -9 "$pid"
+until_true 20 restarted_from "$pid" || fail "no restart after kill -9 of a stopped daemon"
+[ "$(stored_rx tun8)" = 700 ] || fail "a tunnel that lived while the daemon was stopped and killed: the store holds '$(stored_rx tun8)' bytes for tun8, expected 700"
+until_true 10 journal_has "left unread by the daemon's last process" || fail "the journal does not tell of the events read from the kept socket"
+ok "kill -9 with link events unread: systemd kept the socket, the next process counted tun8's 700 bytes"
+
 # --- The CLI as an unprivileged user: the store (0640) is read by group
 # ifmeter, which README tells users to join; anyone else gets one line, exit 77.
 in_ns useradd --no-create-home --shell /usr/sbin/nologin --groups ifmeter reader || fail "useradd reader"

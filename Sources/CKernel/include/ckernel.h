@@ -93,6 +93,12 @@ typedef struct ifm_events ifm_events;
 /* Subscribes to link events on a non-blocking socket whose kernel receive
  * buffer is receive_buffer_bytes (0 keeps the default). */
 ifm_events *ifm_events_open(int receive_buffer_bytes, int *error);
+/* The same on fd, an event socket this process was handed (the service
+ * manager kept it across a restart: the events queued in it while no
+ * process read them are still there). Refused (NLE_BAD_SOCK) unless fd is
+ * a NETLINK_ROUTE socket of the caller's network namespace. Takes fd:
+ * closed on failure, by ifm_events_close otherwise. */
+ifm_events *ifm_events_adopt(int fd, int receive_buffer_bytes, int *error);
 void ifm_events_close(ifm_events *handle);
 int ifm_events_fd(const ifm_events *handle);
 
@@ -131,6 +137,8 @@ int ifm_set_heap_trim_threshold(int bytes);
 /* Sends message as one datagram to address, $NOTIFY_SOCKET's value: a path,
  * or "@name" for an abstract socket. Returns 0 or an errno value. */
 int ifm_notify(const char *address, const char *message, size_t length);
+/* The same with descriptor passed along (SCM_RIGHTS), for FDSTORE=1. */
+int ifm_notify_with_descriptor(const char *address, const char *message, size_t length, int descriptor);
 
 /* ---- getifaddrs (32-bit IFLA_STATS copies; every counter wraps at 2^32) ---- */
 

@@ -13,6 +13,19 @@ int ifm_test_tun_set_persist(int fd, int persist);
 
 
 
+/* Test support for the service manager's file descriptor store (FDSTORE=1,
+ * sd_listen_fds(3)), played by a test. */
+
+/* Receives one datagram into buffer (at most size bytes) within timeout_ms,
+ * and the descriptor it carried (SCM_RIGHTS) in *descriptor, or -1.
+ * Returns the datagram's length, or -errno (-ETIMEDOUT after the timeout). */
+int ifm_test_receive_with_descriptor(int socket, char *buffer, int size, int timeout_ms, int *descriptor);
+
+/* Runs /bin/sh -c command with descriptor as its fd 3 and stdout and stderr
+ * appended to output_path, as systemd passes a kept descriptor. Returns the
+ * pid, or -errno. */
+int ifm_test_spawn_passing(const char *command, int descriptor, const char *output_path);
+
 /* setns(2) for a network namespace (glibc declares it only with _GNU_SOURCE).
  * Returns 0 or -errno. */
 int ifm_test_enter_network_namespace(int fd);

@@ -48,6 +48,9 @@ package final class Daemon {
     private let store: CounterStore
     private let linkSource: any LinkSource
     private let events: LinkEventSocket
+    /// The event socket is the one the service manager kept across a
+    /// restart: what it queued while no process read it is read at start.
+    private let eventSocketWasKept: Bool
     private var meter: Meter
     private var metrics: MetricsFile?
     private let journalPath: String
@@ -120,7 +123,8 @@ package final class Daemon {
             throw DaemonStartError(message: error.description, exitCode: error.exitCode)
         }
         do {
-            events = try LinkEventSocket(receiveBufferBytes: configuration.eventBufferBytes)
+            (events, eventSocketWasKept) = try Self.eventSocket(
+                passed: once ? nil : ServiceManager.takePassedDescriptors(), receiveBufferBytes: configuration.eventBufferBytes)
             linkSource = configuration.counterSource == .getifaddrs ? InterfaceAddressesLinkSource() : try NetlinkLinkSource()
         } catch {
             throw DaemonStartError(message: "netlink: \(error)", exitCode: .unavailable)
@@ -140,6 +144,40 @@ package final class Daemon {
         guard FileSystem.isDirectory(journalDirectory) else {
             throw DaemonStartError(message: "\(journalPath): journal directory \(journalDirectory) does not exist", exitCode: .cannotCreate)
         }
+    }
+
+    /// The name the event socket is kept under in the service manager.
+    static let eventSocketName = "link-events"
+
+    /// The link event socket: the one the service manager kept across a
+    /// restart (FileDescriptorStoreMax=, `ServiceManager.store`), with the
+    /// events that came while no process read them, or a new one it is
+    /// asked to keep, so that a daemon killed with events unread leaves
+    /// them to its successor. Descriptors passed for anything else are
+    /// closed. `passed` nil (`--once`): the service manager is left out.
+    private static func eventSocket(
+        passed: [ServiceManager.PassedDescriptor]?, receiveBufferBytes: Int
+    ) throws -> (LinkEventSocket, kept: Bool) {
+        guard let passed else { return (try LinkEventSocket(receiveBufferBytes: receiveBufferBytes), false) }
+        var kept: LinkEventSocket?
+        var refused = false
+        for descriptor in passed {
+            guard descriptor.name == eventSocketName, kept == nil else {
+                close(descriptor.descriptor)
+                continue
+            }
+            do {
+                kept = try LinkEventSocket(adopting: descriptor.descriptor, receiveBufferBytes: receiveBufferBytes)
+            } catch {
+                refused = true
+                Log.warning("\(error); opening a new one (events between the last process's reads and now are lost)")
+            }
+        }
+        if let kept { return (kept, true) }
+        if refused { ServiceManager.removeStored(name: eventSocketName) }
+        let fresh = try LinkEventSocket(receiveBufferBytes: receiveBufferBytes)
+        ServiceManager.store(descriptor: fresh.fileDescriptor, name: eventSocketName)
+        return (fresh, false)
     }
 
     /// The metrics file is replaced after every sample: on one of `taken`
@@ -177,6 +215,8 @@ package final class Daemon {
         } catch {
             throw DaemonStartError(message: error.description, exitCode: error.exitCode)
         }
+        // Before the dump: they happened before it.
+        let unread = eventSocketWasKept ? readUnreadEvents() : (events: [], lost: false)
         let now = clock.now()
         let links: [LinkSample]
         do {
@@ -184,7 +224,7 @@ package final class Daemon {
         } catch {
             throw DaemonStartError(message: "netlink: \(error)", exitCode: .unavailable)
         }
-        finish(meter.start(stored: stored, links: links, at: now))
+        finish(meter.start(stored: stored, links: links, at: now, unread: unread.events, missed: unread.lost ? .lost : nil))
         // An overrun here may have dropped the creation or deletion of a
         // link after the dump: only a re-dump that knows it reconciles them.
         if readEvents(missed: .beforeStart) { samplePass(eventsWereLost: true) }
@@ -473,6 +513,30 @@ package final class Daemon {
             guard batch.morePending else { break }
         }
         return lost
+    }
+
+    /// Every event queued in a kept event socket when the daemon starts:
+    /// what happened after the previous process's last read. `lost`: the
+    /// queue overran meanwhile, or could not be read.
+    private func readUnreadEvents() -> (events: [LinkEvent], lost: Bool) {
+        var unread: [LinkEvent] = []
+        var lost = false
+        // Bounded as `readEvents` is; what is left is read after the dump.
+        for _ in 0..<16 {
+            do {
+                let batch = try events.read()
+                unread += batch.events.map(sourceWidth)
+                lost = lost || batch.overrun
+                guard batch.morePending else { break }
+            } catch {
+                Log.error("reading the link events left unread by the last process: \(error)")
+                return (unread, true)
+            }
+        }
+        if !unread.isEmpty || lost {
+            Log.notice("\(counted(unread.count, "link event")) left unread by the daemon's last process, kept by the service manager: applied to what it saved" + (lost ? "; some were lost (the queue overran)" : ""))
+        }
+        return (unread, lost)
     }
 
     /// An event's counters as wide as the source's: with getifaddrs a

@@ -157,16 +157,36 @@ package struct Meter {
     // MARK: Operations
 
     /// Reconciles the store's state with every link present at start.
-    package mutating func start(stored: StoredState, links listed: [LinkSample], at now: Instant) -> Step {
+    /// `unread`: the events the previous process left queued in the event
+    /// socket the service manager kept for it (`missed`: why some may be
+    /// missing), read before `links` were listed. They are applied first,
+    /// to the state that process saved, as it would have applied them.
+    package mutating func start(
+        stored: StoredState, links listed: [LinkSample], at now: Instant,
+        unread: [LinkEvent] = [], missed: CounterTracker.MissedMessages? = nil
+    ) -> Step {
         // The listings the tracker takes, for the watch decision and the
         // record alike: the first of an ifindex listed twice.
         let links = listed.firstOfEachIfindex
         touchedSinceCommit = .all
         for entry in stored.openLives { lastSeen[entry.life.name] = max(lastSeen[entry.life.name] ?? .min, entry.life.lastSeen) }
         let sameRun = stored.lastBootID == tracker.bootID && NamespaceCookie.same(stored.lastNamespace, tracker.namespace)
+        // What the store holds: the first commit writes the difference.
         committedPresence = sameRun ? stored.presentLinks : nil
+        var step = Step()
+        var reconciled = stored
+        if !unread.isEmpty, tracker.resume(stored) {
+            step = apply(events: unread, at: now, missed: missed)
+            var deleted = Set<Int32>()
+            for event in unread { if case .deleted = event.kind { deleted.insert(event.link.ifindex) } }
+            reconciled = tracker.suspended(onto: stored, deleted: deleted)
+            touchedSinceCommit = .all
+        }
         let watched = watchedIndexes(links)
-        return record(tracker.start(stored: stored, links: links, at: now, isWatched: { watched.contains($0.ifindex) }), links: links, at: now, everyName: true)
+        step.append(record(
+            tracker.start(stored: reconciled, links: links, at: now, isWatched: { watched.contains($0.ifindex) }), links: links, at: now,
+            everyName: true))
+        return step
     }
 
     /// Link events, in arrival order; `missed`: why messages before them

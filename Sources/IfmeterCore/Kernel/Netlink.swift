@@ -163,6 +163,18 @@ package final class LinkEventSocket {
         self.handle = handle
     }
 
+    /// Takes `descriptor`, an event socket this process was handed (kept by
+    /// the service manager while the daemon restarted, with the events
+    /// queued meanwhile), if it is a route socket of this network
+    /// namespace; closes it otherwise (`ifm_events_adopt`).
+    package init(adopting descriptor: Int32, receiveBufferBytes: Int) throws {
+        var error: Int32 = 0
+        guard let handle = ifm_events_adopt(descriptor, Int32(clamping: receiveBufferBytes), &error) else {
+            throw KernelError.netlink("taking the link event socket kept by the service manager", error)
+        }
+        self.handle = handle
+    }
+
     deinit {
         ifm_events_close(handle)
         ifm_event_list_free(&buffer)

@@ -27,6 +27,52 @@ package enum ServiceManager {
         return Double(microseconds) / 1_000_000
     }
 
+    // MARK: The file descriptor store (FileDescriptorStoreMax=)
+
+    /// Asks the service manager to keep `descriptor` under `name` while the
+    /// service restarts, and to hand it to the next process
+    /// (`passedDescriptors`). Without polling it (`FDPOLL=0`): systemd drops
+    /// a kept descriptor that polls as an error, which a netlink socket
+    /// does once its queue overran, while the next process can still read
+    /// what follows the overrun.
+    package static func store(descriptor: Int32, name: String) {
+        guard let address = environment("NOTIFY_SOCKET") else { return }
+        let message = "FDSTORE=1\nFDNAME=\(name)\nFDPOLL=0"
+        _ = ifm_notify_with_descriptor(address, message, message.utf8.count, descriptor)
+    }
+
+    /// Asks the service manager to close what it keeps under `name`.
+    package static func removeStored(name: String) {
+        notify("FDSTOREREMOVE=1\nFDNAME=\(name)")
+    }
+
+    /// A descriptor the service manager passed, with the name it was stored under.
+    package struct PassedDescriptor: Equatable, Sendable {
+        package var name: String
+        package var descriptor: Int32
+    }
+
+    /// The descriptors the service manager passed to this process
+    /// (sd_listen_fds(3)), once: the variables are cleared as they are read.
+    package static func takePassedDescriptors() -> [PassedDescriptor] {
+        let passed = passedDescriptors(
+            count: environment("LISTEN_FDS"), pid: environment("LISTEN_PID"), names: environment("LISTEN_FDNAMES"), ownPID: getpid())
+        for name in ["LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"] { unsetenv(name) }
+        return passed
+    }
+
+    /// `LISTEN_FDS` descriptors from 3 on, named by the colon-separated
+    /// `LISTEN_FDNAMES` ("unknown" where it names none), unless
+    /// `LISTEN_PID` is missing or names another process (the variables were
+    /// inherited, not meant for it).
+    static func passedDescriptors(count: String?, pid: String?, names: String?, ownPID: pid_t) -> [PassedDescriptor] {
+        guard let pid, pid_t(pid) == ownPID, let count, let number = Int32(count), number > 0, number < 1 << 16 else { return [] }
+        let listed = names.map { $0.split(separator: ":", omittingEmptySubsequences: false).map(String.init) } ?? []
+        return (0..<number).map { offset in
+            PassedDescriptor(name: Int(offset) < listed.count ? listed[Int(offset)] : "unknown", descriptor: 3 + offset)
+        }
+    }
+
     private static func environment(_ name: String) -> String? {
         guard let value = getenv(name) else { return nil }
         return String(cString: value)

@@ -1,3 +1,4 @@
+import CTestTun
 import Foundation
 import Glibc
 import Testing
@@ -78,6 +79,25 @@ final class DaemonHarness {
     }
 
     private var startsSoFar = 0
+
+    /// Starts the daemon loop as systemd restarts a service whose descriptor
+    /// it kept (FileDescriptorStoreMax=): `descriptor` as fd 3, named `name`
+    /// (LISTEN_FDS=1, LISTEN_FDNAMES, LISTEN_PID the daemon's own). Returns
+    /// its pid once it logged its start; end it with `kill` and `waitpid`.
+    func startPassing(
+        _ descriptor: Int32, named name: String, interval: Double = 60, commitInterval: Double = 300, environment: [String: String] = [:]
+    ) throws -> pid_t {
+        func quoted(_ word: String) -> String { "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        let arguments = command(["--interval", String(interval), "--commit-interval", String(commitInterval)])
+        let exports = environment.map { "\($0.key)=\(quoted($0.value))" }.joined(separator: " ")
+        // `ip netns exec` and env exec in place: the daemon keeps the shell's pid.
+        let command = "export LISTEN_PID=$$ LISTEN_FDS=1 LISTEN_FDNAMES=\(quoted(name)) \(exports); exec \(arguments.map(quoted).joined(separator: " "))"
+        let pid = ifm_test_spawn_passing(command, descriptor, logPath)
+        guard pid > 0 else { throw SystemError("posix_spawn", path: "/bin/sh", errno: -pid) }
+        try waitForLog("watched interface", occurrences: startsSoFar + 1)
+        startsSoFar += 1
+        return pid
+    }
 
     /// Waits up to ten seconds for `text` to appear `occurrences` times in the log.
     func waitForLog(_ text: String, occurrences: Int = 1) throws {
