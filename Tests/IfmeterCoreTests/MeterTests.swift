@@ -589,21 +589,25 @@ import Testing
 @Suite struct EventGatheringTests {
     /// (time the socket became readable, or nil when the read was already
     /// due; the deadline; the events read then), in order.
-    static let readings: [[(readable: Double?, deadline: Double, events: Int)]] = [
-        // An isolated burst is read `window` after its first event.
-        [(100.0, 100.02, 1)],
-        // Bursts apart: each on its own, however close, until they churn.
-        [(100.0, 100.02, 1), (100.3, 100.32, 1), (110.0, 110.02, 1)],
-        // Three reads within a second: from the next burst on, each waits
-        // for `spacing` after the last read, one read a second, and each
-        // read sets the next (nil: the socket is out of the poll, its bursts
-        // wake nothing)...
-        [(100.0, 100.02, 1), (100.1, 100.12, 1), (100.2, 100.22, 1), (100.3, 101.22, 1), (nil, 102.22, 1), (nil, 103.22, 1),
-         // ...until a read finds nothing: the next burst is on its own again.
-         (nil, 104.22, 0), (104.5, 104.52, 1), (104.6, 104.62, 1)],
-        // Churn that stops: the next burst is read after `window` again.
-        [(100.0, 100.02, 1), (100.1, 100.12, 1), (100.2, 100.22, 1), (105.0, 105.02, 1)],
-    ]
+    static let readings: [[(readable: Double?, deadline: Double, events: Int)]] = {
+        let spacing = EventGathering.spacing, quiet = 100.22 + 4 * EventGathering.spacing
+        return [
+            // An isolated burst is read `window` after its first event.
+            [(100.0, 100.02, 1)],
+            // Bursts apart: each on its own, however close, until they churn.
+            [(100.0, 100.02, 1), (100.3, 100.32, 1), (110.0, 110.02, 1)],
+            // Three reads within `spacing`: from the next burst on, each
+            // waits for `spacing` after the last read, and each read sets the
+            // next (nil: the socket is out of the poll, its bursts wake
+            // nothing)...
+            [(100.0, 100.02, 1), (100.1, 100.12, 1), (100.2, 100.22, 1), (100.3, 100.22 + spacing, 1),
+             (nil, 100.22 + 2 * spacing, 1), (nil, 100.22 + 3 * spacing, 1),
+             // ...until a read finds nothing: the next burst is on its own again.
+             (nil, quiet, 0), (quiet + 0.28, quiet + 0.30, 1), (quiet + 0.38, quiet + 0.40, 1)],
+            // Churn that stops: the next burst is read after `window` again.
+            [(100.0, 100.02, 1), (100.1, 100.12, 1), (100.2, 100.22, 1), (110.0, 110.02, 1)],
+        ]
+    }()
 
     @Test(arguments: Self.readings)
     func aBurstIsReadAfterTheWindowOrUnderChurnTheSpacing(rows: [(readable: Double?, deadline: Double, events: Int)]) {
@@ -633,8 +637,8 @@ import Testing
         }
         gathering.begin(at: 100.3)
         #expect(gathering.deadline == 100.22 + EventGathering.spacing)
-        gathering.end(at: 101.22, events: 40)
-        gathering.begin(at: 101.3)
-        #expect(abs((gathering.deadline ?? 0) - 101.32) < 1e-9)
+        gathering.end(at: 100.22 + EventGathering.spacing, events: 40)
+        gathering.begin(at: 100.3 + EventGathering.spacing)
+        #expect(abs((gathering.deadline ?? 0) - (100.32 + EventGathering.spacing)) < 1e-9)
     }
 }

@@ -9,28 +9,32 @@
 ///
 /// Under churn (a VPN server's clients coming and going, a flapping modem:
 /// `churnReads` reads within `spacing`) bursts are read together, `spacing`
-/// after the last read: one read a second, however fast links come and go.
-/// While churn lasts the next read is set when one ends, so the socket stays
-/// out of the poll meanwhile and the next burst costs no wakeup of its own
-/// to be noticed. A read that finds nothing ends the churn.
+/// after the last read: one read every two seconds, however fast links come
+/// and go. While churn lasts the next read is set when one ends, so the
+/// socket stays out of the poll meanwhile and the next burst costs no wakeup
+/// of its own to be noticed. A read that finds nothing ends the churn.
 ///
-/// The price is the crash window: a kill while a burst waits loses what
-/// only those events knew (README 'Limits'). A burst waits `window`; under
-/// churn, at most `spacing`. And the socket's buffer must hold what waits:
-/// a read that took more than a quarter of what it holds (`capacity`) ends
-/// the holding back, so a storm is read every `window` instead.
+/// What waits is lost only to a kill without systemd's file descriptor
+/// store: under the shipped unit systemd keeps the socket, and the next
+/// process reads what waited (`Daemon.eventSocket`). Run otherwise, a kill
+/// while a burst waits loses what only those events knew (README 'Limits'):
+/// a burst waits `window`; under churn, at most `spacing`. And the socket's
+/// buffer must hold what waits: a read that took more than a quarter of
+/// what it holds (`capacity`) ends the holding back, so a storm is read
+/// every `window` instead.
 ///
-/// `spacing` is that crash window against CPU. Measured (issue 15, two
-/// daemons side by side for 120 s under the bench's churn seen by every
-/// daemon, a 10 s tunnel life every 0.15 s): 2 s took 0.77x the CPU of 1 s,
-/// 3 s 0.69x (about 0.24 ms a read is fixed cost; an event, about 10 us).
-/// One second is kept: the CPU saved is a fraction of a second an hour.
+/// `spacing` is CPU against that window. Measured (issue 15, two daemons
+/// side by side for 120 s under the bench's churn seen by every daemon, a
+/// 10 s tunnel life every 0.15 s): 2 s took 0.77x the CPU of 1 s, 3 s 0.69x
+/// (about 0.24 ms a read is fixed cost; an event, about 10 us). Two seconds:
+/// most of the saving, with the window of a daemon run without systemd
+/// kept short.
 package struct EventGathering: Sendable, Equatable {
     /// Long enough for one burst (a whole tunnel life made by a program takes
     /// about 4 ms), short next to the time a person or a script needs to
     /// follow a teardown with anything else.
     package static let window = 0.020
-    package static let spacing = 1.0
+    package static let spacing = 2.0
     package static let churnReads = 3
     /// The timer slack while a burst waits: the sample's slack (up to a
     /// second) would stretch the gathering and the crash window with it.

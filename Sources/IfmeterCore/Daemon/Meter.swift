@@ -65,7 +65,7 @@ package struct Meter {
     /// The links whose life or presence may differ from what was committed:
     /// those named by the link events read since the last commit, or all of
     /// them after anything else (a dump, a start, a reload). Under churn a
-    /// burst of events is journaled about once a second beside dozens of
+    /// burst of events is journaled every two seconds beside dozens of
     /// links that did not change; comparing only these keeps that append
     /// from growing with the links present.
     private var touchedSinceCommit: Touched = .all
