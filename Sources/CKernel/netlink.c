@@ -30,6 +30,7 @@
 #include "lists.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -110,10 +111,16 @@ static int parse_link(struct nl_msg *message, ifm_link *slot) {
  * MSG_PEEK is off (libnl 3.7 peeks by default: two syscalls per read). */
 static struct nl_sock *open_route_socket(nl_recvmsg_msg_cb_t callback, void *arg, int adopted, int *error) {
     struct nl_sock *sock = nl_socket_alloc();
-    if (!sock) { *error = NLE_NOMEM; return NULL; }
+    if (!sock) {
+        if (adopted >= 0) close(adopted);
+        *error = NLE_NOMEM;
+        return NULL;
+    }
     if (callback) nl_socket_modify_cb(sock, NL_CB_VALID, NL_CB_CUSTOM, callback, arg);
     int err = adopted >= 0 ? nl_socket_set_fd(sock, NETLINK_ROUTE, adopted) : nl_connect(sock, NETLINK_ROUTE);
     if (err < 0) {
+        /* libnl closes an adopted descriptor only once it took it. */
+        if (adopted >= 0) close(adopted);
         nl_socket_free(sock);
         *error = -err;
         return NULL;
@@ -434,7 +441,11 @@ static int is_route_socket_of_this_namespace(int fd) {
 
 static ifm_events *events_open(int adopted, int receive_buffer_bytes, int *error) {
     ifm_events *handle = calloc(1, sizeof *handle);
-    if (!handle) { *error = NLE_NOMEM; return NULL; }
+    if (!handle) {
+        if (adopted >= 0) close(adopted);
+        *error = NLE_NOMEM;
+        return NULL;
+    }
     handle->sock = open_route_socket(on_event_message, handle, adopted, error);
     if (!handle->sock) { free(handle); return NULL; }
     handle->buffer_bytes = MESSAGE_BUFFER_BYTES;
@@ -463,6 +474,9 @@ ifm_events *ifm_events_adopt(int fd, int receive_buffer_bytes, int *error) {
         *error = NLE_BAD_SOCK;
         return NULL;
     }
+    /* Passed without close-on-exec, as every descriptor systemd passes. */
+    int flags = fcntl(fd, F_GETFD);
+    if (flags >= 0) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
     /* Subscribing again is harmless; the messages queued stay queued. */
     return events_open(fd, receive_buffer_bytes, error);
 }

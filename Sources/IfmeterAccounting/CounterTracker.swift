@@ -351,14 +351,23 @@ package struct CounterTracker: Sendable {
     /// socket it left behind (kept by the service manager while it
     /// restarted) are observed as that process would have observed them:
     /// a deletion with its final counters, a life that began and ended
-    /// meanwhile. False, and nothing taken, for another boot or namespace,
-    /// or a store without a presence record.
+    /// meanwhile. False, and nothing taken, unless `isContinuation(of:)`.
     package mutating func resume(_ stored: StoredState) -> Bool {
-        guard stored.lastBootID == bootID, isOurs(stored.lastNamespace), let presence = stored.presentLinks else { return false }
+        guard isContinuation(of: stored), let presence = stored.presentLinks else { return false }
         let ours = stored.openLives.filter { $0.bootID == bootID && isOurs($0.namespace) }
         lives = IfindexTable(firstOf: ours.map { ($0.life.ifindex, $0.life) })
         presentLinks = presence
         return true
+    }
+
+    /// Whether events read after `stored` was saved can be applied to it as
+    /// they come: it was saved in this boot and namespace, with a presence
+    /// record, from a source of this counter width (counters of another
+    /// width differ by multiples of 2^32 that are no traffic: only `start`
+    /// compares across widths).
+    package func isContinuation(of stored: StoredState) -> Bool {
+        stored.lastBootID == bootID && isOurs(stored.lastNamespace) && stored.presentLinks != nil
+            && (stored.counterWidth ?? settings.width) == settings.width
     }
 
     /// The state after the events observed since `resume`, as the store
@@ -443,7 +452,9 @@ package struct CounterTracker: Sendable {
     package enum MissedMessages: Sendable {
         /// The socket overran: some messages before them were lost.
         case lost
-        /// Read at start: the socket opened while links already existed.
+        /// Read at start: the socket opened while links already existed, or
+        /// was kept from a process that may have read some of its messages
+        /// and stopped before saving what they said.
         case beforeStart
     }
 

@@ -164,6 +164,8 @@ package final class Daemon {
         for descriptor in passed {
             guard descriptor.name == eventSocketName, kept == nil else {
                 close(descriptor.descriptor)
+                // Left in the store, it would hold the unit's one place.
+                if descriptor.name != eventSocketName { ServiceManager.removeStored(name: descriptor.name) }
                 continue
             }
             do {
@@ -176,7 +178,9 @@ package final class Daemon {
         if let kept { return (kept, true) }
         if refused { ServiceManager.removeStored(name: eventSocketName) }
         let fresh = try LinkEventSocket(receiveBufferBytes: receiveBufferBytes)
-        ServiceManager.store(descriptor: fresh.fileDescriptor, name: eventSocketName)
+        if let error = ServiceManager.store(descriptor: fresh.fileDescriptor, name: eventSocketName) {
+            Log.warning("cannot hand the link event socket to the service manager (\(error)): a kill will lose the events waiting in it")
+        }
         return (fresh, false)
     }
 
@@ -224,7 +228,8 @@ package final class Daemon {
         } catch {
             throw DaemonStartError(message: "netlink: \(error)", exitCode: .unavailable)
         }
-        finish(meter.start(stored: stored, links: links, at: now, unread: unread.events, missed: unread.lost ? .lost : nil))
+        if eventSocketWasKept { logUnread(unread, applied: meter.tracker.isContinuation(of: stored)) }
+        finish(meter.start(stored: stored, links: links, at: now, unread: unread.events, overran: unread.lost))
         // An overrun here may have dropped the creation or deletion of a
         // link after the dump: only a re-dump that knows it reconciles them.
         if readEvents(missed: .beforeStart) { samplePass(eventsWereLost: true) }
@@ -533,10 +538,18 @@ package final class Daemon {
                 return (unread, true)
             }
         }
-        if !unread.isEmpty || lost {
-            Log.notice("\(counted(unread.count, "link event")) left unread by the daemon's last process, kept by the service manager: applied to what it saved" + (lost ? "; some were lost (the queue overran)" : ""))
-        }
         return (unread, lost)
+    }
+
+    private func logUnread(_ unread: (events: [LinkEvent], lost: Bool), applied: Bool) {
+        guard !unread.events.isEmpty || unread.lost else { return }
+        let what = "\(counted(unread.events.count, "link event")) left unread by the daemon's last process, kept by the service manager"
+        let overrun = unread.lost ? "; some were lost (the queue overran while no process read it)" : ""
+        if applied || unread.events.isEmpty {
+            Log.notice(what + ": applied to what it saved" + overrun)
+        } else {
+            Log.warning(what + ": not applied, the store holds no state of this boot, namespace and counter source for them to follow" + overrun)
+        }
     }
 
     /// An event's counters as wide as the source's: with getifaddrs a

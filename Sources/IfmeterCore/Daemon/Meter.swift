@@ -158,12 +158,17 @@ package struct Meter {
 
     /// Reconciles the store's state with every link present at start.
     /// `unread`: the events the previous process left queued in the event
-    /// socket the service manager kept for it (`missed`: why some may be
-    /// missing), read before `links` were listed. They are applied first,
-    /// to the state that process saved, as it would have applied them.
+    /// socket the service manager kept for it, read before `links` were
+    /// listed; `overran`: some were lost to an overrun. They are applied
+    /// first, to the state that process saved, as it would have applied
+    /// them, when that state is theirs to follow
+    /// (`CounterTracker.isContinuation(of:)`). Messages before them may be
+    /// missing even without an overrun (a process read them and stopped
+    /// before saving), so a link first seen with traffic is not taken for
+    /// one moved in.
     package mutating func start(
         stored: StoredState, links listed: [LinkSample], at now: Instant,
-        unread: [LinkEvent] = [], missed: CounterTracker.MissedMessages? = nil
+        unread: [LinkEvent] = [], overran: Bool = false
     ) -> Step {
         // The listings the tracker takes, for the watch decision and the
         // record alike: the first of an ifindex listed twice.
@@ -176,7 +181,7 @@ package struct Meter {
         var step = Step()
         var reconciled = stored
         if !unread.isEmpty, tracker.resume(stored) {
-            step = apply(events: unread, at: now, missed: missed)
+            step = apply(events: unread, at: now, missed: overran ? .lost : .beforeStart)
             var deleted = Set<Int32>()
             for event in unread { if case .deleted = event.kind { deleted.insert(event.link.ifindex) } }
             reconciled = tracker.suspended(onto: stored, deleted: deleted)

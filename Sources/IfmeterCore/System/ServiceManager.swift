@@ -35,10 +35,14 @@ package enum ServiceManager {
     /// a kept descriptor that polls as an error, which a netlink socket
     /// does once its queue overran, while the next process can still read
     /// what follows the overrun.
-    package static func store(descriptor: Int32, name: String) {
-        guard let address = environment("NOTIFY_SOCKET") else { return }
+    /// Returns why the message could not be sent, if it could not (whether
+    /// the service manager keeps the descriptor, it does not say).
+    @discardableResult
+    package static func store(descriptor: Int32, name: String) -> String? {
+        guard let address = environment("NOTIFY_SOCKET") else { return nil }
         let message = "FDSTORE=1\nFDNAME=\(name)\nFDPOLL=0"
-        _ = ifm_notify_with_descriptor(address, message, message.utf8.count, descriptor)
+        let error = ifm_notify_with_descriptor(address, message, message.utf8.count, descriptor)
+        return error == 0 ? nil : "\(address): \(String(cString: strerror(error)))"
     }
 
     /// Asks the service manager to close what it keeps under `name`.
