@@ -13,6 +13,11 @@
 #   testnet:6:0:unique  run.sh's fast churn (4 ms lives) at that rate
 #   CHURN_PROBE_DURATION  seconds of each window (default 90)
 #   CHURN_PROBE_BIN       where ifmeterd and ifmeter-testnet are (default .build/release)
+#   CHURN_PROBE_AS_SHIPPED=1  ifmeterd without CAP_NET_ADMIN, as the packaged
+#                         unit runs it: the kernel then caps its event socket's
+#                         buffer at net.core.rmem_max (EventBufferBytes= asks 4M;
+#                         Debian's default is 208K, these VMs' 4M: set it with
+#                         sysctl for the run to see a stock machine)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -78,7 +83,9 @@ for variant in "$@"; do
   done
   rm -rf "$work/vnstat" "$work/state"; mkdir -p "$work/vnstat"
   printf 'DatabaseDir "%s"\nUseLogging 0\nAlwaysAddNewInterfaces 1\n' "$work/vnstat" > "$work/vnstat.conf"
-  inns_bg "$work/private/ifmeterd" --state-dir "$work/state" 2>>"$work/ifmeterd.log"; pid[ifmeterd]=$!
+  shipped=()
+  [ "${CHURN_PROBE_AS_SHIPPED:-0}" = 1 ] && shipped=(setpriv --bounding-set -net_admin --)
+  inns_bg "${shipped[@]}" "$work/private/ifmeterd" --state-dir "$work/state" 2>>"$work/ifmeterd.log"; pid[ifmeterd]=$!
   inns_bg "$work/private/vnstatd" --nodaemon --config "$work/vnstat.conf" >/dev/null 2>&1; pid[vnstatd]=$!
   inns_bg "$work/private/floor" loop 15; pid[floor]=$!
   for d in "${daemons[@]}"; do
