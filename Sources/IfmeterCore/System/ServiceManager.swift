@@ -31,10 +31,11 @@ package enum ServiceManager {
 
     /// Asks the service manager to keep `descriptor` under `name` while the
     /// service restarts, and to hand it to the next process
-    /// (`passedDescriptors`). Without polling it (`FDPOLL=0`): systemd drops
-    /// a kept descriptor that polls as an error, which a netlink socket
-    /// does once its queue overran, while the next process can still read
-    /// what follows the overrun.
+    /// (`takePassedDescriptors`). Without polling it (`FDPOLL=0`): systemd
+    /// drops a kept descriptor that polls as an error, which a netlink
+    /// socket does once its queue overran, while the next process can still
+    /// read what follows the overrun.
+    ///
     /// Returns why the message could not be sent, if it could not (whether
     /// the service manager keeps the descriptor, it does not say).
     @discardableResult
