@@ -641,7 +641,7 @@ import Testing
     /// next burst is read after `window`.
     @Test func aReadThatFilledAQuarterOfTheBufferEndsTheHoldingBack() {
         var gathering = EventGathering(capacity: EventGathering.capacity(ofReceiveBuffer: 212_992))
-        #expect(EventGathering.capacity(ofReceiveBuffer: 212_992) == 52)
+        #expect(EventGathering.capacity(ofReceiveBuffer: 212_992) == 104)
         for (time, events) in [(100.0, 2), (100.1, 2), (100.2, 2)] {
             gathering.begin(at: time)
             gathering.end(at: time + 0.02, events: events)
