@@ -7,7 +7,8 @@
 //   store-year IFACES DIR  a year of commits every 300 s through the real store
 //   meter-churn SECONDS FILE [DIR]  the daemon's own work for "churn seen by
 //                          every daemon" (a 10 s tunnel life every 0.15 s
-//                          beside 50 tuns, a read a second, a dump every
+//                          beside 50 tuns, a read every EventGathering.spacing
+//                          as the daemon reads under churn, a dump every
 //                          15 s), through the meter and a real journal at
 //                          FILE: CPU a life, journal bytes a life; with DIR,
 //                          each full journal is committed to a store there
@@ -213,8 +214,10 @@ case "meter-churn":
     var commits = 0
     var commitCPU = 0.0
     let cpuBefore = processCPU()
-    for second in 1...seconds {
-        let t = Double(second)
+    var t = 0.0
+    var nextDump = 15.0
+    while t + EventGathering.spacing <= Double(seconds) {
+        t += EventGathering.spacing
         var events: [LinkEvent] = []
         while Double(begun) * 0.15 < t {
             // Created, brought up, carrier: three RTM_NEWLINK.
@@ -228,8 +231,9 @@ case "meter-churn":
             lives += 1
         }
         _ = meter.apply(events: events, at: instant(t))
-        if second % 15 == 0 {
+        if t >= nextDump {
             _ = meter.apply(dump: steady + open.map { life($0, received: 1) }, eventsWereLost: false, at: instant(t))
+            nextDump += 15
         }
         guard meter.hasUncommittedLifeChanges else { continue }
         let batch = meter.nextCommit
