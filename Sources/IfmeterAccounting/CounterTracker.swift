@@ -191,6 +191,8 @@ package struct CounterTracker: Sendable {
     }
 
     private func isOurs(_ other: NamespaceCookie) -> Bool { NamespaceCookie.same(other, namespace) }
+    /// A stored life of this boot and namespace: one the tracker may go on counting.
+    private func isOurs(_ entry: StoredLife) -> Bool { entry.bootID == bootID && isOurs(entry.namespace) }
 
     // MARK: Start (rules 2 to 5)
 
@@ -217,7 +219,7 @@ package struct CounterTracker: Sendable {
             guard let earlierPresence, earlierPresence[link.ifindex] == nil else { return false }
             return stored.endedIndexes.contains(link.ifindex)
         }
-        let ourStored = stored.openLives.filter { $0.bootID == bootID && isOurs($0.namespace) }
+        let ourStored = stored.openLives.filter(isOurs)
         let storedIndexes = Set(ourStored.map { $0.life.ifindex })
         var claimed: Set<Int32> = []
         presentLinks = IfindexTable(firstOf: links.map { ($0.ifindex, $0.name) })
@@ -354,7 +356,7 @@ package struct CounterTracker: Sendable {
     /// meanwhile. False, and nothing taken, unless `isContinuation(of:)`.
     package mutating func resume(_ stored: StoredState) -> Bool {
         guard isContinuation(of: stored), let presence = stored.presentLinks else { return false }
-        let ours = stored.openLives.filter { $0.bootID == bootID && isOurs($0.namespace) }
+        let ours = stored.openLives.filter(isOurs)
         lives = IfindexTable(firstOf: ours.map { ($0.life.ifindex, $0.life) })
         presentLinks = presence
         return true
@@ -377,7 +379,7 @@ package struct CounterTracker: Sendable {
     /// those events deleted (earlier lives here, for `start`'s rules).
     package mutating func suspended(onto stored: StoredState, deleted: Set<Int32>) -> StoredState {
         var state = stored
-        state.openLives = stored.openLives.filter { !($0.bootID == bootID && isOurs($0.namespace)) }
+        state.openLives = stored.openLives.filter { !isOurs($0) }
         for (_, life) in lives {
             state.openLives.append(StoredLife(bootID: bootID, namespace: namespace, life: life))
             state.knownNames.insert(life.name)

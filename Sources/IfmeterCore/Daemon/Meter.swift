@@ -185,7 +185,6 @@ package struct Meter {
             var deleted = Set<Int32>()
             for event in unread { if case .deleted = event.kind { deleted.insert(event.link.ifindex) } }
             reconciled = tracker.suspended(onto: stored, deleted: deleted)
-            touchedSinceCommit = .all
         }
         let watched = watchedIndexes(links)
         step.append(record(
