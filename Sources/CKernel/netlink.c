@@ -405,8 +405,19 @@ static int on_event_message(struct nl_msg *message, void *arg) {
 
 /* SO_RCVBUF is capped at net.core.rmem_max (208 KiB on a stock Debian);
  * SO_RCVBUFFORCE is not, but needs CAP_NET_ADMIN: tried first. */
-static int set_receive_buffer(int fd, int bytes) {
+/* Raises the receive buffer to bytes; never lowers it. A socket this
+ * process opens asks with SO_RCVBUFFORCE, else SO_RCVBUF, which the kernel
+ * caps at net.core.rmem_max without CAP_NET_ADMIN. An adopted socket is
+ * only raised by force: its creator may have given it more than rmem_max
+ * (systemd forces a socket unit's ReceiveBuffer=), which SO_RCVBUF would
+ * cut down, and a socket this daemon kept got its SO_RCVBUF already. */
+static int set_receive_buffer(int fd, int bytes, int adopted) {
+    int granted = 0;
+    socklen_t length = sizeof granted;
+    /* The kernel reports twice what it granted (its bookkeeping). */
+    if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &granted, &length) == 0 && granted / 2 >= bytes) return 0;
     if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes) == 0) return 0;
+    if (adopted) return 0;
     if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes) == 0) return 0;
     return -nl_syserr2nlerr(errno);
 }
@@ -454,7 +465,7 @@ static ifm_events *events_open(int adopted, int receive_buffer_bytes, int *error
     int err = nl_socket_add_membership(handle->sock, RTNLGRP_LINK);
     if (err >= 0) err = nl_socket_set_nonblocking(handle->sock);
     if (err >= 0 && receive_buffer_bytes > 0)
-        err = set_receive_buffer(nl_socket_get_fd(handle->sock), receive_buffer_bytes);
+        err = set_receive_buffer(nl_socket_get_fd(handle->sock), receive_buffer_bytes, adopted >= 0);
     if (err < 0) {
         nl_socket_free(handle->sock);
         free(handle);

@@ -7,6 +7,7 @@
 #include <spawn.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <linux/netlink.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -52,4 +53,23 @@ int ifm_test_spawn_passing(const char *command, int descriptor, const char *outp
     if (!err) err = posix_spawn(&pid, "/bin/sh", &actions, NULL, arguments, environ);
     posix_spawn_file_actions_destroy(&actions);
     return err ? -err : pid;
+}
+
+int ifm_test_listen_netlink(unsigned groups, int receive_buffer_bytes) {
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
+    if (fd < 0) return -errno;
+    struct sockaddr_nl address = { .nl_family = AF_NETLINK, .nl_groups = groups };
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &receive_buffer_bytes, sizeof receive_buffer_bytes) != 0
+        || bind(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+        int error = errno;
+        close(fd);
+        return -error;
+    }
+    return fd;
+}
+
+int ifm_test_receive_buffer(int descriptor) {
+    int bytes = 0;
+    socklen_t length = sizeof bytes;
+    return getsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &bytes, &length) == 0 ? bytes : -errno;
 }

@@ -45,10 +45,11 @@ import Testing
         #expect(result.standardError.isEmpty, "\(result.standardError)")
     }
 
-    @Test func theUnitsDocumentationNamesPagesThatShip() throws {
-        let line = try #require(try Self.text("systemd/ifmeterd.service").split(separator: "\n").first { $0.hasPrefix("Documentation=") })
+    @Test(arguments: [("systemd/ifmeterd.service", 2), ("systemd/ifmeterd.socket", 1)])
+    func theUnitsDocumentationNamesPagesThatShip(unit: String, count: Int) throws {
+        let line = try #require(try Self.text(unit).split(separator: "\n").first { $0.hasPrefix("Documentation=") })
         let pages = line.dropFirst("Documentation=".count).split(separator: " ").filter { $0.hasPrefix("man:") }
-        #expect(pages.count == 2)
+        #expect(pages.count == count)
         for page in pages {
             // man:NAME(SECTION) -> man/NAME.SECTION
             let name = page.dropFirst(4).replacingOccurrences(of: "(", with: ".").replacingOccurrences(of: ")", with: "")

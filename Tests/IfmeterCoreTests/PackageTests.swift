@@ -55,7 +55,8 @@ struct PackageTests {
     @Test func everyFileIsWhereDebianLooks() throws {
         let listing = try mustRun("/usr/bin/dpkg-deb", ["-c", deb])
         for path in [
-            "./usr/sbin/ifmeterd", "./usr/bin/ifmeter", "./lib/systemd/system/ifmeterd.service", "./usr/lib/sysusers.d/ifmeter.conf",
+            "./usr/sbin/ifmeterd", "./usr/bin/ifmeter", "./lib/systemd/system/ifmeterd.service", "./lib/systemd/system/ifmeterd.socket",
+            "./usr/lib/sysusers.d/ifmeter.conf",
             "./etc/ifmeter/ifmeter.conf", "./usr/share/man/man1/ifmeter.1.gz", "./usr/share/man/man5/ifmeter.conf.5.gz",
             "./usr/share/man/man8/ifmeterd.8.gz", "./usr/share/bash-completion/completions/ifmeter",
             "./usr/share/zsh/vendor-completions/_ifmeter", "./usr/share/fish/vendor_completions.d/ifmeter.fish",

@@ -31,6 +31,7 @@ strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/u
 # bookworm's dpkg still wants units below /lib (the usr-merge moratorium).
 sed -e 's|@SBINDIR@|/usr/sbin|g' -e 's|@SYSCONFDIR@|/etc|g' -e 's|@DOCDIR@|/usr/share/doc/ifmeter|g' \
   "$top/systemd/ifmeterd.service" > "$root/lib/systemd/system/ifmeterd.service"
+install -m 0644 "$top/systemd/ifmeterd.socket" "$root/lib/systemd/system/ifmeterd.socket"
 install -m 0644 "$top/systemd/sysusers.d/ifmeter.conf" "$root/usr/lib/sysusers.d/ifmeter.conf"
 install -m 0644 "$top/systemd/ifmeter.conf" "$root/etc/ifmeter/ifmeter.conf"
 # node_exporter's textfile collector follows this link to the file the

@@ -26,6 +26,15 @@ int ifm_test_receive_with_descriptor(int socket, char *buffer, int size, int tim
  * pid, or -errno. */
 int ifm_test_spawn_passing(const char *command, int descriptor, const char *output_path);
 
+/* A route netlink socket as systemd opens a socket unit's ListenNetlink=route
+ * GROUPS with ReceiveBuffer=BYTES: bound to the multicast groups, its buffer
+ * forced (SO_RCVBUFFORCE, past net.core.rmem_max). Returns the descriptor
+ * (close-on-exec) or -errno. */
+int ifm_test_listen_netlink(unsigned groups, int receive_buffer_bytes);
+
+/* What SO_RCVBUF reads on descriptor (twice what was granted), or -errno. */
+int ifm_test_receive_buffer(int descriptor);
+
 /* setns(2) for a network namespace (glibc declares it only with _GNU_SOURCE).
  * Returns 0 or -errno. */
 int ifm_test_enter_network_namespace(int fd);

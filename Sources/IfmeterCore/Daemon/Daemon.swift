@@ -228,7 +228,9 @@ package final class Daemon {
         } catch {
             throw DaemonStartError(message: "netlink: \(error)", exitCode: .unavailable)
         }
-        if eventSocketWasKept { logUnread(unread, applied: meter.tracker.isContinuation(of: stored)) }
+        if eventSocketWasKept {
+            logUnread(unread, applied: meter.tracker.isContinuation(of: stored), earlierBoot: stored.lastBootID != bootID)
+        }
         finish(meter.start(stored: stored, links: links, at: now, unread: unread.events, overran: unread.lost))
         // An overrun here may have dropped the creation or deletion of a
         // link after the dump: only a re-dump that knows it reconciles them.
@@ -541,10 +543,18 @@ package final class Daemon {
         return (unread, lost)
     }
 
-    private func logUnread(_ unread: (events: [LinkEvent], lost: Bool), applied: Bool) {
+    /// `earlierBoot`: the store was last saved in an earlier boot (or never).
+    /// Then the events are those of this boot before the daemon started,
+    /// which the ifmeterd.socket unit queues from early boot on: the first
+    /// dump counts from here, as it would have without them.
+    private func logUnread(_ unread: (events: [LinkEvent], lost: Bool), applied: Bool, earlierBoot: Bool) {
         guard !unread.events.isEmpty || unread.lost else { return }
-        let what = "\(counted(unread.events.count, "link event")) left unread by the daemon's last process, kept by the service manager"
         let overrun = unread.lost ? "; some were lost (the queue overran while no process read it)" : ""
+        if earlierBoot && !applied {
+            Log.info("\(counted(unread.events.count, "link event")) of this boot queued before the daemon's first start: counting starts from the first dump" + overrun)
+            return
+        }
+        let what = "\(counted(unread.events.count, "link event")) left unread by the daemon's last process, kept by the service manager"
         if applied || unread.events.isEmpty {
             Log.notice(what + ": applied to what it saved" + overrun)
         } else {
