@@ -73,7 +73,7 @@ install-packages:
 	fi
 
 # The peers make bench measures against, and what drives them.
-BENCH_PACKAGES := vnstat prometheus-node-exporter curl sqlite3 iproute2
+BENCH_PACKAGES := vnstat prometheus-node-exporter curl sqlite3 iproute2 python3
 
 bench-deps:
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(DEB_PACKAGES) $(BENCH_PACKAGES)"

@@ -20,8 +20,8 @@
 #                         sysctl for the run to see a stock machine)
 #   CHURN_PROBE_SOCKET_UNIT=1  with AS_SHIPPED: ifmeterd is handed its event
 #                         socket as ifmeterd.socket hands it (ListenNetlink=route 1,
-#                         ReceiveBuffer=4M forced past rmem_max, LISTEN_FDS),
-#                         python3 playing PID 1
+#                         ReceiveBuffer=4M forced past rmem_max, LISTEN_FDS):
+#                         bench/socket-unit.py playing PID 1
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -89,15 +89,7 @@ for variant in "$@"; do
   printf 'DatabaseDir "%s"\nUseLogging 0\nAlwaysAddNewInterfaces 1\n' "$work/vnstat" > "$work/vnstat.conf"
   shipped=()
   [ "${CHURN_PROBE_AS_SHIPPED:-0}" = 1 ] && shipped=(setpriv --bounding-set -net_admin --)
-  # SO_RCVBUFFORCE is 33; exec keeps the pid LISTEN_PID names.
-  [ "${CHURN_PROBE_SOCKET_UNIT:-0}" = 1 ] && shipped=(python3 -c 'import os, socket, sys
-s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
-s.setsockopt(socket.SOL_SOCKET, 33, 4 << 20)
-s.bind((0, 1))
-os.dup2(s.fileno(), 3)
-os.set_inheritable(3, True)
-os.environ.update(LISTEN_FDS="1", LISTEN_PID=str(os.getpid()), LISTEN_FDNAMES="link-events")
-os.execvp(sys.argv[1], sys.argv[1:])' "${shipped[@]}")
+  [ "${CHURN_PROBE_SOCKET_UNIT:-0}" = 1 ] && shipped=(/usr/bin/python3 "$root/bench/socket-unit.py" $((4 << 20)) "${shipped[@]}")
   inns_bg "${shipped[@]}" "$work/private/ifmeterd" --state-dir "$work/state" 2>>"$work/ifmeterd.log"; pid[ifmeterd]=$!
   inns_bg "$work/private/vnstatd" --nodaemon --config "$work/vnstat.conf" >/dev/null 2>&1; pid[vnstatd]=$!
   inns_bg "$work/private/floor" loop 15; pid[floor]=$!

@@ -101,8 +101,11 @@ start_daemon() {  # name
   case $1 in
     # As packaged: the journal in a runtime directory (tmpfs), the log on a
     # stream read by another process (under systemd, journald's socket; the
-    # journal's disk writes are journald's, not the daemon's).
-    ifmeterd) inns_bg "$work/private/ifmeterd" --config "$work/ifmeterd.conf" --state-dir "$work/${state_dir:-daemon}" 2> >(cat >>"$work/ifmeterd.log") ;;
+    # journal's disk writes are journald's, not the daemon's); without
+    # CAP_NET_ADMIN, reading the link event socket ifmeterd.socket hands it
+    # (4 MiB, forced by its privileged parent as by PID 1).
+    ifmeterd) inns_bg /usr/bin/python3 "$root/bench/socket-unit.py" $((4 << 20)) setpriv --bounding-set -net_admin -- \
+      "$work/private/ifmeterd" --config "$work/ifmeterd.conf" --state-dir "$work/${state_dir:-daemon}" 2> >(cat >>"$work/ifmeterd.log") ;;
     vnstatd) inns_bg "$work/private/vnstatd" --nodaemon --config "$work/vnstat.conf" >/dev/null 2>&1 ;;
     floor) inns_bg "$work/private/floor" loop 15 ;;
     swift-idle) "$work/swift-idle" & ;;

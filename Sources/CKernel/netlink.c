@@ -31,11 +31,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <linux/if_link.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <linux/rtnetlink.h>
 #include <netlink/netlink.h>
 #include <netlink/msg.h>
@@ -377,7 +381,20 @@ struct ifm_events {
     size_t buffer_bytes;
     ifm_event_list *list;
     int error;
+    int counts_drops;     /* NETLINK_NO_ENOBUFS is set: overruns show as drops */
+    uint32_t seen_drops;  /* the kernel's drop count at the last read */
 };
+
+/* The kernel's count of messages the socket dropped for want of room
+ * (SO_MEMINFO, Linux 4.12+). netlink_overrun counts every one, whether or
+ * not it also reports ENOBUFS. */
+static int socket_drops(int fd, uint32_t *drops) {
+    uint32_t info[SK_MEMINFO_VARS] = {0};
+    socklen_t length = sizeof info;
+    if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, info, &length) != 0 || length <= SK_MEMINFO_DROPS * sizeof info[0]) return -1;
+    *drops = info[SK_MEMINFO_DROPS];
+    return 0;
+}
 
 static int on_event_message(struct nl_msg *message, void *arg) {
     struct ifm_events *handle = arg;
@@ -403,21 +420,31 @@ static int on_event_message(struct nl_msg *message, void *arg) {
     return NL_OK;
 }
 
-/* SO_RCVBUF is capped at net.core.rmem_max (208 KiB on a stock Debian);
- * SO_RCVBUFFORCE is not, but needs CAP_NET_ADMIN: tried first. */
-/* Raises the receive buffer to bytes; never lowers it. A socket this
- * process opens asks with SO_RCVBUFFORCE, else SO_RCVBUF, which the kernel
- * caps at net.core.rmem_max without CAP_NET_ADMIN. An adopted socket is
- * only raised by force: its creator may have given it more than rmem_max
- * (systemd forces a socket unit's ReceiveBuffer=), which SO_RCVBUF would
- * cut down, and a socket this daemon kept got its SO_RCVBUF already. */
+/* net.core.rmem_max, what SO_RCVBUF may ask without CAP_NET_ADMIN, or -1. */
+static long receive_buffer_cap(void) {
+    FILE *file = fopen("/proc/sys/net/core/rmem_max", "re");
+    if (!file) return -1;
+    long cap = -1;
+    if (fscanf(file, "%ld", &cap) != 1) cap = -1;
+    fclose(file);
+    return cap;
+}
+
+/* Raises the receive buffer to bytes; never lowers it. SO_RCVBUFFORCE is
+ * tried first (CAP_NET_ADMIN), then SO_RCVBUF, which the kernel caps at
+ * net.core.rmem_max (208 KiB on a stock Debian). The kernel keeps twice
+ * what it grants (its bookkeeping). An adopted socket may hold more than
+ * rmem_max already (systemd forces a socket unit's ReceiveBuffer=), which
+ * SO_RCVBUF would cut down: it is asked only when that raises it. */
 static int set_receive_buffer(int fd, int bytes, int adopted) {
     int granted = 0;
     socklen_t length = sizeof granted;
-    /* The kernel reports twice what it granted (its bookkeeping). */
     if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &granted, &length) == 0 && granted / 2 >= bytes) return 0;
     if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes) == 0) return 0;
-    if (adopted) return 0;
+    if (adopted) {
+        long cap = receive_buffer_cap();
+        if (cap < 0 || 2 * (cap < bytes ? cap : (long)bytes) <= granted) return 0;
+    }
     if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes) == 0) return 0;
     return -nl_syserr2nlerr(errno);
 }
@@ -472,6 +499,16 @@ static ifm_events *events_open(int adopted, int receive_buffer_bytes, int *error
         *error = -err;
         return NULL;
     }
+    /* An overrun is counted, not reported as an error. An error would make
+     * the socket poll as EPOLLERR, and systemd, watching a socket unit's
+     * socket while no daemon runs, fails the unit on any event but EPOLLIN
+     * and closes the socket with the queue in it. Set on the socket, not
+     * the process: it holds for whoever watches it next. */
+    int fd = nl_socket_get_fd(handle->sock), on = 1;
+    handle->counts_drops = setsockopt(fd, SOL_NETLINK, NETLINK_NO_ENOBUFS, &on, sizeof on) == 0
+        && socket_drops(fd, &handle->seen_drops) == 0;
+    /* A socket taken over may have dropped messages no reader of ours saw. */
+    if (adopted >= 0) handle->seen_drops = 0;
     return handle;
 }
 
@@ -529,5 +566,19 @@ int ifm_events_read(ifm_events *handle, ifm_event_list *list, int *overrun) {
         return -err;
     }
     handle->list = NULL;
+    uint32_t drops = 0;
+    if (handle->counts_drops && socket_drops(nl_socket_get_fd(handle->sock), &drops) == 0 && drops != handle->seen_drops) {
+        *overrun = 1;
+        handle->seen_drops = drops;
+    }
     return 0;
 }
+
+uint64_t ifm_events_identity(const ifm_events *handle) {
+    struct stat info;
+    return fstat(nl_socket_get_fd(handle->sock), &info) == 0 ? (uint64_t)info.st_ino : 0;
+}
+
+uint32_t ifm_events_seen_drops(const ifm_events *handle) { return handle->seen_drops; }
+
+void ifm_events_set_seen_drops(ifm_events *handle, uint32_t drops) { handle->seen_drops = drops; }

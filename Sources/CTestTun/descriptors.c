@@ -41,11 +41,13 @@ int ifm_test_receive_with_descriptor(int socket, char *buffer, int size, int tim
     return (int)received;
 }
 
-int ifm_test_spawn_passing(const char *command, int descriptor, const char *output_path) {
+int ifm_test_spawn_passing(const char *command, const int *descriptors, int count, const char *output_path) {
+    /* dup2 in order would overwrite a source that is another's target. */
+    for (int i = 0; i < count; i++) if (descriptors[i] < 3 + count) return -EINVAL;
     posix_spawn_file_actions_t actions;
     int err = posix_spawn_file_actions_init(&actions);
     if (err) return -err;
-    err = posix_spawn_file_actions_adddup2(&actions, descriptor, 3);
+    for (int i = 0; i < count && !err; i++) err = posix_spawn_file_actions_adddup2(&actions, descriptors[i], 3 + i);
     if (!err) err = posix_spawn_file_actions_addopen(&actions, 1, output_path, O_WRONLY | O_APPEND | O_CREAT, 0644);
     if (!err) err = posix_spawn_file_actions_adddup2(&actions, 1, 2);
     pid_t pid = -1;

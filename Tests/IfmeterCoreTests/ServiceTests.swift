@@ -244,6 +244,94 @@ struct NotifyTests {
         #expect(ifm_test_receive_buffer(socketUnit) == 2 * forced)
     }
 
+    /// A passed socket as the unprivileged daemon finds it (the packaged
+    /// unit has no CAP_NET_ADMIN): raised with SO_RCVBUF when
+    /// EventBufferBytes= asks more and net.core.rmem_max allows it, never cut
+    /// down to rmem_max when the socket unit forced more (8M here; asked
+    /// 16M). `forced` and `asked` in bytes as requested; the kernel keeps
+    /// twice that.
+    @Test(arguments: [(8 << 20, 16 << 20), (64 << 10, 1 << 20), (64 << 10, 4096)])
+    func aPassedSocketsBufferUnprivilegedIsRaisedWithinRmemMaxNeverCut(forced: Int32, asked: Int) throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "EventBufferBytes=\(asked)\n")
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, persist: true)
+        let socketUnit = try daemon.namespace.inside { ifm_test_listen_netlink(1, forced) }
+        try #require(socketUnit >= 0)
+        defer { close(socketUnit) }
+        let rmemMax = try #require(Int(try String(contentsOfFile: "/proc/sys/net/core/rmem_max", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        let pid = try daemon.startPassing([(socketUnit, "link-events")], withoutNetAdmin: true)
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        #expect(status == 0, "\(daemon.log)")
+        let expected = max(2 * Int(forced), 2 * min(asked, rmemMax))
+        #expect(Int(ifm_test_receive_buffer(socketUnit)) == expected, "rmem_max \(rmemMax)")
+    }
+
+    /// An overrun while no process reads a kept socket. systemd watches a
+    /// socket unit's socket while the daemon is down and fails the unit,
+    /// closing the socket and its queue, on any poll event but POLLIN: the
+    /// daemon sets NETLINK_NO_ENOBUFS on it, so an overrun raises the
+    /// kernel's drop count instead of an error. The next process tells the
+    /// drops from those the last one saw (kept in the store) and says some
+    /// events were lost; the one after it, with no new drops, does not.
+    @Test func anOverrunWhileNoProcessReadsLeavesTheSocketPollingInAndIsToldOnce() throws {
+        // A small buffer (the socket unit's, left as it is: EventBufferBytes=
+        // asks less) that a handful of tunnel lives overruns.
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "EventBufferBytes=4096\n")
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, persist: true)
+        let socketUnit = try daemon.namespace.inside { ifm_test_listen_netlink(1, 8192) }
+        try #require(socketUnit >= 0)
+        defer { close(socketUnit) }
+        let first = try daemon.startPassing(socketUnit, named: "link-events")
+        kill(first, SIGSTOP)
+        for index in 1...8 { try daemon.namespace.tunTraffic(name: "tun\(index)", rxPackets: 1) }
+        kill(first, SIGKILL)
+        var status: Int32 = 0
+        waitpid(first, &status, 0)
+        var watched = pollfd(fd: socketUnit, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&watched, 1, 0) == 1)
+        #expect(watched.revents == Int16(POLLIN), "systemd would fail the socket unit on poll events \(watched.revents)")
+
+        let lostLine = "some were lost (the queue overran while no process read it)"
+        let second = try daemon.startPassing(socketUnit, named: "link-events")
+        kill(second, SIGTERM)
+        waitpid(second, &status, 0)
+        #expect(status == 0, "\(daemon.log)")
+        #expect(daemon.log.components(separatedBy: lostLine).count == 2, "\(daemon.log)")
+        try daemon.namespace.tunTraffic(name: "tun9", rxPackets: 1)
+        let third = try daemon.startPassing(socketUnit, named: "link-events")
+        kill(third, SIGTERM)
+        waitpid(third, &status, 0)
+        #expect(status == 0, "\(daemon.log)")
+        #expect(daemon.log.components(separatedBy: lostLine).count == 2, "the drops the last process saw were taken for news: \(daemon.log)")
+    }
+
+    /// ifmeterd.socket started while the daemon waited to restart with its
+    /// own socket in systemd's store: both are passed as `link-events`, the
+    /// socket unit's first. The daemon reads the socket unit's, says in one
+    /// line that the other's queue goes unread, and takes the other out of
+    /// the store (FDSTOREREMOVE=1), so the next restart is passed one.
+    @Test func aSocketUnitsSocketAndAKeptOneBothPassedTheKeptOneLeavesTheStore() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, persist: true)
+        let notify = try NotifySocket(in: daemon.directory)
+        let socketUnit = try daemon.namespace.inside { ifm_test_listen_netlink(1, 1 << 20) }
+        let stored = try daemon.namespace.inside { ifm_test_listen_netlink(1, 1 << 20) }
+        try #require(socketUnit >= 0 && stored >= 0)
+        defer { close(socketUnit); close(stored) }
+        let next = try daemon.startPassing(
+            [(socketUnit, "link-events"), (stored, "link-events")], environment: ["NOTIFY_SOCKET": notify.path])
+        #expect(try notify.readPassing(until: "FDSTOREREMOVE=1").message == "FDSTOREREMOVE=1\nFDNAME=link-events")
+        kill(next, SIGTERM)
+        var status: Int32 = 0
+        waitpid(next, &status, 0)
+        #expect(status == 0, "\(daemon.log)")
+        let lines = daemon.log.split(separator: "\n").filter { $0.contains("two link event sockets passed") }
+        #expect(lines.count == 1, "\(daemon.log)")
+        #expect(try daemon.totalsIfAny("tun0") != nil)
+    }
+
     /// ifmeterd.socket opens at boot, long before the daemon's first start:
     /// what queued then follows no state the store saved (of an earlier
     /// boot) and is said so in a line of its own, not warned about as a
@@ -267,6 +355,7 @@ struct NotifyTests {
         #expect(status == 0, "\(daemon.log)")
         #expect(daemon.log.contains("link events of this boot queued before the daemon's first start"), "\(daemon.log)")
         #expect(!daemon.log.contains("not applied"), "\(daemon.log)")
+        #expect(try daemon.totalsIfAny("tun0") != nil)
         #expect(try daemon.totalsIfAny("tun8") == nil)
     }
 
@@ -414,5 +503,38 @@ extension ServiceTests {
         let passed = ServiceManager.passedDescriptors(count: count, pid: pid, names: names, ownPID: 4242)
         #expect(Dictionary(passed.map { ($0.name, $0.descriptor) }, uniquingKeysWith: { first, _ in first }) == expected)
         #expect(passed.count == expected.count)
+    }
+}
+
+/// The drop count a kept event socket's last reader saw, as the store keeps
+/// it, and what the next process takes from it.
+@Suite struct EventSocketDropsTests {
+    @Test(arguments: [
+        ("b1 42 7", EventSocketDrops(bootID: "b1", socket: 42, drops: 7)),
+        ("b1 42 4294967295", EventSocketDrops(bootID: "b1", socket: 42, drops: .max)),
+        ("b1 42 4294967296", nil),  // wider than the kernel's count
+        ("b1 42", nil),
+        ("b1 42 7 8", nil),
+        (" 42 7", nil),
+        ("b1 -1 7", nil),
+        ("b1 42 x", nil),
+        ("", nil),
+    ] as [(String, EventSocketDrops?)])
+    func parse(text: String, expected: EventSocketDrops?) {
+        #expect(EventSocketDrops(text: text) == expected)
+        if let expected { #expect(expected.text == text) }
+    }
+
+    /// Only the socket it was recorded on, in the boot it was recorded in,
+    /// takes the recorded count; any other starts from 0.
+    @Test(arguments: [
+        (42 as UInt64, "b1", 7 as UInt32),
+        (43, "b1", 0),
+        (42, "b2", 0),
+        (0, "b1", 0),
+    ] as [(UInt64, String, UInt32)])
+    func seen(socket: UInt64, bootID: String, expected: UInt32) {
+        #expect(EventSocketDrops(bootID: "b1", socket: 42, drops: 7).seen(onSocket: socket, bootID: bootID) == expected)
+        #expect(EventSocketDrops(bootID: "b1", socket: 0, drops: 7).seen(onSocket: 0, bootID: "b1") == 0)
     }
 }

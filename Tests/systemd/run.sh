@@ -5,8 +5,10 @@
 # through its life: start, reload (MetricsFile= too), stop, watchdog, kill -9,
 # the CLI as a member of group ifmeter and as nobody, node_exporter scraping
 # the metrics file as Debian's own service, upgrade, remove (a killed daemon's journal
-# kept for the reinstallation to apply), purge. See shared/design/SYSTEMD.md for why each step of
-# the set-up is there.
+# kept for the reinstallation to apply), purge; ifmeterd.socket throughout
+# (an upgrade from a package without it, a stop, an overrun while no daemon
+# reads). See shared/design/SYSTEMD.md for why each step of the set-up is
+# there.
 #
 #   run.sh --check            prints why it cannot run here (exit 1), or nothing
 #   run.sh DEB TESTNET        the test (root); TESTNET is ifmeter-testnet
@@ -91,7 +93,7 @@ if [ "${1:-}" = --setup ]; then
   # forbid it with a policy-rc.d of their own).
   rm -f "$r/usr/sbin/policy-rc.d"
   mkdir -p "$r/root/ifmeter-test"
-  cp "$work/ifmeter-v1.deb" "$work/ifmeter-v2.deb" "$work/ifmeter-testnet" "$r/root/ifmeter-test/"
+  cp "$work/ifmeter-v0.deb" "$work/ifmeter-v1.deb" "$work/ifmeter-v2.deb" "$work/ifmeter-testnet" "$r/root/ifmeter-test/"
   hostname ifmeter-systemd-test
   # systemd lists its cgroup only once the outer unshare process has left it.
   for _ in $(seq 600); do [ -e "$work/moved" ] && break; sleep 0.05; done
@@ -175,6 +177,16 @@ dpkg-deb -R "$deb" "$work/v2"
 sed -i -E 's/^Version: (.*)-([0-9]+)$/Version: \1-\2+test2/' "$work/v2/DEBIAN/control"
 dpkg-deb --root-owner-group -Znone -b "$work/v2" "$work/ifmeter-v2.deb" >/dev/null
 rm -rf "$work/v2"
+# Version 0: the package as it was before ifmeterd.socket (the daemon keeps
+# its own socket in systemd's store), under a lower version.
+dpkg-deb -R "$deb" "$work/v0"
+rm "$work/v0/lib/systemd/system/ifmeterd.socket"
+sed -i '/^Also=ifmeterd.socket$/d' "$work/v0/lib/systemd/system/ifmeterd.service"
+sed -i '/ lib\/systemd\/system\/ifmeterd\.s/d' "$work/v0/DEBIAN/md5sums"
+sed -i -E 's/^Version: (.*)$/Version: \1~nosocket/' "$work/v0/DEBIAN/control"
+dpkg-deb --root-owner-group -Znone -b "$work/v0" "$work/ifmeter-v0.deb" >/dev/null
+rm -rf "$work/v0"
+v0=$(dpkg-deb -f "$work/ifmeter-v0.deb" Version)
 v1=$(dpkg-deb -f "$work/ifmeter-v1.deb" Version)
 v2=$(dpkg-deb -f "$work/ifmeter-v2.deb" Version)
 mkdir -p "$work/ns"
@@ -196,7 +208,12 @@ state=$(in_ns timeout 60 systemctl is-system-running --wait || true)
 [ "$state" = running ] || { in_ns systemctl --failed --no-pager; fail "systemd is $state, not running"; }
 ok "systemd $(in_ns systemctl --version | head -1 | cut -d' ' -f2) is PID 1 ($(in_ns systemd-detect-virt)), running, in $(elapsed) s"
 
-# --- Install.
+# --- Install: the package before ifmeterd.socket, then an upgrade to this one.
+in_ns dpkg -i /root/ifmeter-test/ifmeter-v0.deb > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -i $v0"; }
+[ "$(in_ns systemctl is-active ifmeterd)" = active ] || fail "ifmeterd $v0 not active after install"
+[ "$(in_ns systemctl show -P NFileDescriptorStore ifmeterd)" = 1 ] \
+  || fail "ifmeterd $v0 keeps $(in_ns systemctl show -P NFileDescriptorStore ifmeterd) sockets in systemd's store, expected its own event socket"
+ok "dpkg -i $v0 (no ifmeterd.socket): the daemon keeps its own event socket in systemd's store"
 in_ns dpkg -i /root/ifmeter-test/ifmeter-v1.deb > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -i $v1"; }
 in_ns id ifmeter >/dev/null || fail "no ifmeter user after install"
 [ "$(in_ns systemctl is-enabled ifmeterd)" = enabled ] || fail "ifmeterd not enabled by the package"
@@ -206,9 +223,12 @@ in_ns id ifmeter >/dev/null || fail "no ifmeter user after install"
 # The daemon took the socket unit's socket: it opened none of its own to keep.
 [ "$(in_ns systemctl show -P NFileDescriptorStore ifmeterd)" = 0 ] \
   || fail "ifmeterd kept a socket of its own ($(in_ns systemctl show -P NFileDescriptorStore ifmeterd)): it did not take ifmeterd.socket's"
+# ...with its 4 MiB: the unprivileged daemon says when its socket holds less.
+main_pid=$(in_ns systemctl show -P MainPID ifmeterd)
+if in_ns journalctl "_PID=$main_pid" -o cat | grep -F "EventBufferBytes="; then fail "ifmeterd's event socket holds less than EventBufferBytes="; fi
 status=$(in_ns systemctl show -P StatusText ifmeterd)
 case $status in "counting "*) ;; *) fail "STATUS= after start is '$status'";; esac
-ok "dpkg -i $v1: user ifmeter, ifmeterd.socket and ifmeterd enabled, started; READY=1 then STATUS=$status"
+ok "dpkg -i $v1 over $v0: user ifmeter, ifmeterd.socket and ifmeterd enabled, started; READY=1 then STATUS=$status"
 [ "$(in_ns readlink /var/lib/prometheus/node-exporter/ifmeter.prom)" = /run/ifmeter/ifmeter.prom ] || fail "no link in node_exporter's textfile directory"
 in_ns test -s /run/ifmeter/ifmeter.prom || fail "no metrics file in /run/ifmeter"
 ok "the metrics file is in /run/ifmeter, linked from /var/lib/prometheus/node-exporter"
@@ -334,13 +354,48 @@ ok "kill -9 with link events unread: systemd kept the socket, the next process c
 # ran) from the queue. Its final commit at the next stop stores it.
 in_ns systemctl stop ifmeterd
 [ "$(in_ns systemctl is-active ifmeterd)" != active ] || fail "ifmeterd still active after systemctl stop"
+journal_count() { in_ns journalctl -u ifmeterd -o cat | grep -cF "$1" || true; }
+unread_before=$(journal_count "left unread by the daemon's last process")
 in_ns /root/ifmeter-test/ifmeter-testnet --name tun9 --rx-packets 9 --size 100 || fail "ifmeter-testnet tun9"
 started() { [ "$(in_ns systemctl is-active ifmeterd)" = active ]; }
 until_true 20 started || fail "a link event did not start the stopped daemon through ifmeterd.socket"
+read_unread() { [ "$(journal_count "left unread by the daemon's last process")" -gt "$unread_before" ]; }
+until_true 10 read_unread || fail "the daemon started by ifmeterd.socket did not read the events queued while it was stopped"
 in_ns systemctl stop ifmeterd.socket ifmeterd
 [ "$(stored_rx tun9)" = 900 ] || fail "a tunnel that lived while the daemon was stopped: the store holds '$(stored_rx tun9)' bytes for tun9, expected 900"
 in_ns systemctl start ifmeterd.socket ifmeterd || fail "start ifmeterd.socket ifmeterd"
 ok "systemctl stop: tun9 lived meanwhile; its events started the daemon through ifmeterd.socket, which counted its 900 bytes"
+
+# An overrun while no daemon reads: systemd watches the socket then, and
+# would fail ifmeterd.socket, closing it with its queue, on the error an
+# overrun raises; the daemon has the socket count drops instead. A small
+# ReceiveBuffer= (the unprivileged daemon cannot raise it) and a stopped
+# daemon that a burst of tunnel lives overruns, then kill -9. The daemon
+# raises a small buffer up to net.core.rmem_max unless EventBufferBytes=
+# asks less.
+in_ns mkdir -p /etc/systemd/system/ifmeterd.socket.d
+in_ns sh -c 'printf "[Socket]\nReceiveBuffer=8K\n" > /etc/systemd/system/ifmeterd.socket.d/test.conf'
+in_ns sed -i '/^\[Daemon\]$/a EventBufferBytes=4096' /etc/ifmeter/ifmeter.conf
+in_ns systemctl daemon-reload
+in_ns systemctl stop ifmeterd.socket ifmeterd
+in_ns systemctl start ifmeterd.socket ifmeterd || fail "start ifmeterd.socket ifmeterd with ReceiveBuffer=8K"
+pid=$(in_ns systemctl show -P MainPID ifmeterd)
+in_ns kill -STOP "$pid"
+for i in 1 2 3 4 5 6 7 8; do
+  in_ns /root/ifmeter-test/ifmeter-testnet --name "tunx$i" --rx-packets 1 || fail "ifmeter-testnet tunx$i"
+done
+in_ns kill -9 "$pid"
+until_true 20 restarted_from "$pid" || fail "no restart after kill -9 with the event queue overrun"
+[ "$(in_ns systemctl is-active ifmeterd.socket)" = active ] \
+  || fail "an overrun while no daemon read failed ifmeterd.socket: $(in_ns systemctl is-active ifmeterd.socket)"
+until_true 10 journal_has "some were lost (the queue overran while no process read it)" \
+  || fail "the journal does not tell of the events lost while no process read"
+in_ns rm -r /etc/systemd/system/ifmeterd.socket.d
+in_ns sed -i '/^EventBufferBytes=4096$/d' /etc/ifmeter/ifmeter.conf
+in_ns systemctl daemon-reload
+in_ns systemctl stop ifmeterd.socket ifmeterd
+in_ns systemctl start ifmeterd.socket ifmeterd || fail "start ifmeterd.socket ifmeterd"
+ok "an overrun while no daemon read (ReceiveBuffer=8K, kill -9): ifmeterd.socket still listening, the loss logged"
 
 # --- The CLI as an unprivileged user: the store (0640) is read by group
 # ifmeter, which README tells users to join; anyone else gets one line, exit 77.

@@ -109,9 +109,20 @@ int ifm_events_receive_buffer(const ifm_events *handle);
 
 /* Appends pending events to list without blocking, at most a few thousand
  * per call (call again while the descriptor is readable). Sets *overrun when
- * the kernel dropped messages because the receive buffer was full (ENOBUFS):
- * events were lost and the caller must re-dump. Returns 0 or a libnl error. */
+ * the kernel dropped messages because the receive buffer was full: its drop
+ * count moved past the one last seen (or, where NETLINK_NO_ENOBUFS could
+ * not be set, a read failed with ENOBUFS): events were lost and the caller
+ * must re-dump. Returns 0 or a libnl error. */
 int ifm_events_read(ifm_events *handle, ifm_event_list *list, int *overrun);
+
+/* The socket's identity within a boot (its sockfs inode) and the kernel's
+ * count of messages it dropped, as the last read saw it. A socket kept
+ * across processes carries its count with it: a process taking one over
+ * says which count the last reader saw (ifm_events_set_seen_drops, 0 when
+ * unknown), so that drops while no process read it count as an overrun. */
+uint64_t ifm_events_identity(const ifm_events *handle);
+uint32_t ifm_events_seen_drops(const ifm_events *handle);
+void ifm_events_set_seen_drops(ifm_events *handle, uint32_t drops);
 
 /* The most events one ifm_events_read call returns: a bound, so a steady
  * stream of events cannot keep the caller's loop from its other work; the

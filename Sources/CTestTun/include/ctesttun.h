@@ -21,10 +21,10 @@ int ifm_test_tun_set_persist(int fd, int persist);
  * Returns the datagram's length, or -errno (-ETIMEDOUT after the timeout). */
 int ifm_test_receive_with_descriptor(int socket, char *buffer, int size, int timeout_ms, int *descriptor);
 
-/* Runs /bin/sh -c command with descriptor as its fd 3 and stdout and stderr
- * appended to output_path, as systemd passes a kept descriptor. Returns the
- * pid, or -errno. */
-int ifm_test_spawn_passing(const char *command, int descriptor, const char *output_path);
+/* Runs /bin/sh -c command with descriptors[0..count) as its fds 3, 4, ...
+ * and stdout and stderr appended to output_path, as systemd passes a
+ * socket unit's and kept descriptors. Returns the pid, or -errno. */
+int ifm_test_spawn_passing(const char *command, const int *descriptors, int count, const char *output_path);
 
 /* A route netlink socket as systemd opens a socket unit's ListenNetlink=route
  * GROUPS with ReceiveBuffer=BYTES: bound to the multicast groups, its buffer

@@ -51,6 +51,8 @@ package final class Daemon {
     /// The event socket is the one the service manager kept across a
     /// restart: what it queued while no process read it is read at start.
     private let eventSocketWasKept: Bool
+    /// A second kept socket was passed and dropped with its queue unread.
+    private let keptQueueSkipped: Bool
     private var meter: Meter
     private var metrics: MetricsFile?
     private let journalPath: String
@@ -123,7 +125,7 @@ package final class Daemon {
             throw DaemonStartError(message: error.description, exitCode: error.exitCode)
         }
         do {
-            (events, eventSocketWasKept) = try Self.eventSocket(
+            (events, eventSocketWasKept, keptQueueSkipped) = try Self.eventSocket(
                 passed: once ? nil : ServiceManager.takePassedDescriptors(), receiveBufferBytes: configuration.eventBufferBytes)
             linkSource = configuration.counterSource == .getifaddrs ? InterfaceAddressesLinkSource() : try NetlinkLinkSource()
         } catch {
@@ -149,23 +151,36 @@ package final class Daemon {
     /// The name the event socket is kept under in the service manager.
     static let eventSocketName = "link-events"
 
-    /// The link event socket: the one the service manager kept across a
-    /// restart (FileDescriptorStoreMax=, `ServiceManager.store`), with the
-    /// events that came while no process read them, or a new one it is
-    /// asked to keep, so that a daemon killed with events unread leaves
-    /// them to its successor. Descriptors passed for anything else are
-    /// closed. `passed` nil (`--once`): the service manager is left out.
+    /// The link event socket: the one the service manager passed (the
+    /// socket unit's, or the one it kept across a restart,
+    /// FileDescriptorStoreMax=, `ServiceManager.store`), with the events
+    /// that came while no process read them, or a new one it is asked to
+    /// keep, so that a daemon killed with events unread leaves them to its
+    /// successor. Descriptors passed for anything else are closed. `passed`
+    /// nil (`--once`): the service manager is left out. `skippedQueue`: a
+    /// second event socket came too and was dropped unread (below).
     private static func eventSocket(
         passed: [ServiceManager.PassedDescriptor]?, receiveBufferBytes: Int
-    ) throws -> (LinkEventSocket, kept: Bool) {
-        guard let passed else { return (try LinkEventSocket(receiveBufferBytes: receiveBufferBytes), false) }
+    ) throws -> (LinkEventSocket, kept: Bool, skippedQueue: Bool) {
+        guard let passed else { return (try LinkEventSocket(receiveBufferBytes: receiveBufferBytes), false, false) }
         var kept: LinkEventSocket?
         var refused = false
+        var skippedQueue = false
         for descriptor in passed {
             guard descriptor.name == eventSocketName, kept == nil else {
                 close(descriptor.descriptor)
+                if descriptor.name == eventSocketName {
+                    // ifmeterd.socket started while the daemon waited to
+                    // restart with its own socket kept in the store: systemd
+                    // passes the socket unit's first. The kept one's queue
+                    // goes unread (reading both would apply the events
+                    // since the socket unit opened twice), and it leaves
+                    // the store, so the next restart is passed one socket.
+                    skippedQueue = true
+                    Log.warning("two link event sockets passed (ifmeterd.socket's, and one the last process kept in the service manager's store): reading the first; the events left unread in the other are lost")
+                }
                 // Left in the store, it would hold the unit's one place.
-                if descriptor.name != eventSocketName { ServiceManager.removeStored(name: descriptor.name) }
+                ServiceManager.removeStored(name: descriptor.name)
                 continue
             }
             do {
@@ -175,13 +190,13 @@ package final class Daemon {
                 Log.warning("\(error); opening a new one (events between the last process's reads and now are lost)")
             }
         }
-        if let kept { return (kept, true) }
+        if let kept { return (kept, true, skippedQueue) }
         if refused { ServiceManager.removeStored(name: eventSocketName) }
         let fresh = try LinkEventSocket(receiveBufferBytes: receiveBufferBytes)
         if let error = ServiceManager.store(descriptor: fresh.fileDescriptor, name: eventSocketName) {
             Log.warning("cannot hand the link event socket to the service manager (\(error)): a kill will lose the events waiting in it")
         }
-        return (fresh, false)
+        return (fresh, false, false)
     }
 
     /// The metrics file is replaced after every sample: on one of `taken`
@@ -219,6 +234,11 @@ package final class Daemon {
         } catch {
             throw DaemonStartError(message: error.description, exitCode: error.exitCode)
         }
+        // Drops on a kept socket since its last reader's last read: an overrun.
+        if eventSocketWasKept {
+            let recorded = ((try? store.eventSocketDrops()) ?? nil).flatMap(EventSocketDrops.init(text:))
+            events.seenDrops = recorded?.seen(onSocket: events.identity, bootID: bootID) ?? 0
+        }
         // Before the dump: they happened before it.
         let unread = eventSocketWasKept ? readUnreadEvents() : (events: [], lost: false)
         let now = clock.now()
@@ -231,11 +251,12 @@ package final class Daemon {
         if eventSocketWasKept {
             logUnread(unread, applied: meter.tracker.isContinuation(of: stored), earlierBoot: stored.lastBootID != bootID)
         }
-        finish(meter.start(stored: stored, links: links, at: now, unread: unread.events, overran: unread.lost))
+        finish(meter.start(stored: stored, links: links, at: now, unread: unread.events, overran: unread.lost || keptQueueSkipped))
         // An overrun here may have dropped the creation or deletion of a
         // link after the dump: only a re-dump that knows it reconciles them.
         if readEvents(missed: .beforeStart) { samplePass(eventsWereLost: true) }
         commit(at: clock.now())
+        recordEventSocketDrops()
         writeStepLines()
         if storeWrites.isFailing {
             throw DaemonStartError(message: "\(store.path): the first commit failed", exitCode: .ioError)
@@ -245,7 +266,10 @@ package final class Daemon {
         // failure is then its last line, after the start line below.
         if !once { publishMetrics() }
         if let granted = events.receiveBufferBytes, granted < configuration.eventBufferBytes {
-            Log.notice("EventBufferBytes=\(configuration.eventBufferBytes): the kernel granted \(granted) bytes (net.core.rmem_max caps a process without CAP_NET_ADMIN); link events are read sooner to fit")
+            let why = eventSocketWasKept
+                ? "the passed socket holds \(granted) bytes (ifmeterd.socket's ReceiveBuffer=; without CAP_NET_ADMIN the daemon raises it only up to net.core.rmem_max)"
+                : "the kernel granted \(granted) bytes (net.core.rmem_max caps a process without CAP_NET_ADMIN)"
+            Log.notice("EventBufferBytes=\(configuration.eventBufferBytes): \(why); link events are read sooner to fit")
         }
         // No link counted yet is the first thing a newcomer on a wired
         // machine sees: say why, and where to look.
@@ -514,7 +538,10 @@ package final class Daemon {
                 linkSource.note(events: batch.events, overrun: batch.overrun)
                 if batch.overrun { missed = .lost }
                 finish(meter.apply(events: batch.events.map(sourceWidth), at: clock.now(), missed: missed))
-                if batch.overrun { Log.warning("link events were lost (event socket overrun); re-dumping to reconcile") }
+                if batch.overrun {
+                    Log.warning("link events were lost (event socket overrun); re-dumping to reconcile")
+                    recordEventSocketDrops()
+                }
                 lost = lost || batch.overrun
             }
             guard batch.morePending else { break }
@@ -560,6 +587,15 @@ package final class Daemon {
         } else {
             Log.warning(what + ": not applied, the store holds no state of this boot, namespace and counter source for them to follow" + overrun)
         }
+    }
+
+    /// Keeps the drop count this process saw on its event socket in the
+    /// store, for whichever process takes the socket over next. Best
+    /// effort: without it that process takes every drop since the socket
+    /// opened for news, which changes the reason it gives for a gap
+    /// (events lost), never a count.
+    private func recordEventSocketDrops() {
+        try? store.recordEventSocketDrops(EventSocketDrops(bootID: bootID, socket: events.identity, drops: events.seenDrops).text)
     }
 
     /// An event's counters as wide as the source's: with getifaddrs a

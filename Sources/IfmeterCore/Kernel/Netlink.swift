@@ -153,6 +153,17 @@ package final class LinkEventSocket {
         return bytes < 0 ? nil : Int(bytes)
     }
 
+    /// The socket's identity within a boot (its inode), 0 if unknown.
+    package var identity: UInt64 { ifm_events_identity(handle) }
+
+    /// The kernel's count of messages the socket dropped, as the last read
+    /// saw it. A socket taken over starts from 0 (every drop since it was
+    /// opened is news) unless told what its last reader saw.
+    package var seenDrops: UInt32 {
+        get { ifm_events_seen_drops(handle) }
+        set { ifm_events_set_seen_drops(handle, newValue) }
+    }
+
     /// Subscribes with a kernel receive buffer of `receiveBufferBytes`
     /// (0 keeps the system default; a small one makes overruns likely).
     package init(receiveBufferBytes: Int = 4 << 20) throws {

@@ -823,6 +823,16 @@ package final class CounterStore {
         try writeTransaction { () throws(StoreError) in try writeMeta([("journal_path", path)]) }
     }
 
+    /// The link event socket the daemon reads and the drop count it last
+    /// saw there (`EventSocketDrops`), for a process that takes the socket
+    /// over: written when it changes, at start and after an overrun.
+    package func recordEventSocketDrops(_ text: String) throws(StoreError) {
+        guard try meta("event_socket_drops") != text else { return }
+        try writeTransaction { () throws(StoreError) in try writeMeta([("event_socket_drops", text)]) }
+    }
+
+    package func eventSocketDrops() throws(StoreError) -> String? { try meta("event_socket_drops") }
+
     /// Where the daemon last journaled, when that is not `configured`
     /// (JournalFile= changed since): a killed run may have left records there.
     package func recordedJournalPath(besides configured: String) throws(StoreError) -> String? {

@@ -36,9 +36,13 @@ final class DaemonHarness {
         try "[Daemon]\nBootIDPath=\(bootIDPath)\n\(extra)".write(toFile: configPath, atomically: true, encoding: .utf8)
     }
 
-    private func command(_ extra: [String]) -> [String] {
-        ["/usr/bin/env", "ip", "netns", "exec", namespace.name, TestEnvironment.binary("ifmeterd"),
-         "--config", configPath, "--state-dir", stateDirectory] + extra
+    /// `withoutNetAdmin`: as the packaged unit runs it, without
+    /// CAP_NET_ADMIN (so SO_RCVBUFFORCE fails and net.core.rmem_max caps
+    /// SO_RCVBUF), dropped from the bounding set before the exec.
+    private func command(_ extra: [String], withoutNetAdmin: Bool = false) -> [String] {
+        ["/usr/bin/env", "ip", "netns", "exec", namespace.name]
+            + (withoutNetAdmin ? ["/usr/bin/setpriv", "--bounding-set", "-net_admin", "--"] : [])
+            + [TestEnvironment.binary("ifmeterd"), "--config", configPath, "--state-dir", stateDirectory] + extra
     }
 
     /// `ifmeterd --once`; must succeed.
@@ -87,12 +91,24 @@ final class DaemonHarness {
     func startPassing(
         _ descriptor: Int32, named name: String, interval: Double = 60, commitInterval: Double = 300, environment: [String: String] = [:]
     ) throws -> pid_t {
+        try startPassing([(descriptor, name)], interval: interval, commitInterval: commitInterval, environment: environment)
+    }
+
+    /// The same with several descriptors, as fds 3, 4, ... in that order.
+    func startPassing(
+        _ descriptors: [(descriptor: Int32, name: String)], interval: Double = 60, commitInterval: Double = 300,
+        environment: [String: String] = [:], withoutNetAdmin: Bool = false
+    ) throws -> pid_t {
         func quoted(_ word: String) -> String { "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'" }
-        let arguments = command(["--interval", String(interval), "--commit-interval", String(commitInterval)])
+        let arguments = command(
+            ["--interval", String(interval), "--commit-interval", String(commitInterval)], withoutNetAdmin: withoutNetAdmin)
         let exports = environment.map { "\($0.key)=\(quoted($0.value))" }.joined(separator: " ")
+        let names = descriptors.map(\.name).joined(separator: ":")
         // `ip netns exec` and env exec in place: the daemon keeps the shell's pid.
-        let command = "export LISTEN_PID=$$ LISTEN_FDS=1 LISTEN_FDNAMES=\(quoted(name)) \(exports); exec \(arguments.map(quoted).joined(separator: " "))"
-        let pid = ifm_test_spawn_passing(command, descriptor, logPath)
+        let command = "export LISTEN_PID=$$ LISTEN_FDS=\(descriptors.count) LISTEN_FDNAMES=\(quoted(names)) \(exports); exec \(arguments.map(quoted).joined(separator: " "))"
+        let pid = descriptors.map(\.descriptor).withUnsafeBufferPointer {
+            ifm_test_spawn_passing(command, $0.baseAddress, Int32($0.count), logPath)
+        }
         guard pid > 0 else { throw SystemError("posix_spawn", path: "/bin/sh", errno: -pid) }
         try waitForLog("watched interface", occurrences: startsSoFar + 1)
         startsSoFar += 1
