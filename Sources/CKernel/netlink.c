@@ -35,7 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
@@ -504,11 +503,19 @@ static ifm_events *events_open(int adopted, int receive_buffer_bytes, int *error
      * socket while no daemon runs, fails the unit on any event but EPOLLIN
      * and closes the socket with the queue in it. Set on the socket, not
      * the process: it holds for whoever watches it next. */
-    int fd = nl_socket_get_fd(handle->sock), on = 1;
-    handle->counts_drops = setsockopt(fd, SOL_NETLINK, NETLINK_NO_ENOBUFS, &on, sizeof on) == 0
-        && socket_drops(fd, &handle->seen_drops) == 0;
-    /* A socket taken over may have dropped messages no reader of ours saw. */
-    if (adopted >= 0) handle->seen_drops = 0;
+    /* Only where the drop count can be read (SO_MEMINFO, Linux 4.12):
+     * elsewhere overruns stay errors, or nothing would tell of them. One
+     * limit: a notification the kernel cannot even allocate (memory
+     * pressure) is reported by an error alone, which NETLINK_NO_ENOBUFS
+     * suppresses and no drop counts (README 'Limits'). */
+    int fd = nl_socket_get_fd(handle->sock), on = 1, off = 0;
+    uint32_t drops = 0;
+    handle->counts_drops = socket_drops(fd, &drops) == 0
+        && setsockopt(fd, SOL_NETLINK, NETLINK_NO_ENOBUFS, &on, sizeof on) == 0;
+    if (!handle->counts_drops) setsockopt(fd, SOL_NETLINK, NETLINK_NO_ENOBUFS, &off, sizeof off);
+    /* Every drop is news until the caller says what an earlier reader of a
+     * socket taken over saw; a new socket has dropped nothing. */
+    handle->seen_drops = 0;
     return handle;
 }
 
@@ -539,13 +546,24 @@ int ifm_events_fd(const ifm_events *handle) {
     return nl_socket_get_fd(handle->sock);
 }
 
+/* Sets *overrun if the drop count moved since the last read. Called at
+ * every exit of a read, a failed one too: the caller re-dumps after either,
+ * and a drop noted once is not reported again by the next read. */
+static void note_drops(ifm_events *handle, int *overrun) {
+    uint32_t drops = 0;
+    if (handle->counts_drops && socket_drops(nl_socket_get_fd(handle->sock), &drops) == 0 && drops != handle->seen_drops) {
+        *overrun = 1;
+        handle->seen_drops = drops;
+    }
+}
+
 int ifm_events_read(ifm_events *handle, ifm_event_list *list, int *overrun) {
     *overrun = 0;
     handle->list = list;
     handle->error = 0;
     while (list->count < IFM_EVENTS_PER_READ) {
         int err = nl_recvmsgs_default(handle->sock);
-        if (handle->error) { handle->list = NULL; return handle->error; }
+        if (handle->error) { handle->list = NULL; note_drops(handle, overrun); return handle->error; }
         if (err >= 0) continue;
         if (err == -NLE_AGAIN) break;
         /* libnl maps the kernel's ENOBUFS (receive queue overrun) to NOMEM;
@@ -563,20 +581,19 @@ int ifm_events_read(ifm_events *handle, ifm_event_list *list, int *overrun) {
             continue;
         }
         handle->list = NULL;
+        note_drops(handle, overrun);
         return -err;
     }
     handle->list = NULL;
-    uint32_t drops = 0;
-    if (handle->counts_drops && socket_drops(nl_socket_get_fd(handle->sock), &drops) == 0 && drops != handle->seen_drops) {
-        *overrun = 1;
-        handle->seen_drops = drops;
-    }
+    note_drops(handle, overrun);
     return 0;
 }
 
 uint64_t ifm_events_identity(const ifm_events *handle) {
-    struct stat info;
-    return fstat(nl_socket_get_fd(handle->sock), &info) == 0 ? (uint64_t)info.st_ino : 0;
+    /* The socket cookie (Linux 4.12+): never reused within a boot. */
+    uint64_t cookie = 0;
+    socklen_t length = sizeof cookie;
+    return getsockopt(nl_socket_get_fd(handle->sock), SOL_SOCKET, SO_COOKIE, &cookie, &length) == 0 ? cookie : 0;
 }
 
 uint32_t ifm_events_seen_drops(const ifm_events *handle) { return handle->seen_drops; }

@@ -115,7 +115,7 @@ int ifm_events_receive_buffer(const ifm_events *handle);
  * must re-dump. Returns 0 or a libnl error. */
 int ifm_events_read(ifm_events *handle, ifm_event_list *list, int *overrun);
 
-/* The socket's identity within a boot (its sockfs inode) and the kernel's
+/* The socket's identity within a boot (its cookie, 0 if unknown) and the kernel's
  * count of messages it dropped, as the last read saw it. A socket kept
  * across processes carries its count with it: a process taking one over
  * says which count the last reader saw (ifm_events_set_seen_drops, 0 when

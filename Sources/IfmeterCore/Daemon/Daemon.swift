@@ -256,7 +256,6 @@ package final class Daemon {
         // link after the dump: only a re-dump that knows it reconciles them.
         if readEvents(missed: .beforeStart) { samplePass(eventsWereLost: true) }
         commit(at: clock.now())
-        recordEventSocketDrops()
         writeStepLines()
         if storeWrites.isFailing {
             throw DaemonStartError(message: "\(store.path): the first commit failed", exitCode: .ioError)
@@ -538,10 +537,7 @@ package final class Daemon {
                 linkSource.note(events: batch.events, overrun: batch.overrun)
                 if batch.overrun { missed = .lost }
                 finish(meter.apply(events: batch.events.map(sourceWidth), at: clock.now(), missed: missed))
-                if batch.overrun {
-                    Log.warning("link events were lost (event socket overrun); re-dumping to reconcile")
-                    recordEventSocketDrops()
-                }
+                if batch.overrun { Log.warning("link events were lost (event socket overrun); re-dumping to reconcile") }
                 lost = lost || batch.overrun
             }
             guard batch.morePending else { break }
@@ -590,11 +586,14 @@ package final class Daemon {
     }
 
     /// Keeps the drop count this process saw on its event socket in the
-    /// store, for whichever process takes the socket over next. Best
-    /// effort: without it that process takes every drop since the socket
-    /// opened for news, which changes the reason it gives for a gap
-    /// (events lost), never a count.
+    /// store, for whichever process takes the socket over next: after a
+    /// commit, so it never says a drop was seen before what the re-dump
+    /// after it found is in the store. Best effort: without it that process
+    /// takes the drops since for news, which changes the reason it gives for
+    /// a gap (events lost), never a count. Not by `--once`, whose socket
+    /// is its own and gone when it exits.
     private func recordEventSocketDrops() {
+        guard !once else { return }
         try? store.recordEventSocketDrops(EventSocketDrops(bootID: bootID, socket: events.identity, drops: events.seenDrops).text)
     }
 
@@ -728,6 +727,7 @@ package final class Daemon {
             meter.forgetGone(at: now.wall, keepGone: configuration.metricsKeepGone)
             lastCommit = SystemClock.boottime()
             lastCommitWall = now.wall
+            recordEventSocketDrops()
             storeWrites.succeeded("\(store.path): writes succeed again; pending deltas committed")
             ServiceManager.notify("STATUS=\(statusLine())")
         } catch {

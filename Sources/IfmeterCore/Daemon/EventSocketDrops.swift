@@ -1,6 +1,6 @@
 /// The drop count the daemon last saw on its link event socket, with the
-/// socket it was seen on (the boot and the socket's inode, unique within a
-/// boot), as the store keeps it: "boot inode drops".
+/// socket it was seen on (the boot and the socket's cookie, never reused within a
+/// boot), as the store keeps it: "boot cookie drops".
 ///
 /// An overrun shows as a rise in the kernel's drop count
 /// (`ifm_events_read`). A socket that outlives the daemon (ifmeterd.socket,

@@ -153,7 +153,7 @@ package final class LinkEventSocket {
         return bytes < 0 ? nil : Int(bytes)
     }
 
-    /// The socket's identity within a boot (its inode), 0 if unknown.
+    /// The socket's identity within a boot (its cookie, never reused), 0 if unknown.
     package var identity: UInt64 { ifm_events_identity(handle) }
 
     /// The kernel's count of messages the socket dropped, as the last read

@@ -825,7 +825,7 @@ package final class CounterStore {
 
     /// The link event socket the daemon reads and the drop count it last
     /// saw there (`EventSocketDrops`), for a process that takes the socket
-    /// over: written when it changes, at start and after an overrun.
+    /// over: written after a commit, when it changed.
     package func recordEventSocketDrops(_ text: String) throws(StoreError) {
         guard try meta("event_socket_drops") != text else { return }
         try writeTransaction { () throws(StoreError) in try writeMeta([("event_socket_drops", text)]) }
