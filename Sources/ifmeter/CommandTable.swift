@@ -244,8 +244,9 @@ enum CommandName: String, CaseIterable, Sendable {
             """
             Removes IFACE from the store: its totals, buckets, lives, reset events
             and what each boot counted, in one transaction (vnStat calls it remove).
-            The daemon must be stopped (systemctl stop ifmeterd): it holds what it
-            counts in memory and would write it back. While this runs, no daemon
+            The daemon must be stopped (systemctl stop ifmeterd.socket ifmeterd:
+            a link event would start it again): it holds what it counts in memory
+            and would write it back. While this runs, no daemon
             can start on the store. An interface present at the daemon's last
             commit counts on from zero, what passes while the daemon is stopped
             included; to stop counting it, ignore it in [Classes]. Needs write

@@ -170,7 +170,7 @@ enum Commands {
         } catch {
             throw .cannotWrite(SystemError("lock", path: directory + "/ifmeterd.lock", errno: EIO))
         }
-        guard locked else { throw .unavailable("\(directory): ifmeterd is running; stop it first (systemctl stop ifmeterd, or Ctrl-C where make run runs it)") }
+        guard locked else { throw .unavailable("\(directory): ifmeterd is running; stop it first (systemctl stop ifmeterd.socket ifmeterd, or Ctrl-C where make run runs it)") }
         // The daemon's zone, before the writable open: it upgrades an older
         // store, and version 4's upgrade folds five-minute rows into hours
         // and days, as the journal applied below and the delete do.

@@ -18,7 +18,7 @@ struct ForgetTests {
         try daemon.namespace.tunTraffic(name: "tun1", subnet: 1, rxPackets: 2, size: 500, lives: 1)
         let refused = try ifmeter(daemon, ["forget", "tun0"])
         #expect(refused.status == ExitCode.unavailable.rawValue)
-        #expect(refused.standardError == "ifmeter: \(daemon.stateDirectory): ifmeterd is running; stop it first (systemctl stop ifmeterd, or Ctrl-C where make run runs it)\n")
+        #expect(refused.standardError == "ifmeter: \(daemon.stateDirectory): ifmeterd is running; stop it first (systemctl stop ifmeterd.socket ifmeterd, or Ctrl-C where make run runs it)\n")
         #expect(daemon.stop() == 0)
         #expect(try daemon.totals("tun0").rxBytes == 3000)
 

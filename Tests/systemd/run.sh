@@ -369,7 +369,7 @@ ok "systemctl stop: tun9 lived meanwhile; its events started the daemon through 
 # An overrun while no daemon reads: systemd watches the socket then, and
 # would fail ifmeterd.socket, closing it with its queue, on the error an
 # overrun raises; the daemon has the socket count drops instead. A small
-# ReceiveBuffer= (the unprivileged daemon cannot raise it) and a stopped
+# ReceiveBuffer= (kept small by EventBufferBytes=, below) and a stopped
 # daemon that a burst of tunnel lives overruns, then kill -9. The daemon
 # raises a small buffer up to net.core.rmem_max unless EventBufferBytes=
 # asks less.
