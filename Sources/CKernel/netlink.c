@@ -502,12 +502,12 @@ static ifm_events *events_open(int adopted, int receive_buffer_bytes, int *error
      * the socket poll as EPOLLERR, and systemd, watching a socket unit's
      * socket while no daemon runs, fails the unit on any event but EPOLLIN
      * and closes the socket with the queue in it. Set on the socket, not
-     * the process: it holds for whoever watches it next. */
-    /* Only where the drop count can be read (SO_MEMINFO, Linux 4.12):
-     * elsewhere overruns stay errors, or nothing would tell of them. One
-     * limit: a notification the kernel cannot even allocate (memory
-     * pressure) is reported by an error alone, which NETLINK_NO_ENOBUFS
-     * suppresses and no drop counts (README 'Limits'). */
+     * the process: it holds for whoever watches it next. Only where the
+     * drop count can be read (SO_MEMINFO, Linux 4.12): elsewhere overruns
+     * stay errors, or nothing would tell of them. One limit: a notification
+     * the kernel cannot even allocate (memory pressure) is reported by an
+     * error alone, which NETLINK_NO_ENOBUFS suppresses and no drop counts
+     * (README 'Limits'). */
     int fd = nl_socket_get_fd(handle->sock), on = 1, off = 0;
     uint32_t drops = 0;
     handle->counts_drops = socket_drops(fd, &drops) == 0

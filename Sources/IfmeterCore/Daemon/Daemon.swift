@@ -236,7 +236,7 @@ package final class Daemon {
         }
         // Drops on a kept socket since its last reader's last read: an overrun.
         if eventSocketWasKept {
-            let recorded = ((try? store.eventSocketDrops()) ?? nil).flatMap(EventSocketDrops.init(text:))
+            let recorded = (try? store.eventSocketDrops()).flatMap(EventSocketDrops.init(text:))
             events.seenDrops = recorded?.seen(onSocket: events.identity, bootID: bootID) ?? 0
         }
         // Before the dump: they happened before it.
@@ -585,18 +585,6 @@ package final class Daemon {
         }
     }
 
-    /// Keeps the drop count this process saw on its event socket in the
-    /// store, for whichever process takes the socket over next: after a
-    /// commit, so it never says a drop was seen before what the re-dump
-    /// after it found is in the store. Best effort: without it that process
-    /// takes the drops since for news, which changes the reason it gives for
-    /// a gap (events lost), never a count. Not by `--once`, whose socket
-    /// is its own and gone when it exits.
-    private func recordEventSocketDrops() {
-        guard !once else { return }
-        try? store.recordEventSocketDrops(EventSocketDrops(bootID: bootID, socket: events.identity, drops: events.seenDrops).text)
-    }
-
     /// An event's counters as wide as the source's: with getifaddrs a
     /// message's 64-bit counters are cut to the 32 bits its samples carry,
     /// so the wrap rule judges like with like.
@@ -716,10 +704,16 @@ package final class Daemon {
     private func commit(at now: Instant) {
         let batch = meter.nextCommit
         let records = (journal?.records ?? []) + [JournalRecord(time: now.wall, batch: batch)]
+        // The drop count seen on the event socket, kept with the commit whose
+        // re-dump accounted for those drops, for whichever process takes the
+        // socket over next. Not by `--once`, whose socket is its own and gone
+        // when it exits.
+        let drops = once ? nil : EventSocketDrops(bootID: bootID, socket: events.identity, drops: events.seenDrops).text
         do {
             try store.commit(
                 records, bootID: bootID, namespace: namespace, journalGeneration: journal?.header.generation,
-                counterWidth: linkSource.counterWidth, retention: configuration.retention, intervals: (configuration.sampleInterval, configuration.commitInterval))
+                counterWidth: linkSource.counterWidth, eventSocketDrops: drops, retention: configuration.retention,
+                intervals: (configuration.sampleInterval, configuration.commitInterval))
             meter.committed(batch)
             startNextJournalGeneration()
             // At each commit, not each sample: a name gone a week can wait
@@ -727,7 +721,6 @@ package final class Daemon {
             meter.forgetGone(at: now.wall, keepGone: configuration.metricsKeepGone)
             lastCommit = SystemClock.boottime()
             lastCommitWall = now.wall
-            recordEventSocketDrops()
             storeWrites.succeeded("\(store.path): writes succeed again; pending deltas committed")
             ServiceManager.notify("STATUS=\(statusLine())")
         } catch {

@@ -683,29 +683,36 @@ package final class CounterStore {
     /// (`CommitJournal`), so it is never applied again. `counterWidth`:
     /// the source the open lives' counters come from, recorded with them
     /// (a restart on another CounterSource= compares only what both show).
+    /// `eventSocketDrops`: the link event socket and the drop count the
+    /// daemon saw there (`EventSocketDrops`), as of this commit, for a
+    /// process that takes the socket over.
     package func commit(
         _ records: [JournalRecord], bootID: String, namespace: NamespaceCookie, journalGeneration: UInt64? = nil,
-        counterWidth: CounterWidth? = nil, retention: Retention, intervals: (sample: Double, commit: Double)
+        counterWidth: CounterWidth? = nil, eventSocketDrops: String? = nil, retention: Retention,
+        intervals: (sample: Double, commit: Double)
     ) throws(StoreError) {
         guard !records.isEmpty else { return }
         try writeTransaction { () throws(StoreError) in
             try write(
                 records, bootID: bootID, namespace: namespace, journalGeneration: journalGeneration, counterWidth: counterWidth,
-                retention: retention, intervals: intervals)
+                eventSocketDrops: eventSocketDrops, retention: retention, intervals: intervals)
         }
     }
 
     private func write(
         _ records: [JournalRecord], bootID: String, namespace: NamespaceCookie, journalGeneration: UInt64?, counterWidth: CounterWidth? = nil,
-        retention: Retention, intervals: (sample: Double, commit: Double)
+        eventSocketDrops: String? = nil, retention: Retention, intervals: (sample: Double, commit: Double)
     ) throws(StoreError) {
         guard let last = records.last else { return }
         // The daemon's heartbeat for readers: when it last committed, and how often it means to.
-        try writeMeta([
+        var entries: [(key: String, value: String)] = [
             ("boot_id", bootID), ("netns", String(namespace)), ("last_commit", String(last.time)),
             ("sample_interval", String(intervals.sample)), ("commit_interval", String(intervals.commit)), ("timezone", zone),
-        ] + (journalGeneration.map { [("journal_generation", String($0))] } ?? [])
-          + (counterWidth.map { [("counter_width", String($0.rawValue))] } ?? []))
+        ]
+        if let journalGeneration { entries.append(("journal_generation", String(journalGeneration))) }
+        if let counterWidth { entries.append(("counter_width", String(counterWidth.rawValue))) }
+        if let eventSocketDrops { entries.append(("event_socket_drops", eventSocketDrops)) }
+        try writeMeta(entries)
         try write(records, bootID: bootID, namespace: namespace, pruning: retention)
     }
 
@@ -823,14 +830,8 @@ package final class CounterStore {
         try writeTransaction { () throws(StoreError) in try writeMeta([("journal_path", path)]) }
     }
 
-    /// The link event socket the daemon reads and the drop count it last
-    /// saw there (`EventSocketDrops`), for a process that takes the socket
-    /// over: written after a commit, when it changed.
-    package func recordEventSocketDrops(_ text: String) throws(StoreError) {
-        guard try meta("event_socket_drops") != text else { return }
-        try writeTransaction { () throws(StoreError) in try writeMeta([("event_socket_drops", text)]) }
-    }
-
+    /// The link event socket the daemon read and the drop count it saw
+    /// there as of its last commit (`EventSocketDrops`), if recorded.
     package func eventSocketDrops() throws(StoreError) -> String? { try meta("event_socket_drops") }
 
     /// Where the daemon last journaled, when that is not `configured`
