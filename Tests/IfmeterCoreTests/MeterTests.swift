@@ -652,4 +652,64 @@ import Testing
         gathering.begin(at: 100.3 + EventGathering.spacing)
         #expect(abs((gathering.deadline ?? 0) - (100.32 + EventGathering.spacing)) < 1e-9)
     }
+
+    /// A queue that outlives the process (ifmeterd.socket's socket): events
+    /// wait for the sample, the socket unwatched, while at the rate a read
+    /// found they fill at most a quarter of the buffer by the next sample.
+    /// Rows: (sample or gathering read at `time`, events read, whether the
+    /// socket is watched afterwards). Capacity 2048 (a 4 MiB buffer): a
+    /// quarter is 512 events; samples every 15 s.
+    static let waits: [[(time: Double, events: Int, watched: Bool)]] = [
+        // Quiet, then a VPN life between samples: read by the sample.
+        [(15, 0, false), (30, 4, false), (45, 0, false)],
+        // The bench's churn seen by every daemon, about 400 events an interval.
+        [(15, 400, false), (30, 395, false), (45, 410, false)],
+        // More than a quarter by one sample: watched (read promptly) until a
+        // read finds the rate low again...
+        [(15, 600, true), (15.5, 40, true), (17.5, 80, true), (30, 20, false)],
+        // ...judged at the rate, not the count: 100 events in 2 s come to
+        // 750 by the next sample.
+        [(15, 513, true), (17, 100, true), (19, 60, false)],
+        // An overrun (read as .max) always puts the socket back in the poll.
+        [(15, 0, false), (30, .max, true), (45, 0, false)],
+    ]
+
+    @Test(arguments: Self.waits)
+    func eventsInAQueueThatOutlivesTheProcessWaitForTheSampleWhileTheyFit(rows: [(time: Double, events: Int, watched: Bool)]) {
+        var gathering = EventGathering(capacity: 2048, queueOutlivesProcess: true, sampleInterval: 15)
+        #expect(!gathering.watchesSocket, "events wait from the start")
+        for (time, events, watched) in rows {
+            if gathering.watchesSocket && !gathering.isGathering {
+                gathering.begin(at: time - EventGathering.window)
+            }
+            gathering.end(at: time, events: events)
+            #expect(gathering.watchesSocket == watched, "at \(time)")
+            #expect(!gathering.watchesSocket || !gathering.waitsForSample)
+            if !watched { #expect(gathering.deadline == nil, "no read is set while events wait for the sample") }
+        }
+    }
+
+    /// Where what waits dies with the process, nothing waits for the sample:
+    /// the socket is watched whenever no gathering has set the next read.
+    @Test func eventsInAQueueOfTheProcessAloneAreReadInTheirWindow() {
+        var gathering = EventGathering(capacity: 2048, queueOutlivesProcess: false, sampleInterval: 15)
+        #expect(gathering.watchesSocket)
+        gathering.end(at: 15, events: 0)
+        #expect(gathering.watchesSocket && !gathering.waitsForSample)
+        gathering.begin(at: 20)
+        #expect(gathering.deadline == 20 + EventGathering.window && !gathering.watchesSocket)
+        gathering.end(at: 20 + EventGathering.window, events: 4)
+        #expect(gathering.watchesSocket)
+    }
+
+    /// A longer SampleIntervalSec= after a reload: the same rate no longer
+    /// fits by the next sample.
+    @Test func aLongerSampleIntervalMakesTheSameRateTooMuchToWaitFor() {
+        var gathering = EventGathering(capacity: 2048, queueOutlivesProcess: true, sampleInterval: 15)
+        gathering.end(at: 15, events: 400)
+        #expect(!gathering.watchesSocket)
+        gathering.sampleIntervalChanged(to: 60)
+        gathering.end(at: 30, events: 400)
+        #expect(gathering.watchesSocket)
+    }
 }

@@ -244,6 +244,45 @@ struct NotifyTests {
         #expect(ifm_test_receive_buffer(socketUnit) == 2 * forced)
     }
 
+    /// With ifmeterd.socket's socket, whose queue outlives the process, a
+    /// tunnel's whole life waits in the kernel for the next sample: it
+    /// wakes the daemon not once (the own socket's gathering costs two
+    /// wakeups), and a kill -9 before that sample loses none of it, the
+    /// next process reading it from the queue, exact to the byte.
+    @Test func aLifeInAQueueThatOutlivesTheDaemonWakesItNotAndSurvivesAKill() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, persist: true)
+        let socketUnit = try daemon.namespace.inside { ifm_test_listen_netlink(1, 4 << 20) }
+        try #require(socketUnit >= 0)
+        defer { close(socketUnit) }
+        // Samples an hour apart: none falls in the test.
+        let first = try daemon.startPassing(socketUnit, named: "link-events", interval: 3600, commitInterval: 3600)
+        func sleeps() throws -> Int {
+            let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(first)/task")
+            return try tasks.reduce(0) { total, task in
+                let status = try String(contentsOfFile: "/proc/\(first)/task/\(task)/status", encoding: .utf8)
+                let line = status.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") } ?? ""
+                return total + (Int(line.split(separator: "\t").last ?? "") ?? 0)
+            }
+        }
+        // Settled in its poll (the start's last writes behind it).
+        usleep(200_000)
+        let before = try sleeps()
+        try daemon.namespace.tunTraffic(name: "tun8", rxPackets: 7, size: 100)
+        usleep(300_000)
+        #expect(try sleeps() == before, "the daemon woke for the life's events")
+        kill(first, SIGKILL)
+        var status: Int32 = 0
+        waitpid(first, &status, 0)
+
+        let next = try daemon.startPassing(socketUnit, named: "link-events")
+        kill(next, SIGTERM)
+        waitpid(next, &status, 0)
+        #expect(status == 0, "\(daemon.log)")
+        let counted = try daemon.totals("tun8")
+        #expect(counted.rxBytes == 700 && counted.rxPackets == 7, "\(counted): \(daemon.log)")
+    }
+
     /// A passed socket as the unprivileged daemon finds it (the packaged
     /// unit has no CAP_NET_ADMIN): raised with SO_RCVBUF when
     /// EventBufferBytes= asks more and net.core.rmem_max allows it, never cut

@@ -132,7 +132,9 @@ package final class Daemon {
             throw DaemonStartError(message: "netlink: \(error)", exitCode: .unavailable)
         }
         namespace = NamespaceIdentity.cookie(ofSocket: events.fileDescriptor)
-        gathering = EventGathering(capacity: EventGathering.capacity(ofReceiveBuffer: events.receiveBufferBytes ?? configuration.eventBufferBytes))
+        gathering = EventGathering(
+            capacity: EventGathering.capacity(ofReceiveBuffer: events.receiveBufferBytes ?? configuration.eventBufferBytes),
+            queueOutlivesProcess: eventSocketWasKept, sampleInterval: configuration.sampleInterval)
         meter = Meter(bootID: bootID, namespace: namespace, width: linkSource.counterWidth, policy: Meter.Policy(configuration))
         journalPath = configuration.resolvedJournalFile(stateDirectory: stateDirectory)
         storeFiles = CounterStore.stateFiles(in: stateDirectory)
@@ -401,9 +403,10 @@ package final class Daemon {
             pollfd(fd: events.fileDescriptor, events: Int16(POLLIN), revents: 0),
         ]
         while true {
-            // While a burst is gathered the event socket is left out of the
-            // poll: its events wait in the kernel until the gathering ends.
-            descriptors[1].fd = gathering.isGathering ? -1 : events.fileDescriptor
+            // While a burst is gathered, or events wait for the sample, the
+            // event socket is left out of the poll: its events wait in the
+            // kernel until then.
+            descriptors[1].fd = gathering.watchesSocket ? events.fileDescriptor : -1
             let deadline = min(nextSample, nextWatchdog ?? .infinity, gathering.deadline ?? .infinity)
             let timeout = Int32(clamping: Int(max(0, (deadline - SystemClock.monotonic()) * 1000).rounded(.up)))
             let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
@@ -609,10 +612,13 @@ package final class Daemon {
 
     /// `events` were read, by a sample or at the end of a gathering.
     private func endGathering(events count: Int) {
-        guard gathering.isGathering else { return }
+        let wasGathering = gathering.isGathering
         gathering.end(at: SystemClock.monotonic(), events: count)
         // Under churn the next read is already due: it keeps the short slack.
-        TimerSlack.set(seconds: gathering.isGathering ? EventGathering.slack : sampleSlack)
+        // (Not a system call for every sample that finds none under way.)
+        if wasGathering || gathering.isGathering {
+            TimerSlack.set(seconds: gathering.isGathering ? EventGathering.slack : sampleSlack)
+        }
     }
 
     /// A reload whose dump failed: the meter still runs the old policy
@@ -834,6 +840,7 @@ package final class Daemon {
             }
         }
         configuration.sampleInterval = reloaded.sampleInterval
+        gathering.sampleIntervalChanged(to: reloaded.sampleInterval)
         configuration.commitInterval = reloaded.commitInterval
         configuration.maxRateBitsPerSecond = reloaded.maxRateBitsPerSecond
         configuration.watchedClasses = reloaded.watchedClasses

@@ -1,27 +1,31 @@
 /// When the daemon reads the link events waiting in its socket.
 ///
-/// A burst of events (a tunnel created, addressed, brought up; a VPN
-/// reconnect's teardown and creation) arrives within milliseconds. Read as
-/// each event arrives, it would cost a wakeup and, for every life that begins
-/// or ends, a commit per event. So the first event of a burst starts a
-/// gathering and the burst is read `window` later: one wakeup to notice it,
-/// one to read it, one commit.
+/// A life's beginning and end exist only in the socket's queue until the
+/// daemon reads them, then only in its memory until it journals them. Where
+/// the queue outlives the process (ifmeterd.socket's socket, or one the
+/// service manager kept across a restart: `queueOutlivesProcess`), a kill
+/// loses nothing that still waits in it, so events wait for the next
+/// sample, which reads and journals them with the counters: the socket is
+/// left out of the poll and a tunnel's life costs no wakeup of its own.
+/// That holds while what comes before the next sample fits in the buffer: a
+/// read whose events, at the rate they came, would fill more than a quarter
+/// of what the buffer holds (`capacity`) by the next sample, or an overrun,
+/// puts the socket back in the poll, read as below, until a read finds the
+/// rate low again.
 ///
-/// Under churn (a VPN server's clients coming and going, a flapping modem:
-/// `churnReads` reads within `spacing`) bursts are read together, `spacing`
-/// after the last read: one read every two seconds, however fast links come
-/// and go. While churn lasts the next read is set when one ends, so the
-/// socket stays out of the poll meanwhile and the next burst costs no wakeup
-/// of its own to be noticed. A read that finds nothing ends the churn.
-///
-/// What waits is lost only to a kill without systemd's file descriptor
-/// store: under the shipped unit systemd keeps the socket, and the next
-/// process reads what waited (`Daemon.eventSocket`). Run otherwise, a kill
-/// while a burst waits loses what only those events knew (README 'Limits'):
-/// a burst waits `window`; under churn, at most `spacing`. And the socket's
-/// buffer must hold what waits: a read that took more than a quarter of
-/// what it holds (`capacity`) ends the holding back, so a storm is read
-/// every `window` instead.
+/// Otherwise (a daemon run without systemd, or ifmeterd.socket stopped and
+/// the daemon's own socket not yet kept) a kill loses what waits, so the
+/// socket is watched. A burst of events (a tunnel created, addressed,
+/// brought up; a VPN reconnect's teardown and creation) arrives within
+/// milliseconds: the first event of a burst starts a gathering and the
+/// burst is read `window` later: one wakeup to notice it, one to read it,
+/// one journal append. Under churn (a VPN server's clients coming and going,
+/// a flapping modem: `churnReads` reads within `spacing`) bursts are read
+/// together, `spacing` after the last read: one read every two seconds,
+/// however fast links come and go. While churn lasts the next read is set
+/// when one ends, so the socket stays out of the poll meanwhile and the next
+/// burst costs no wakeup of its own to be noticed. A read that finds nothing
+/// ends the churn; one that took more than a quarter of `capacity` too.
 ///
 /// `spacing` is CPU against that window. Measured (issue 15, two daemons
 /// side by side for 120 s under the bench's churn seen by every daemon, a
@@ -40,19 +44,31 @@ package struct EventGathering: Sendable, Equatable {
     /// second) would stretch the gathering and the crash window with it.
     package static let slack = 0.001
 
-    /// When the waiting events are to be read (monotonic seconds), if any wait.
+    /// When the waiting events are to be read (monotonic seconds), if a
+    /// gathering or churn set a time.
     package private(set) var deadline: Double?
-    /// The last reads, newest last (at most `churnReads`).
+    /// Whether events wait for the next sample, the socket unwatched.
+    package private(set) var waitsForSample = false
+    /// The last reads, newest last (at most `churnReads`), of gatherings.
     private var reads: [Double] = []
+    /// The last read of any kind, a sample's too.
+    private var lastRead: Double?
     /// Whether the last read was held back for churn.
     private var churning = false
     /// How many events the socket's receive buffer holds, at worst.
     private let capacity: Int
+    private let queueOutlivesProcess: Bool
+    /// Seconds between samples, the longest events may wait for one.
+    private var sampleInterval: Double
     private var lastReadEvents = 0
 
     /// `capacity`: how many events the receive buffer holds, at worst.
-    package init(capacity: Int = .max) {
+    /// `queueOutlivesProcess`: what waits in the socket survives a kill.
+    package init(capacity: Int = .max, queueOutlivesProcess: Bool = false, sampleInterval: Double = 15) {
         self.capacity = capacity
+        self.queueOutlivesProcess = queueOutlivesProcess
+        self.sampleInterval = sampleInterval
+        waitsForSample = queueOutlivesProcess
     }
 
     /// The events a receive buffer of `bytes` (as requested and granted)
@@ -65,6 +81,15 @@ package struct EventGathering: Sendable, Equatable {
 
     package var isGathering: Bool { deadline != nil }
 
+    /// Whether the loop polls the socket: not while a gathering or churn
+    /// has set the next read, nor while events wait for the sample.
+    package var watchesSocket: Bool { deadline == nil && !waitsForSample }
+
+    /// A reload changed SampleIntervalSec=: events wait at most that long.
+    package mutating func sampleIntervalChanged(to seconds: Double) {
+        sampleInterval = seconds
+    }
+
     /// The socket became readable at `now`.
     package mutating func begin(at now: Double) {
         guard deadline == nil else { return }
@@ -75,14 +100,34 @@ package struct EventGathering: Sendable, Equatable {
         deadline = churning ? max(now + Self.window, last + Self.spacing) : now + Self.window
     }
 
-    /// `events` were read at `now` (at the deadline, or by a sample). Under
-    /// churn the next read is due `spacing` later, without waiting for the
-    /// socket to wake the daemon first.
+    /// `events` were read at `now`: at a gathering's deadline, or by a
+    /// sample (which ends a gathering under way). Under churn the next read
+    /// is due `spacing` later, without waiting for the socket to wake the
+    /// daemon first.
     package mutating func end(at now: Double, events: Int = 0) {
+        let elapsed = now - (lastRead ?? -.infinity)
+        lastRead = now
         lastReadEvents = events
+        waitsForSample = queueOutlivesProcess && fitsUntilTheNextSample(events, cameIn: elapsed)
+        if !isGathering {
+            // A sample's read while none was due: churn is judged by
+            // gatherings alone, so it stays as it was.
+            if waitsForSample { churning = false }
+            return
+        }
         reads.append(now)
         if reads.count > Self.churnReads { reads.removeFirst() }
-        churning = churning && events > 0 && events <= capacity / 4
+        churning = !waitsForSample && churning && events > 0 && events <= capacity / 4
         deadline = churning ? now + Self.spacing : nil
+    }
+
+    /// Whether `events`, come in `elapsed` seconds, would at that rate fill
+    /// at most a quarter of the buffer in a sample interval: what may wait
+    /// for the sample. A rate over a longer time than that is taken as if
+    /// it had come within one interval (bursty, not spread out).
+    private func fitsUntilTheNextSample(_ events: Int, cameIn elapsed: Double) -> Bool {
+        guard events <= capacity / 4 else { return false }
+        guard elapsed < sampleInterval, elapsed > 0 else { return true }
+        return Double(events) * sampleInterval / elapsed <= Double(capacity / 4)
     }
 }
