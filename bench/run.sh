@@ -311,7 +311,7 @@ for name in idle traffic events seen churn; do [ -z "${turned[$name]:-}" ] || tu
 per_teardown=$(awk -v w="${window_writes[events,ifmeterd]}" -v l="$lives" 'BEGIN {if (l > 0) printf "%.0f", w / l; else print "n/a"}')
 vn_per_teardown=$(awk -v w="${window_writes[events,vnstatd]}" -v l="$lives" 'BEGIN {if (l > 0) printf "%.0f", w / l; else print "n/a"}')
 verdict() {  # value bound: "met" when a number at most bound
-  case $1 in ''|*[!0-9.]*) echo "not measured"; return ;; esac
+  case ${1#-} in ''|*[!0-9.]*) echo "not measured"; return ;; esac
   if awk -v a="$1" -v b="$2" 'BEGIN {exit !(a <= b)}'; then echo met; else echo "not met"; fi
 }
 cpu_idle_ratio=$(ratio "${cpu_h[idle,ifmeterd]}" "${cpu_h[idle,vnstatd]}")

@@ -670,8 +670,15 @@ import Testing
         // ...judged at the rate, not the count: 100 events in 2 s come to
         // 750 by the next sample.
         [(15, 513, true), (17, 100, true), (19, 60, false)],
-        // An overrun (read as .max) always puts the socket back in the poll.
-        [(15, 0, false), (30, .max, true), (45, 0, false)],
+        // An overrun (read as .max) always puts the socket back in the poll,
+        // the re-read just after it (the re-dump's) notwithstanding.
+        [(15, 0, false), (30, .max, true), (30.001, 0, true), (45, 0, false)],
+        // A reload's sample just after another: a few events in a hundredth
+        // of a second are no rate yet; they count with the next read.
+        [(15, 0, false), (15.01, 3, false), (30, 10, false)],
+        // Reads closer than `spacing` add up: 300 and 300 are more than a
+        // quarter together.
+        [(15, 0, false), (15.5, 300, false), (16, 300, true)],
     ]
 
     @Test(arguments: Self.waits)
@@ -709,7 +716,10 @@ import Testing
         gathering.end(at: 15, events: 400)
         #expect(!gathering.watchesSocket)
         gathering.sampleIntervalChanged(to: 60)
+        #expect(gathering.watchesSocket, "400 in 15 s come to 1600 in 60 s: watched until a read judges again")
         gathering.end(at: 30, events: 400)
         #expect(gathering.watchesSocket)
+        gathering.end(at: 90, events: 100)
+        #expect(!gathering.watchesSocket)
     }
 }

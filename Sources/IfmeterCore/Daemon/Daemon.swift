@@ -534,7 +534,9 @@ package final class Daemon {
                 linkSource.note(events: [], overrun: true)
                 return true
             }
-            endGathering(events: batch.overrun ? .max : batch.events.count)
+            // A read that stopped at its bound left more queued: the socket
+            // must be read again soon, whatever the count says.
+            endGathering(events: batch.overrun || batch.morePending ? .max : batch.events.count)
             // Most samples find no event waiting: nothing to apply.
             if !batch.events.isEmpty || batch.overrun {
                 linkSource.note(events: batch.events, overrun: batch.overrun)
@@ -859,7 +861,8 @@ package final class Daemon {
             policyAwaitsDump = true
             Log.error("reload: netlink dump failed: \(error); the new Watch= applies from the next sample")
         }
-        TimerSlack.set(seconds: sampleSlack)
+        // Unless churn has set the next read, which keeps the short slack.
+        if !gathering.isGathering { TimerSlack.set(seconds: sampleSlack) }
         // The sample above wrote the file; a new path gets it at once too.
         if metricsMoved { publishMetrics() }
         Log.notice("reloaded \(path)")

@@ -51,8 +51,11 @@ package struct EventGathering: Sendable, Equatable {
     package private(set) var waitsForSample = false
     /// The last reads, newest last (at most `churnReads`), of gatherings.
     private var reads: [Double] = []
-    /// The last read of any kind, a sample's too.
-    private var lastRead: Double?
+    /// The rate of events is judged over reads at least `spacing` apart:
+    /// the events read since `rateSince` (saturating: `.max` is an overrun
+    /// or a read that stopped at its bound).
+    private var rateSince = -Double.infinity
+    private var eventsSince = 0
     /// Whether the last read was held back for churn.
     private var churning = false
     /// How many events the socket's receive buffer holds, at worst.
@@ -86,7 +89,10 @@ package struct EventGathering: Sendable, Equatable {
     package var watchesSocket: Bool { deadline == nil && !waitsForSample }
 
     /// A reload changed SampleIntervalSec=: events wait at most that long.
+    /// Under a longer interval the rate last judged may not fit any more:
+    /// the socket is watched until a read judges it again.
     package mutating func sampleIntervalChanged(to seconds: Double) {
+        if seconds > sampleInterval { waitsForSample = false }
         sampleInterval = seconds
     }
 
@@ -101,33 +107,46 @@ package struct EventGathering: Sendable, Equatable {
     }
 
     /// `events` were read at `now`: at a gathering's deadline, or by a
-    /// sample (which ends a gathering under way). Under churn the next read
-    /// is due `spacing` later, without waiting for the socket to wake the
-    /// daemon first.
+    /// sample (which ends a gathering under way); `.max` for an overrun, a
+    /// failed read or one that stopped at its bound with more queued. Under
+    /// churn the next read is due `spacing` later, without waiting for the
+    /// socket to wake the daemon first.
     package mutating func end(at now: Double, events: Int = 0) {
-        let elapsed = now - (lastRead ?? -.infinity)
-        lastRead = now
-        lastReadEvents = events
-        waitsForSample = queueOutlivesProcess && fitsUntilTheNextSample(events, cameIn: elapsed)
-        if !isGathering {
+        judgeRate(at: now, adding: events)
+        guard isGathering else {
             // A sample's read while none was due: churn is judged by
             // gatherings alone, so it stays as it was.
             if waitsForSample { churning = false }
             return
         }
+        lastReadEvents = events
         reads.append(now)
         if reads.count > Self.churnReads { reads.removeFirst() }
         churning = !waitsForSample && churning && events > 0 && events <= capacity / 4
         deadline = churning ? now + Self.spacing : nil
     }
 
-    /// Whether `events`, come in `elapsed` seconds, would at that rate fill
-    /// at most a quarter of the buffer in a sample interval: what may wait
-    /// for the sample. A rate over a longer time than that is taken as if
-    /// it had come within one interval (bursty, not spread out).
-    private func fitsUntilTheNextSample(_ events: Int, cameIn elapsed: Double) -> Bool {
-        guard events <= capacity / 4 else { return false }
-        guard elapsed < sampleInterval, elapsed > 0 else { return true }
-        return Double(events) * sampleInterval / elapsed <= Double(capacity / 4)
+    /// Whether events may wait for the sample: while those read over at
+    /// least `spacing`, at the rate they came, would fill at most a quarter
+    /// of the buffer in a sample interval. Reads closer together (a
+    /// reload's sample just after another, the re-reads after an overrun)
+    /// add up until then; only more than a quarter read at once decides
+    /// sooner. Events over longer than an interval are taken as if they had
+    /// come within one (bursty, not spread out).
+    private mutating func judgeRate(at now: Double, adding events: Int) {
+        guard queueOutlivesProcess else { return }
+        let (sum, overflow) = eventsSince.addingReportingOverflow(events)
+        eventsSince = overflow ? .max : sum
+        let elapsed = now - rateSince
+        let quarter = capacity / 4
+        if eventsSince > quarter {
+            waitsForSample = false
+        } else if elapsed >= Self.spacing {
+            waitsForSample = elapsed >= sampleInterval || Double(eventsSince) * sampleInterval / elapsed <= Double(quarter)
+        }
+        if elapsed >= Self.spacing {
+            rateSince = now
+            eventsSince = 0
+        }
     }
 }
