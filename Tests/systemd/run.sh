@@ -349,6 +349,23 @@ until_true 20 restarted_from "$pid" || fail "no restart after kill -9 of a stopp
 until_true 10 journal_has "left unread by the daemon's last process" || fail "the journal does not tell of the events read from the kept socket"
 ok "kill -9 with link events unread: systemd kept the socket, the next process counted tun8's 700 bytes"
 
+# A running daemon on ifmeterd.socket's socket leaves link events in the
+# queue until its next sample: tun5's whole life (500 bytes) is not read
+# (neither store nor journal knows it) while samples are an hour apart,
+# and a kill -9 before that sample loses none of it.
+in_ns sed -i 's/^SampleIntervalSec=1$/SampleIntervalSec=3600/' /etc/ifmeter/ifmeter.conf
+in_ns systemctl restart ifmeterd || fail "restart with SampleIntervalSec=3600"
+pid=$(in_ns systemctl show -P MainPID ifmeterd)
+in_ns /root/ifmeter-test/ifmeter-testnet --name tun5 --rx-packets 5 --size 100 || fail "ifmeter-testnet tun5"
+sleep 1
+! in_ns ifmeter status --all --json | grep -q '"tun5"' || fail "tun5's life was read before the next sample"
+in_ns kill -9 "$pid"
+until_true 20 restarted_from "$pid" || fail "no restart after kill -9 with tun5's life waiting in the queue"
+[ "$(stored_rx tun5)" = 500 ] || fail "tun5's life, waiting for the sample when the daemon was killed: the store holds '$(stored_rx tun5)' bytes, expected 500"
+in_ns sed -i 's/^SampleIntervalSec=3600$/SampleIntervalSec=1/' /etc/ifmeter/ifmeter.conf
+in_ns systemctl restart ifmeterd || fail "restart with SampleIntervalSec=1"
+ok "a life between samples waits in ifmeterd.socket's queue, unread; kill -9 before the sample: the next process counted tun5's 500 bytes"
+
 # Stopped: the socket unit queues what happens, and a link event starts the
 # daemon again, which counts tun9 (900 bytes, a whole life while no daemon
 # ran) from the queue. Its final commit at the next stop stores it.
