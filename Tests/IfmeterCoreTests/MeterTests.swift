@@ -631,7 +631,7 @@ import Testing
                 gathering.begin(at: readable + 0.005)
             }
             #expect(abs((gathering.deadline ?? 0) - expected) < 1e-9, "\(expected)")
-            gathering.end(at: gathering.deadline ?? 0, events: events)
+            gathering.noteRead(at: gathering.deadline ?? 0, events: events)
         }
         #expect(!gathering.isGathering)
     }
@@ -644,11 +644,11 @@ import Testing
         #expect(EventGathering.capacity(ofReceiveBuffer: 212_992) == 104)
         for (time, events) in [(100.0, 2), (100.1, 2), (100.2, 2)] {
             gathering.begin(at: time)
-            gathering.end(at: time + 0.02, events: events)
+            gathering.noteRead(at: time + 0.02, events: events)
         }
         gathering.begin(at: 100.3)
         #expect(gathering.deadline == 100.22 + EventGathering.spacing)
-        gathering.end(at: 100.22 + EventGathering.spacing, events: 40)
+        gathering.noteRead(at: 100.22 + EventGathering.spacing, events: 40)
         gathering.begin(at: 100.3 + EventGathering.spacing)
         #expect(abs((gathering.deadline ?? 0) - (100.32 + EventGathering.spacing)) < 1e-9)
     }
@@ -685,11 +685,13 @@ import Testing
     func eventsInAQueueThatOutlivesTheProcessWaitForTheSampleWhileTheyFit(rows: [(time: Double, events: Int, watched: Bool)]) {
         var gathering = EventGathering(capacity: 2048, queueOutlivesProcess: true, sampleInterval: 15)
         #expect(!gathering.watchesSocket, "events wait from the start")
+        var previous = 0.0
         for (time, events, watched) in rows {
             if gathering.watchesSocket && !gathering.isGathering {
-                gathering.begin(at: time - EventGathering.window)
+                gathering.begin(at: max(time - EventGathering.window, previous))
             }
-            gathering.end(at: time, events: events)
+            previous = time
+            gathering.noteRead(at: time, events: events)
             #expect(gathering.watchesSocket == watched, "at \(time)")
             #expect(!gathering.watchesSocket || !gathering.waitsForSample)
             if !watched { #expect(gathering.deadline == nil, "no read is set while events wait for the sample") }
@@ -701,11 +703,11 @@ import Testing
     @Test func eventsInAQueueOfTheProcessAloneAreReadInTheirWindow() {
         var gathering = EventGathering(capacity: 2048, queueOutlivesProcess: false, sampleInterval: 15)
         #expect(gathering.watchesSocket)
-        gathering.end(at: 15, events: 0)
+        gathering.noteRead(at: 15, events: 0)
         #expect(gathering.watchesSocket && !gathering.waitsForSample)
         gathering.begin(at: 20)
         #expect(gathering.deadline == 20 + EventGathering.window && !gathering.watchesSocket)
-        gathering.end(at: 20 + EventGathering.window, events: 4)
+        gathering.noteRead(at: 20 + EventGathering.window, events: 4)
         #expect(gathering.watchesSocket)
     }
 
@@ -713,13 +715,13 @@ import Testing
     /// fits by the next sample.
     @Test func aLongerSampleIntervalMakesTheSameRateTooMuchToWaitFor() {
         var gathering = EventGathering(capacity: 2048, queueOutlivesProcess: true, sampleInterval: 15)
-        gathering.end(at: 15, events: 400)
+        gathering.noteRead(at: 15, events: 400)
         #expect(!gathering.watchesSocket)
         gathering.sampleIntervalChanged(to: 60)
         #expect(gathering.watchesSocket, "400 in 15 s come to 1600 in 60 s: watched until a read judges again")
-        gathering.end(at: 30, events: 400)
+        gathering.noteRead(at: 30, events: 400)
         #expect(gathering.watchesSocket)
-        gathering.end(at: 90, events: 100)
+        gathering.noteRead(at: 90, events: 100)
         #expect(!gathering.watchesSocket)
     }
 }

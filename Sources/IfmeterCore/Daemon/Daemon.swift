@@ -529,14 +529,14 @@ package final class Daemon {
             do {
                 batch = try events.read()
             } catch {
-                endGathering(events: .max)
+                noteEventsRead(.max)
                 Log.error("reading link events: \(error); re-dumping")
                 linkSource.note(events: [], overrun: true)
                 return true
             }
-            // A read that stopped at its bound left more queued: the socket
-            // must be read again soon, whatever the count says.
-            endGathering(events: batch.overrun || batch.morePending ? .max : batch.events.count)
+            // A read that stopped at its bound may have left more queued:
+            // the socket must be read again soon, whatever the count says.
+            noteEventsRead(batch.overrun || batch.morePending ? .max : batch.events.count)
             // Most samples find no event waiting: nothing to apply.
             if !batch.events.isEmpty || batch.overrun {
                 linkSource.note(events: batch.events, overrun: batch.overrun)
@@ -613,9 +613,9 @@ package final class Daemon {
     }
 
     /// `events` were read, by a sample or at the end of a gathering.
-    private func endGathering(events count: Int) {
+    private func noteEventsRead(_ count: Int) {
         let wasGathering = gathering.isGathering
-        gathering.end(at: SystemClock.monotonic(), events: count)
+        gathering.noteRead(at: SystemClock.monotonic(), events: count)
         // Under churn the next read is already due: it keeps the short slack.
         // (Not a system call for every sample that finds none under way.)
         if wasGathering || gathering.isGathering {

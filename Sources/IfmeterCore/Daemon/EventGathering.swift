@@ -7,11 +7,11 @@
 /// loses nothing that still waits in it, so events wait for the next
 /// sample, which reads and journals them with the counters: the socket is
 /// left out of the poll and a tunnel's life costs no wakeup of its own.
-/// That holds while what comes before the next sample fits in the buffer: a
-/// read whose events, at the rate they came, would fill more than a quarter
-/// of what the buffer holds (`capacity`) by the next sample, or an overrun,
-/// puts the socket back in the poll, read as below, until a read finds the
-/// rate low again.
+/// That holds while what comes before the next sample fits in the buffer:
+/// events that, at the rate they came (judged over reads two seconds apart
+/// or more), would fill more than a quarter of what the buffer holds
+/// (`capacity`) by the next sample, or an overrun, put the socket back in
+/// the poll, read as below, until a read finds the rate low again.
 ///
 /// Otherwise (a daemon run without systemd, or ifmeterd.socket stopped and
 /// the daemon's own socket not yet kept) a kill loses what waits, so the
@@ -51,19 +51,26 @@ package struct EventGathering: Sendable, Equatable {
     package private(set) var waitsForSample = false
     /// The last reads, newest last (at most `churnReads`), of gatherings.
     private var reads: [Double] = []
-    /// The rate of events is judged over reads at least `spacing` apart:
-    /// the events read since `rateSince` (saturating: `.max` is an overrun
-    /// or a read that stopped at its bound).
-    private var rateSince = -Double.infinity
-    private var eventsSince = 0
-    /// Whether the last read was held back for churn.
+    /// Whether the read now set (`deadline`) is held back for churn.
     private var churning = false
+    /// The events the last gathering read (a sample's read leaves it).
+    private var lastGatheringEvents = 0
+    /// The rate of events is judged over reads at least `spacing` apart:
+    /// the events read since `rateWindowStart`, saturating (`.max` stands
+    /// for an overrun, a failed read or one that stopped at its bound).
+    private var rateWindowStart = -Double.infinity
+    private var eventsInRateWindow = 0
     /// How many events the socket's receive buffer holds, at worst.
     private let capacity: Int
+    /// What a quarter of the buffer holds: what may wait, whether for a
+    /// churn read or for the sample, leaving room for a rate four times it.
+    private var quarter: Int { capacity / 4 }
+    /// Whether what waits in the socket survives a kill of this process
+    /// (the service manager holds the socket too): only then may events
+    /// wait for the sample.
     private let queueOutlivesProcess: Bool
     /// Seconds between samples, the longest events may wait for one.
     private var sampleInterval: Double
-    private var lastReadEvents = 0
 
     /// `capacity`: how many events the receive buffer holds, at worst.
     /// `queueOutlivesProcess`: what waits in the socket survives a kill.
@@ -101,28 +108,26 @@ package struct EventGathering: Sendable, Equatable {
         guard deadline == nil else { return }
         let last = reads.last ?? -.infinity
         let quickReads = reads.count == Self.churnReads && now - (reads.first ?? -.infinity) < Self.spacing
-        let roomToWait = lastReadEvents <= capacity / 4
-        churning = now - last < Self.spacing && (churning || quickReads) && roomToWait
+        let roomToWait = lastGatheringEvents <= quarter
+        // (A read held for churn has its deadline set, so no burst begins
+        // while one is: churn goes on only by quick reads.)
+        churning = now - last < Self.spacing && quickReads && roomToWait
         deadline = churning ? max(now + Self.window, last + Self.spacing) : now + Self.window
     }
 
     /// `events` were read at `now`: at a gathering's deadline, or by a
     /// sample (which ends a gathering under way); `.max` for an overrun, a
-    /// failed read or one that stopped at its bound with more queued. Under
-    /// churn the next read is due `spacing` later, without waiting for the
-    /// socket to wake the daemon first.
-    package mutating func end(at now: Double, events: Int = 0) {
+    /// failed read or one that stopped at its bound and may have left more
+    /// queued. Under churn the next read is due `spacing` later, without
+    /// waiting for the socket to wake the daemon first.
+    package mutating func noteRead(at now: Double, events: Int = 0) {
         judgeRate(at: now, adding: events)
-        guard isGathering else {
-            // A sample's read while none was due: churn is judged by
-            // gatherings alone, so it stays as it was.
-            if waitsForSample { churning = false }
-            return
-        }
-        lastReadEvents = events
+        // A sample's read while none was due: only the rate is judged.
+        guard isGathering else { return }
+        lastGatheringEvents = events
         reads.append(now)
         if reads.count > Self.churnReads { reads.removeFirst() }
-        churning = !waitsForSample && churning && events > 0 && events <= capacity / 4
+        churning = !waitsForSample && churning && events > 0 && events <= quarter
         deadline = churning ? now + Self.spacing : nil
     }
 
@@ -130,23 +135,22 @@ package struct EventGathering: Sendable, Equatable {
     /// least `spacing`, at the rate they came, would fill at most a quarter
     /// of the buffer in a sample interval. Reads closer together (a
     /// reload's sample just after another, the re-reads after an overrun)
-    /// add up until then; only more than a quarter read at once decides
-    /// sooner. Events over longer than an interval are taken as if they had
-    /// come within one (bursty, not spread out).
+    /// add up until then; more than a quarter read within the window
+    /// decides at once. Events over longer than an interval are taken as if
+    /// they had come within one (bursty, not spread out).
     private mutating func judgeRate(at now: Double, adding events: Int) {
         guard queueOutlivesProcess else { return }
-        let (sum, overflow) = eventsSince.addingReportingOverflow(events)
-        eventsSince = overflow ? .max : sum
-        let elapsed = now - rateSince
-        let quarter = capacity / 4
-        if eventsSince > quarter {
+        let (sum, overflow) = eventsInRateWindow.addingReportingOverflow(events)
+        eventsInRateWindow = overflow ? .max : sum
+        let elapsed = now - rateWindowStart
+        if eventsInRateWindow > quarter {
             waitsForSample = false
-        } else if elapsed >= Self.spacing {
-            waitsForSample = elapsed >= sampleInterval || Double(eventsSince) * sampleInterval / elapsed <= Double(quarter)
         }
-        if elapsed >= Self.spacing {
-            rateSince = now
-            eventsSince = 0
+        guard elapsed >= Self.spacing else { return }
+        if eventsInRateWindow <= quarter {
+            waitsForSample = elapsed >= sampleInterval || Double(eventsInRateWindow) * sampleInterval / elapsed <= Double(quarter)
         }
+        rateWindowStart = now
+        eventsInRateWindow = 0
     }
 }
