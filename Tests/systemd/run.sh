@@ -367,6 +367,41 @@ in_ns sed -i 's/^SampleIntervalSec=3600$/SampleIntervalSec=1/' /etc/ifmeter/ifme
 in_ns systemctl restart ifmeterd || fail "restart with SampleIntervalSec=1"
 ok "a life between samples waits in ifmeterd.socket's queue, unread; kill -9 before the sample: the next process counted tun5's 500 bytes"
 
+# systemd passes a socket unit's descriptors before the store's (README, "The
+# link event queue outlives the daemon"). A daemon started while
+# ifmeterd.socket could not run keeps its own socket in the store; systemd
+# refuses to start a socket unit beside its running service, but not while
+# the service waits to restart: killed then, the next process is handed
+# both. It must read the socket unit's (which systemd goes on holding) and
+# drop its own from the store.
+in_ns systemctl stop ifmeterd.socket ifmeterd
+in_ns systemctl mask --runtime ifmeterd.socket > /dev/null
+in_ns systemctl start ifmeterd || fail "start ifmeterd with ifmeterd.socket masked"
+kept() { [ "$(in_ns systemctl show -P NFileDescriptorStore ifmeterd)" = 1 ]; }
+until_true 10 kept || fail "ifmeterd without ifmeterd.socket kept $(in_ns systemctl show -P NFileDescriptorStore ifmeterd) sockets in systemd's store, expected its own"
+in_ns systemctl unmask --runtime ifmeterd.socket > /dev/null
+in_ns sh -c 'printf "[Service]\nRestartSec=4s\n" > /etc/systemd/system/ifmeterd.service.d/slow-restart.conf'
+in_ns systemctl daemon-reload
+pid=$(in_ns systemctl show -P MainPID ifmeterd)
+in_ns kill -9 "$pid"
+waiting() { [ "$(in_ns systemctl show -P SubState ifmeterd)" = auto-restart ]; }
+until_true 3 waiting || fail "ifmeterd killed is $(in_ns systemctl show -P SubState ifmeterd), not waiting to restart"
+in_ns systemctl start ifmeterd.socket || fail "start ifmeterd.socket while ifmeterd waits to restart"
+until_true 20 restarted_from "$pid" || fail "no restart after kill -9 with both sockets held by systemd"
+in_ns rm /etc/systemd/system/ifmeterd.service.d/slow-restart.conf
+in_ns systemctl daemon-reload
+until_true 10 journal_has "two link event sockets passed (ifmeterd.socket's, and one the last process kept" \
+  || fail "the restarted daemon was not passed both sockets, or did not say which it read"
+dropped() { [ "$(in_ns systemctl show -P NFileDescriptorStore ifmeterd)" = 0 ]; }
+until_true 10 dropped || fail "the kept socket is still in systemd's store after the daemon took ifmeterd.socket's"
+# The socket the daemon reads (the first passed, fd 3) is one PID 1 still
+# holds: ifmeterd.socket's, not the kept one it removed from the store.
+pid=$(in_ns systemctl show -P MainPID ifmeterd)
+socket=$(in_ns readlink "/proc/$pid/fd/3")
+case $socket in socket:*) ;; *) fail "ifmeterd's fd 3 is '$socket', not its event socket" ;; esac
+in_ns sh -c "ls -l /proc/1/fd | grep -qF '$socket'" || fail "ifmeterd reads $socket, which systemd no longer holds: the kept socket, not ifmeterd.socket's"
+ok "kill -9 while ifmeterd.socket started beside a kept socket: systemd passed the socket unit's first; the daemon reads it and dropped the kept one from the store"
+
 # Stopped: the socket unit queues what happens, and a link event starts the
 # daemon again, which counts tun9 (900 bytes, a whole life while no daemon
 # ran) from the queue. Its final commit at the next stop stores it.
