@@ -476,10 +476,23 @@ grep -q '^node_textfile_scrape_error 0$' "$work/scrape" || fail "node_textfile_s
 grep -q '^ifmeter_receive_bytes_total{class="tunnel",device="tun0"} 3000$' "$work/scrape" || fail "node_exporter does not show tun0's 3000 bytes"
 ok "node_exporter (Debian's service) scrapes it: node_textfile_scrape_error 0, $(grep -c '^ifmeter_' "$work/scrape") ifmeter_ series"
 
-# --- Upgrade: the store and the edited configuration stay.
+# --- Upgrade: the store and the edited configuration stay, and no tunnel
+# life is lost: tun3 lives and dies (100 bytes each) over and over while
+# dpkg replaces the package and restarts the daemon, its lives read by the
+# old process, queued in ifmeterd.socket's socket between the two, or read
+# by the new one.
 in_ns rm -r /etc/systemd/system/ifmeterd.service.d
 pid=$(in_ns systemctl show -P MainPID ifmeterd)
+in_ns rm -f /run/ifmeter-test-lives /run/ifmeter-test-stop
+in_ns sh -c 'n=0; until [ -e /run/ifmeter-test-stop ]; do /root/ifmeter-test/ifmeter-testnet --name tun3 --rx-packets 1 --size 100 || exit 1; n=$((n + 1)); echo $n > /run/ifmeter-test-lives; done' &
+lives_pid=$!
 in_ns dpkg -i /root/ifmeter-test/ifmeter-v2.deb > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -i $v2"; }
+sleep 1
+in_ns touch /run/ifmeter-test-stop
+wait "$lives_pid" || fail "ifmeter-testnet tun3 during the upgrade"
+lives=$(in_ns cat /run/ifmeter-test-lives)
+# What the socket queued between the two processes, as the new one logged it.
+queued=$(in_ns journalctl -u ifmeterd -o cat _PID="$(in_ns systemctl show -P MainPID ifmeterd)" | sed -n 's/^\([0-9]*\) link events\{0,1\} left unread by the daemon.s last process.*/\1/p' | head -1)
 [ "$(in_ns dpkg-query -W -f '${Version}' ifmeter)" = "$v2" ] || fail "not upgraded"
 in_ns grep -q '^SampleIntervalSec=1$' /etc/ifmeter/ifmeter.conf || fail "the upgrade lost the edited configuration"
 in_ns test ! -e /etc/ifmeter/ifmeter.conf.dpkg-dist || fail "the upgrade left ifmeter.conf.dpkg-dist"
@@ -488,7 +501,12 @@ new=$(in_ns systemctl show -P MainPID ifmeterd)
 [ "$(stored_rx)" = 3000 ] || fail "after the upgrade the store holds $(stored_rx), expected 3000"
 [ "$(in_ns systemctl is-active ifmeterd.socket)" = active ] && [ "$(in_ns systemctl show -P NFileDescriptorStore ifmeterd)" = 0 ] \
   || fail "after the upgrade ifmeterd.socket is $(in_ns systemctl is-active ifmeterd.socket) and ifmeterd keeps $(in_ns systemctl show -P NFileDescriptorStore ifmeterd) socket of its own"
-ok "upgrade $v1 -> $v2: restarted with ifmeterd.socket's socket, the store (3000 bytes) and the edited configuration kept"
+# A restart's final commit puts what the journal holds in the store.
+sleep 2
+in_ns systemctl restart ifmeterd || fail "restart after the upgrade"
+[ "$lives" -gt 0 ] && [ "$(stored_rx tun3)" = $((lives * 100)) ] \
+  || fail "tun3 lived $lives times (100 bytes each) across the upgrade; the store holds '$(stored_rx tun3)' bytes"
+ok "upgrade $v1 -> $v2: restarted with ifmeterd.socket's socket, the store (3000 bytes) and the edited configuration kept; all $lives tunnel lives during it counted, $((lives * 100)) bytes (${queued:-no} link events queued between the two processes)"
 
 # --- The journal: no seccomp kill, no denied system call.
 in_ns journalctl -u ifmeterd -o cat > "$work/journal"
