@@ -508,6 +508,26 @@ in_ns systemctl restart ifmeterd || fail "restart after the upgrade"
   || fail "tun3 lived $lives times (100 bytes each) across the upgrade; the store holds '$(stored_rx tun3)' bytes"
 ok "upgrade $v1 -> $v2: restarted with ifmeterd.socket's socket, the store (3000 bytes) and the edited configuration kept; all $lives tunnel lives during it counted, $((lives * 100)) bytes (${queued:-no} link events queued between the two processes)"
 
+# A daemon an administrator disabled but runs, ifmeterd.socket stopped and
+# disabled too: an upgrade (this package again) restarts the daemon alone,
+# on a socket of its own, and leaves both units as they were.
+in_ns systemctl stop ifmeterd.socket
+in_ns systemctl disable --quiet ifmeterd.service ifmeterd.socket
+pid=$(in_ns systemctl show -P MainPID ifmeterd)
+in_ns dpkg -i /root/ifmeter-test/ifmeter-v2.deb > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -i $v2 again, disabled"; }
+new=$(in_ns systemctl show -P MainPID ifmeterd)
+[ "$new" != "$pid" ] && [ "$(in_ns systemctl is-active ifmeterd)" = active ] || fail "the upgrade of a disabled, running daemon did not restart it"
+[ "$(in_ns systemctl is-active ifmeterd.socket)" != active ] || fail "the upgrade started the disabled ifmeterd.socket"
+[ "$(in_ns systemctl is-enabled ifmeterd.service)" = disabled ] && [ "$(in_ns systemctl is-enabled ifmeterd.socket)" = disabled ] \
+  || fail "the upgrade changed the units' state: ifmeterd $(in_ns systemctl is-enabled ifmeterd.service), ifmeterd.socket $(in_ns systemctl is-enabled ifmeterd.socket)"
+kept() { [ "$(in_ns systemctl show -P NFileDescriptorStore ifmeterd)" = 1 ]; }
+until_true 10 kept || fail "the daemon restarted without ifmeterd.socket keeps no socket of its own in systemd's store"
+in_ns systemctl enable --quiet ifmeterd.service
+in_ns systemctl stop ifmeterd
+in_ns systemctl start ifmeterd.socket ifmeterd || fail "start ifmeterd.socket and ifmeterd again"
+[ "$(in_ns systemctl is-enabled ifmeterd.socket)" = enabled ] || fail "enabling ifmeterd did not enable ifmeterd.socket (Also=)"
+ok "upgrade of a disabled daemon that runs: restarted alone on its own socket, both units left disabled"
+
 # --- The journal: no seccomp kill, no denied system call.
 in_ns journalctl -u ifmeterd -o cat > "$work/journal"
 in_ns journalctl _COMM=ifmeterd -o cat >> "$work/journal"
@@ -540,7 +560,10 @@ in_ns test -s /var/lib/ifmeter/ifmeter.db || fail "remove deleted the store"
 in_ns test -e /etc/ifmeter/ifmeter.conf || fail "remove deleted the configuration"
 in_ns test ! -L /var/lib/prometheus/node-exporter/ifmeter.prom || fail "remove left the link for node_exporter"
 in_ns test ! -e /usr/sbin/ifmeterd || fail "remove left /usr/sbin/ifmeterd"
-ok "dpkg -r: daemon and socket stopped, binaries and link gone, store and configuration kept"
+for unit in ifmeterd.service ifmeterd.socket; do
+  [ "$(in_ns readlink /etc/systemd/system/$unit)" = /dev/null ] || fail "remove did not mask $unit"
+done
+ok "dpkg -r: daemon and socket stopped and masked, binaries and link gone, store and configuration kept"
 in_ns dpkg -i /root/ifmeter-test/ifmeter-v2.deb > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -i $v2 after remove"; }
 [ "$(in_ns systemctl is-active ifmeterd)" = active ] || fail "ifmeterd not active after reinstalling"
 [ "$(stored_rx tun7)" = 500 ] || fail "after remove and reinstall the store holds '$(stored_rx tun7)' for tun7, expected 500 (the journal of the killed daemon)"
@@ -548,7 +571,9 @@ ok "a life only the journal held (daemon killed before dpkg -r) is in the store 
 in_ns dpkg -P ifmeter > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -P"; }
 in_ns test ! -e /var/lib/ifmeter || fail "purge left /var/lib/ifmeter"
 in_ns test ! -e /etc/ifmeter || fail "purge left /etc/ifmeter"
-ok "dpkg -P: store and configuration gone"
+left=$(in_ns find /etc/systemd/system -name 'ifmeterd*')
+[ -z "$left" ] || fail "purge left masks or links of the units: $left"
+ok "dpkg -P: store, configuration and the units' masks gone"
 
 # --- Power off and clean up (the trap), then check nothing is left.
 in_ns systemctl poweroff >/dev/null 2>&1 || true
