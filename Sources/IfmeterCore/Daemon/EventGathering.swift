@@ -12,10 +12,13 @@
 /// or more), would fill more than a quarter of what the buffer holds
 /// (`capacity`) by the next sample, or an overrun, put the socket back in
 /// the poll, read as below, until a read finds the rate low again.
+/// Measured (`make bench`, issue 15): a tunnel life every 10 s took 0.16x
+/// vnstatd's CPU and 4.2 wakeups a minute (4.3 idle), against 0.26x and
+/// 16.5 read as below; the churn every daemon sees 0.12x against 0.27x.
 ///
-/// Otherwise (a daemon run without systemd, or ifmeterd.socket stopped and
-/// the daemon's own socket not yet kept) a kill loses what waits, so the
-/// socket is watched. A burst of events (a tunnel created, addressed,
+/// Otherwise (a daemon run without systemd, or started while ifmeterd.socket
+/// was not running, its own socket not yet kept by systemd) a kill loses
+/// what waits, so the socket is watched. A burst of events (a tunnel created, addressed,
 /// brought up; a VPN reconnect's teardown and creation) arrives within
 /// milliseconds: the first event of a burst starts a gathering and the
 /// burst is read `window` later: one wakeup to notice it, one to read it,
