@@ -173,10 +173,7 @@ struct NotifyTests {
         #expect(try daemon.totalsIfAny("tun8") == nil)
 
         let next = try daemon.startPassing(kept.descriptor, named: "link-events")
-        kill(next, SIGTERM)
-        var status: Int32 = 0
-        waitpid(next, &status, 0)
-        #expect(status == 0, "\(daemon.log)")
+        #expect(daemon.end(next) == 0, "\(daemon.log)")
         let counted = try daemon.totals("tun8")
         #expect(counted.rxBytes == 700 && counted.rxPackets == 7, "\(counted)")
         #expect(try daemon.reasons("tun8") == ["removed"])
@@ -202,10 +199,7 @@ struct NotifyTests {
         let kept = try notify.readPassing(until: "FDSTORE=1")
         #expect(kept.descriptor >= 0)
         if kept.descriptor >= 0 { close(kept.descriptor) }
-        kill(next, SIGTERM)
-        var status: Int32 = 0
-        waitpid(next, &status, 0)
-        #expect(status == 0, "\(daemon.log)")
+        #expect(daemon.end(next) == 0, "\(daemon.log)")
         let refusals = daemon.log.split(separator: "\n").filter { $0.contains("taking the link event socket kept by the service manager") }
         #expect(refusals.count == (name == "link-events" ? 1 : 0), "\(daemon.log)")
         #expect(try daemon.totalsIfAny("tun0") != nil)
@@ -228,16 +222,11 @@ struct NotifyTests {
 
         let first = try daemon.startPassing(socketUnit, named: "link-events")
         #expect(ifm_test_receive_buffer(socketUnit) == 2 * forced, "the daemon changed the socket unit's ReceiveBuffer=")
-        kill(first, SIGTERM)
-        var status: Int32 = 0
-        waitpid(first, &status, 0)
-        #expect(status == 0, "\(daemon.log)")
+        #expect(daemon.end(first) == 0, "\(daemon.log)")
 
         try daemon.namespace.tunTraffic(name: "tun8", rxPackets: 7, size: 100)
         let next = try daemon.startPassing(socketUnit, named: "link-events")
-        kill(next, SIGTERM)
-        waitpid(next, &status, 0)
-        #expect(status == 0, "\(daemon.log)")
+        #expect(daemon.end(next) == 0, "\(daemon.log)")
         let counted = try daemon.totals("tun8")
         #expect(counted.rxBytes == 700 && counted.rxPackets == 7, "\(counted)")
         #expect(daemon.log.contains("link events left unread by the daemon's last process"), "\(daemon.log)")
@@ -271,14 +260,10 @@ struct NotifyTests {
         try daemon.namespace.tunTraffic(name: "tun8", rxPackets: 7, size: 100)
         usleep(300_000)
         #expect(try sleeps() == before, "the daemon woke for the life's events")
-        kill(first, SIGKILL)
-        var status: Int32 = 0
-        waitpid(first, &status, 0)
+        daemon.end(first, with: SIGKILL)
 
         let next = try daemon.startPassing(socketUnit, named: "link-events")
-        kill(next, SIGTERM)
-        waitpid(next, &status, 0)
-        #expect(status == 0, "\(daemon.log)")
+        #expect(daemon.end(next) == 0, "\(daemon.log)")
         let counted = try daemon.totals("tun8")
         #expect(counted.rxBytes == 700 && counted.rxPackets == 7, "\(counted): \(daemon.log)")
         // From the queue, not from a journal the killed process wrote.
@@ -301,10 +286,7 @@ struct NotifyTests {
         let rmemMax = try #require(Int(try String(contentsOfFile: "/proc/sys/net/core/rmem_max", encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)))
         let pid = try daemon.startPassing([(socketUnit, "link-events")], withoutNetAdmin: true)
-        kill(pid, SIGTERM)
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
-        #expect(status == 0, "\(daemon.log)")
+        #expect(daemon.end(pid) == 0, "\(daemon.log)")
         let expected = max(2 * Int(forced), 2 * min(asked, rmemMax))
         #expect(Int(ifm_test_receive_buffer(socketUnit)) == expected, "rmem_max \(rmemMax)")
     }
@@ -328,27 +310,21 @@ struct NotifyTests {
         let first = try daemon.startPassing(socketUnit, named: "link-events")
         kill(first, SIGSTOP)
         for index in 1...8 { try daemon.namespace.tunTraffic(name: "tun\(index)", rxPackets: 1) }
-        kill(first, SIGKILL)
-        var status: Int32 = 0
-        waitpid(first, &status, 0)
+        daemon.end(first, with: SIGKILL)
         var watched = pollfd(fd: socketUnit, events: Int16(POLLIN), revents: 0)
         #expect(poll(&watched, 1, 0) == 1)
         #expect(watched.revents == Int16(POLLIN), "systemd would fail the socket unit on poll events \(watched.revents)")
 
         let lostLine = "some were lost (the queue overran while no process read it)"
         let second = try daemon.startPassing(socketUnit, named: "link-events")
-        kill(second, SIGTERM)
-        waitpid(second, &status, 0)
-        #expect(status == 0, "\(daemon.log)")
+        #expect(daemon.end(second) == 0, "\(daemon.log)")
         #expect(daemon.log.components(separatedBy: lostLine).count == 2, "\(daemon.log)")
         // `ifmeterd --once` in between reads a socket of its own: it leaves
         // the count kept for the socket unit's alone.
         try daemon.runOnce()
         try daemon.namespace.tunTraffic(name: "tun9", rxPackets: 1)
         let third = try daemon.startPassing(socketUnit, named: "link-events")
-        kill(third, SIGTERM)
-        waitpid(third, &status, 0)
-        #expect(status == 0, "\(daemon.log)")
+        #expect(daemon.end(third) == 0, "\(daemon.log)")
         #expect(daemon.log.components(separatedBy: lostLine).count == 2, "the drops the last process saw were taken for news: \(daemon.log)")
     }
 
@@ -368,10 +344,7 @@ struct NotifyTests {
         let next = try daemon.startPassing(
             [(socketUnit, "link-events"), (stored, "link-events")], environment: ["NOTIFY_SOCKET": notify.path])
         #expect(try notify.readPassing(until: "FDSTOREREMOVE=1").message == "FDSTOREREMOVE=1\nFDNAME=link-events")
-        kill(next, SIGTERM)
-        var status: Int32 = 0
-        waitpid(next, &status, 0)
-        #expect(status == 0, "\(daemon.log)")
+        #expect(daemon.end(next) == 0, "\(daemon.log)")
         let lines = daemon.log.split(separator: "\n").filter { $0.contains("two link event sockets passed") }
         #expect(lines.count == 1, "\(daemon.log)")
         #expect(try daemon.totalsIfAny("tun0") != nil)
@@ -394,10 +367,7 @@ struct NotifyTests {
         try "\(UUID().uuidString.lowercased())\n".write(toFile: daemon.bootIDPath, atomically: true, encoding: .utf8)
         try daemon.namespace.tunTraffic(name: "tun8", rxPackets: 7, size: 100)
         let next = try daemon.startPassing(socketUnit, named: "link-events")
-        kill(next, SIGTERM)
-        var status: Int32 = 0
-        waitpid(next, &status, 0)
-        #expect(status == 0, "\(daemon.log)")
+        #expect(daemon.end(next) == 0, "\(daemon.log)")
         #expect(daemon.log.contains("link events of this boot queued before the daemon's first start"), "\(daemon.log)")
         #expect(!daemon.log.contains("not applied"), "\(daemon.log)")
         #expect(try daemon.totalsIfAny("tun0") != nil)

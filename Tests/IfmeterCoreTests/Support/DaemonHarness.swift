@@ -87,7 +87,7 @@ final class DaemonHarness {
     /// Starts the daemon loop as systemd restarts a service whose descriptor
     /// it kept (FileDescriptorStoreMax=): `descriptor` as fd 3, named `name`
     /// (LISTEN_FDS=1, LISTEN_FDNAMES, LISTEN_PID the daemon's own). Returns
-    /// its pid once it logged its start; end it with `kill` and `waitpid`.
+    /// its pid once it logged its start; end it with `end`.
     func startPassing(
         _ descriptor: Int32, named name: String, interval: Double = 60, commitInterval: Double = 300, environment: [String: String] = [:]
     ) throws -> pid_t {
@@ -133,6 +133,16 @@ final class DaemonHarness {
     func signal(_ number: Int32) {
         guard let process else { return }
         kill(process.processIdentifier, number)
+    }
+
+    /// `stop` for a daemon started by `startPassing`: sends `number` to
+    /// `pid` and waits for it; returns its wait status (0: exited 0).
+    @discardableResult
+    func end(_ pid: pid_t, with number: Int32 = SIGTERM) -> Int32 {
+        kill(pid, number)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        return status
     }
 
     /// Sends `number` and waits for the daemon to exit; returns its status.
