@@ -53,6 +53,9 @@ package final class Daemon {
     private let eventSocketWasKept: Bool
     /// A second kept socket was passed and dropped with its queue unread.
     private let keptQueueSkipped: Bool
+    /// The event socket's cookie (`LinkEventSocket.identity`), read once:
+    /// the key its drop count is kept under at every commit.
+    private let eventSocketIdentity: UInt64
     private var meter: Meter
     private var metrics: MetricsFile?
     private let journalPath: String
@@ -132,6 +135,7 @@ package final class Daemon {
             throw DaemonStartError(message: "netlink: \(error)", exitCode: .unavailable)
         }
         namespace = NamespaceIdentity.cookie(ofSocket: events.fileDescriptor)
+        eventSocketIdentity = events.identity
         gathering = EventGathering(
             capacity: EventGathering.capacity(ofReceiveBuffer: events.receiveBufferBytes ?? configuration.eventBufferBytes),
             queueOutlivesProcess: eventSocketWasKept, sampleInterval: configuration.sampleInterval)
@@ -239,7 +243,7 @@ package final class Daemon {
         // Drops on a kept socket since its last reader's last read: an overrun.
         if eventSocketWasKept {
             let recorded = (try? store.eventSocketDrops()).flatMap(EventSocketDrops.init(text:))
-            events.seenDrops = recorded?.seen(onSocket: events.identity, bootID: bootID) ?? 0
+            events.seenDrops = recorded?.seen(onSocket: eventSocketIdentity, bootID: bootID) ?? 0
         }
         // Before the dump: they happened before it.
         let unread = eventSocketWasKept ? readUnreadEvents() : (events: [], lost: false)
@@ -716,7 +720,7 @@ package final class Daemon {
         // re-dump accounted for those drops, for whichever process takes the
         // socket over next. Not by `--once`, whose socket is its own and gone
         // when it exits.
-        let drops = once ? nil : EventSocketDrops(bootID: bootID, socket: events.identity, drops: events.seenDrops).text
+        let drops = once ? nil : EventSocketDrops(bootID: bootID, socket: eventSocketIdentity, drops: events.seenDrops).text
         do {
             try store.commit(
                 records, bootID: bootID, namespace: namespace, journalGeneration: journal?.header.generation,
