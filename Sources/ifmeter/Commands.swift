@@ -425,9 +425,12 @@ enum Commands {
                 ]).rendered(indent: nil) + "\n")
             } else if !interrupted {
                 // In place on a terminal; one table after another in a pipe.
-                let screen = terminal ? "\u{1B}[H\u{1B}[2J" : (refreshes > 0 ? "\n" : "")
+                // The clearing is ifmeter's own control sequence: print()
+                // would show it as text, as it shows one in a name.
+                if terminal { Output.terminalControl(.clearScreen) }
+                let separator = !terminal && refreshes > 0 ? "\n" : ""
                 let until = count.map { "\($0) time\($0 == 1 ? "" : "s")" } ?? "Ctrl-C to stop"
-                try context.print(screen + "ifmeter live, every \(interval) s, \(until): rates from the kernel, \(Estimate.basis)\n"
+                try context.print(separator + "ifmeter live, every \(interval) s, \(until): rates from the kernel, \(Estimate.basis)\n"
                     + LiveSession.table(rows, units: display.units))
             }
             previous = current

@@ -55,6 +55,17 @@ struct HostileNeighbourTests {
             let controls = result.standardOutput.unicodeScalars.filter { String.isTerminalControl($0) }
             #expect(controls.isEmpty, "\(command): \(controls.map(\.value))")
         }
+        // On a terminal (script's pty) live clears the screen at each
+        // refresh with its own sequence, raw; a name's still reads as text.
+        let live = ([TestEnvironment.binary("ifmeter"), "--state-dir", daemon.stateDirectory, "--config", daemon.configPath]
+            + ["live", "--count", "2", "--interval", "0.1"]).map { "'\($0)'" }.joined(separator: " ")
+        let onTerminal = try daemon.namespace.run(["script", "-qec", live, "/dev/null"])
+        #expect(onTerminal.status == 0, "\(onTerminal.standardOutput)\(onTerminal.standardError)")
+        let clearScreen = "\u{1B}[H\u{1B}[2J"
+        #expect(onTerminal.standardOutput.components(separatedBy: clearScreen).count == 3, "\(onTerminal.standardOutput.debugDescription)")
+        let onScreen = onTerminal.standardOutput.replacingOccurrences(of: clearScreen, with: "").replacingOccurrences(of: "\r", with: "")
+        #expect(onScreen.unicodeScalars.filter { String.isTerminalControl($0) }.isEmpty, "\(onScreen.debugDescription)")
+        #expect(onScreen.contains("\\x1b[2J"), "\(onScreen)")
         // JSON: parses, every name back.
         let status = try ifmeter(["status", "--json"])
         let document = try #require(try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any])
