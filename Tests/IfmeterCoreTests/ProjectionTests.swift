@@ -89,6 +89,29 @@ import Testing
             LinkCounters(rxBytes: testCase.counters), elapsed: testCase.elapsed, length: testCase.length, bucket: testCase.bucket)
         #expect(estimate?.rxBytes == testCase.expected)
     }
+
+    /// A running day's estimate only while one of the row's links is
+    /// present: a link that is gone carries nothing more.
+    static let presence: [(selection: InterfaceSelection, present: Set<String>?, estimated: UInt64?)] = [
+        ([], ["tun0"], 24_000),
+        ([], [], nil),  // deleted since: what it counted is the day's total
+        ([], ["wwan0"], nil),
+        ([], nil, 24_000),  // the kernel not read: no way to tell
+        (InterfaceSelection(groups: [["tun0", "tun1"]]), ["tun1"], 48_000),
+        (InterfaceSelection(groups: [["tun0", "tun1"]]), ["tun2"], nil),
+    ]
+
+    @Test(arguments: presence)
+    func noEstimateForALinkThatIsGone(_ testCase: (selection: InterfaceSelection, present: Set<String>?, estimated: UInt64?)) {
+        let day: Int64 = 20_000 * 86_400
+        let buckets = ["tun0", "tun1"].map {
+            StoredBucket(name: $0, interfaceClass: "tunnel", granularity: .day, start: day, counters: LinkCounters(rxBytes: 1_000), incomplete: nil)
+        }
+        let rows = HistoryReport.rows(
+            .days, buckets: buckets, live: [:], classes: [:], now: day + 3_600, names: testCase.selection, from: .min, to: .max, limit: 10,
+            countingSince: ["tun0": 0, "tun1": 0], present: testCase.present)
+        #expect(rows.first?.estimated?.rxBytes == testCase.estimated, "\(rows)")
+    }
 }
 
 /// status's rate needs no waiting: the live delta over the seconds since

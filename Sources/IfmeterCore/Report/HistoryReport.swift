@@ -58,10 +58,13 @@ package enum HistoryReport {
 
     /// The rows to show: buckets in [from, to), the live delta added to each
     /// interface's current bucket, filtered by name, the latest `limit` per
-    /// interface (or the `limit` largest days overall for `top`).
+    /// interface (or the `limit` largest days overall for `top`). The
+    /// running bucket of a row none of whose links is `present` gets no
+    /// estimate: a link that is gone carries nothing more (nil: unknown).
     package static func rows(
         _ kind: Kind, buckets: [StoredBucket], live: [String: LinkCounters], classes: [String: InterfaceClass],
-        now: Int64, names: InterfaceSelection, from: Int64, to: Int64, limit: Int, countingSince: [String: Int64] = [:]
+        now: Int64, names: InterfaceSelection, from: Int64, to: Int64, limit: Int, countingSince: [String: Int64] = [:],
+        present: Set<String>? = nil
     ) -> [HistoryRow] {
         var rows = buckets.map {
             HistoryRow(name: $0.name, interfaceClass: $0.interfaceClass, start: $0.start, counters: $0.counters, live: false, incomplete: $0.incomplete, estimated: nil)
@@ -79,12 +82,19 @@ package enum HistoryReport {
         }
         rows = names.apply(rows)
         var counting = countingSince
+        var members: [String: [String]] = [:]
         for group in names.groups where group.count > 1 {
             counting[group.joined(separator: "+")] = group.compactMap { countingSince[$0] }.min()
+            members[group.joined(separator: "+")] = group
+        }
+        func stillCounting(_ name: String) -> Bool {
+            guard let present else { return true }
+            return (members[name] ?? [name]).contains(where: present.contains)
         }
         let end = TimeBuckets.start(of: kind.granularity, -1, before: current)
         // A retired aggregate grows only when another name retires: no estimate.
-        for index in rows.indices where kind != .top && rows[index].start == current && !InterfaceName.isRetired(rows[index].name) {
+        for index in rows.indices
+        where kind != .top && rows[index].start == current && !InterfaceName.isRetired(rows[index].name) && stillCounting(rows[index].name) {
             // Scaled from the time counted, as check projects: an interface
             // first seen mid-period is not diluted by time nobody counted.
             let counted = max(current, counting[rows[index].name] ?? current)

@@ -228,6 +228,9 @@ package struct LiveAdditions: Sendable {
     package var classes: [String: InterfaceClass]
     /// When each stored interface was first counted.
     package var firstSeen: [String: Int64]
+    /// The links present in the daemon's namespace now; nil where the
+    /// kernel was not read there.
+    package var present: Set<String>? = nil
 }
 
 extension SnapshotReader {
@@ -250,7 +253,7 @@ extension SnapshotReader {
         for link in kernel where (deltas[link.name] != nil || live.appeared.contains(link.name)) && classes[link.name] == nil {
             classes[link.name] = classifier.classify(link).interfaceClass ?? .other
         }
-        return LiveAdditions(deltas: deltas, classes: classes, firstSeen: firstSeen)
+        return LiveAdditions(deltas: deltas, classes: classes, firstSeen: firstSeen, present: Set(kernel.map(\.name)))
     }
 }
 
