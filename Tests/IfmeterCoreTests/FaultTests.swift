@@ -223,15 +223,17 @@ struct FaultTests {
     }
 
     /// A store the daemon's user may read but not write (restored from a
-    /// backup as root, say) in a directory it owns: exit 73 in one line,
-    /// as the README says, not a failed commit and exit 74.
-    @Test func aReadOnlyStoreIsAOneLineError() throws {
+    /// backup as root, say, or made read-only by its owner) in a directory
+    /// it owns: exit 73 in one line, as the README says, not a failed
+    /// commit and exit 74, and never a mode loosened to write it.
+    @Test(arguments: [(owner: "root", mode: mode_t(0o644)), (owner: "nobody", mode: mode_t(0o440))])
+    func aReadOnlyStoreIsAOneLineError(_ testCase: (owner: String, mode: mode_t)) throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.runOnce()
         let store = daemon.stateDirectory + "/ifmeter.db"
         _ = try mustRun("/bin/chown", ["-R", "nobody:nogroup", daemon.stateDirectory])
-        #expect(chown(store, 0, 0) == 0)
-        #expect(chmod(store, 0o644) == 0)
+        _ = try mustRun("/bin/chown", [testCase.owner, store])
+        #expect(chmod(store, testCase.mode) == 0)
         let before = try FileSystem.readBytes(store)
         let result = try daemon.namespace.run(["runuser", "-u", "nobody", "--", TestEnvironment.binary("ifmeterd"),
                                                 "--config", daemon.configPath, "--state-dir", daemon.stateDirectory, "--once"])
@@ -239,6 +241,8 @@ struct FaultTests {
         #expect(result.standardError.contains(store), "\(result.standardError)")
         #expect(result.standardError.split(separator: "\n").count == 1, "\(result.standardError)")
         #expect(try FileSystem.readBytes(store) == before)
+        var info = stat()
+        #expect(stat(store, &info) == 0 && info.st_mode & 0o7777 == testCase.mode)
         _ = try mustRun("/bin/chown", ["-R", "root:root", daemon.stateDirectory])
         try daemon.runOnce()
     }

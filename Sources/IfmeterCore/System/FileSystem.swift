@@ -326,12 +326,15 @@ package enum FileSystem {
         if fchmod(fd, mode) != 0 { throw SystemError("fchmod", path: path, errno: errno) }
     }
 
-    /// Sets the mode of a regular file this process owns; anything else
-    /// (missing, a symlink, another owner's) is left as it is.
+    /// Clears the permission bits `mode` lacks from a regular file this
+    /// process owns; it never adds one (a store its owner made read-only
+    /// stays so). Anything else (missing, a symlink, another owner's) is
+    /// left as it is.
     package static func restrictMode(_ path: String, to mode: mode_t) {
         var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o7777 != mode else { return }
-        chmod(path, mode)
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else { return }
+        let restricted = info.st_mode & 0o7777 & mode
+        if restricted != info.st_mode & 0o7777 { chmod(path, restricted) }
     }
 
     /// Whether this process may not read path because of its permissions.
