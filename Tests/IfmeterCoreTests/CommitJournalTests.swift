@@ -629,6 +629,24 @@ struct JournalDaemonTests {
         #expect(try daemon.totals("vpn1").rxBytes == 4000)
     }
 
+    /// A directory put at the journal's path while the daemon runs is not
+    /// moved: the records wait in memory for the store commit, which a stop
+    /// makes, and the directory stays where it was put.
+    @Test func aDirectoryPutAtTheJournalsPathIsLeftWhereItIs() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 0.2, commitInterval: 3600)
+        try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 3, size: 1000)
+        try daemon.waitForLog("vpn0: removed")
+        unlink(daemon.journalPath)
+        try FileManager.default.createDirectory(atPath: daemon.journalPath, withIntermediateDirectories: false)
+        try daemon.waitForLog("a directory put there while the daemon ran; left untouched")
+        #expect(daemon.stop() == 0)
+        #expect(FileSystem.isDirectory(daemon.journalPath))
+        let directory = FileSystem.directoryName(daemon.journalPath)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).allSatisfy { !$0.contains(".replaced-") })
+        #expect(try daemon.totals("vpn0").rxBytes == 3000)
+    }
+
     /// JournalMaxBytes= bounds the journal (and the records held in memory
     /// with it): once it holds that much, the next life change commits the
     /// store, which empties it, long before the commit interval. Killed
@@ -694,11 +712,12 @@ struct JournalDaemonTests {
         #expect(stored.totals.txBytes == 200_000)
     }
 
-    /// Garbage, another store's journal, a damaged one, one that would take
-    /// a total past 2^62, a FIFO, a symlink and a directory at the journal's
-    /// path: the daemon starts, says so in one line naming the file, keeps
-    /// the file aside unchanged, and the store stays whole and in range.
-    @Test(arguments: ["garbage", "other-store", "damaged", "out-of-range", "fifo", "symlink", "directory"])
+    /// Another store's journal, a damaged one, one that would take a total
+    /// past 2^62, a symlink at the journal's path, a journal whose creation
+    /// was cut short: the daemon starts, says
+    /// so in one line naming the file, keeps the file aside unchanged, and
+    /// the store stays whole and in range.
+    @Test(arguments: ["other-store", "damaged", "out-of-range", "symlink", "torn", "unwritten"])
     func aFileThatIsNotThisStoresJournalIsKeptAside(_ kind: String) throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.namespace.tunTraffic(name: "tun0", persist: true)
@@ -714,8 +733,6 @@ struct JournalDaemonTests {
                 bootID: "test-boot-1", namespace: 0))
         }
         switch kind {
-        case "garbage":
-            bytes = Array("not a journal at all\n".utf8)
         case "other-store":
             try journal(generation: 9, storeID: 42).append(JournalRecord(time: 1_700_000_000, batch: CommitJournalTests.batch(1)))
         case "damaged":
@@ -730,15 +747,15 @@ struct JournalDaemonTests {
             pending.deltas[PendingWrites.Slot(name: "tun0", start: 1_700_000_000)] = LinkCounters(rxBytes: 1 << 62)
             let crafted = try journal()
             for _ in 0..<2 { try crafted.append(JournalRecord(time: 1_700_000_000, batch: CommitBatch(pending: pending))) }
-        case "fifo":
-            #expect(mkfifo(daemon.journalPath, 0o600) == 0)
         case "symlink":
             #expect(symlink("/dev/zero", daemon.journalPath) == 0)
+        case "torn":
+            bytes = Array("ifmeter jou".utf8)  // a creation cut short
         default:
-            try FileManager.default.createDirectory(atPath: daemon.journalPath, withIntermediateDirectories: false)
+            bytes = [UInt8](repeating: 0, count: 4096)  // blocks a crash left unwritten
         }
         if let bytes { try FileSystem.write(bytes, to: daemon.journalPath) }
-        let original = ["fifo", "symlink", "directory"].contains(kind) ? nil : try FileSystem.readBytes(daemon.journalPath)
+        let original = kind == "symlink" ? nil : try FileSystem.readBytes(daemon.journalPath)
         let result = try daemon.runOnceAllowingFailure()
         #expect(result.status == 0, "\(result.standardError)")
         let line = try #require(result.standardError.split(separator: "\n").first { $0.contains(daemon.journalPath + ":") && $0.contains("kept as") })
@@ -750,6 +767,61 @@ struct JournalDaemonTests {
         #expect(try daemon.totals("tun0").rxBytes == 3000)
         // And the store stays one the daemon counts into.
         try daemon.runOnce()
+    }
+
+    /// A `JournalFile=` naming some other file by mistake (text, the
+    /// store's database format, a file larger than any journal): the daemon
+    /// counts, committing life changes to the store directly, and says so in
+    /// one line; the file keeps its bytes, its mode and its place.
+    @Test(arguments: ["text", "database", "large"])
+    func someOtherFileAtTheJournalsPathIsLeftUntouched(_ kind: String) throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.tunTraffic(name: "tun0", persist: true)
+        try daemon.runOnce()
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 3, size: 1000)
+        let bytes: [UInt8] = switch kind {
+        case "text": Array("root:x:0:0:root:/root:/bin/bash\n".utf8)
+        case "database": Array("SQLite format 3\0".utf8) + [UInt8](repeating: 7, count: 100)
+        default: [UInt8](repeating: 0x41, count: CommitJournal.sizeLimit + 1)
+        }
+        try FileSystem.write(bytes, to: daemon.journalPath)
+        #expect(chmod(daemon.journalPath, 0o644) == 0)
+        let result = try daemon.runOnceAllowingFailure()
+        #expect(result.status == 0, "\(result.standardError)")
+        let lines = result.standardError.split(separator: "\n").filter { $0.contains(daemon.journalPath) }
+        #expect(lines.count == 1 && lines[0].contains("committing life changes to the store directly"), "\(lines)")
+        var info = stat()
+        #expect(stat(daemon.journalPath, &info) == 0 && info.st_mode & 0o7777 == 0o644 && info.st_size == bytes.count)
+        if kind != "large" { #expect(try FileSystem.readBytes(daemon.journalPath) == bytes) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory).allSatisfy { !$0.hasPrefix("ifmeterd.journal.") })
+        #expect(try daemon.totals("tun0").rxBytes == 3000)
+    }
+
+    /// A `JournalFile=` naming a directory (the state directory itself,
+    /// say), a device (/dev/null) or a FIFO: the daemon refuses to start, in
+    /// one line naming the path (exit 78), and moves or writes nothing.
+    @Test(arguments: ["directory", "device", "fifo", "state directory"])
+    func aJournalPathThatIsNoFileIsRefused(_ kind: String) throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.runOnce()
+        var path = daemon.journalPath
+        try FileManager.default.removeItem(atPath: path)
+        switch kind {
+        case "directory": try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        case "device": #expect(mknod(path, S_IFCHR | 0o600, dev_t(1 << 8 | 3)) == 0)  // 1:3, as /dev/null
+        case "fifo": #expect(mkfifo(path, 0o600) == 0)
+        default: path = daemon.stateDirectory
+        }
+        try daemon.writeConfiguration("JournalFile=\(path)\n")
+        let before = try FileManager.default.contentsOfDirectory(atPath: daemon.directory.path).sorted()
+        let inState = try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory).sorted()
+        let result = try daemon.runOnceAllowingFailure()
+        #expect(result.status == ExitCode.config.rawValue, "\(result.standardError)")
+        let lines = result.standardError.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains("JournalFile=\(path):"), "\(lines)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: daemon.directory.path).sorted() == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory).sorted() == inState)
+        #expect(FileSystem.nonFileKind(path) != nil)
     }
 
     /// Two daemons on one journal would empty each other's records: the

@@ -148,6 +148,12 @@ package final class Daemon {
         if let clash = taken.first(where: { FileSystem.sameFile($0, journalPath) }) {
             throw DaemonStartError(message: "JournalFile=\(journalPath): the same file as \(clash); choose a file of its own", exitCode: .config)
         }
+        // A directory or device named by mistake (the state directory,
+        // /dev/null) is refused before anything could move or write it.
+        if let kind = FileSystem.nonFileKind(journalPath) {
+            throw DaemonStartError(
+                message: "JournalFile=\(journalPath): \(kind), not a journal file; left untouched: name a file of its own", exitCode: .config)
+        }
         let journalDirectory = FileSystem.directoryName(journalPath)
         guard FileSystem.isDirectory(journalDirectory) else {
             throw DaemonStartError(message: "\(journalPath): journal directory \(journalDirectory) does not exist", exitCode: .cannotCreate)
@@ -312,8 +318,9 @@ package final class Daemon {
             }
         }
         guard let locked else { return nil }
-        if CommitJournal.isSQLiteDatabase(locked.previous) {
-            journalWrites.failed("\(journalPath): JournalFile= names an SQLite database; left untouched, committing life changes to the store directly")
+        if CommitJournal.isSomeOtherFile(locked.previous) {
+            let what = CommitJournal.isSQLiteDatabase(locked.previous) ? "an SQLite database" : "a file that is not an ifmeter journal"
+            journalWrites.failed("\(journalPath): JournalFile= names \(what); left untouched, committing life changes to the store directly")
             return nil
         }
         if !locked.previous.isEmpty { try apply(journal: locked.previous, at: wall) }

@@ -54,8 +54,10 @@ package enum JournalEnding: Sendable, Equatable {
 package struct JournalError: Error, Sendable, CustomStringConvertible {
     package var path: String
     package var detail: String
-    /// Something else stands at the path (a symlink, a FIFO, a directory,
-    /// a file larger than any journal): it can be moved aside.
+    /// A symbolic link stands at the path: moving it aside loses nothing
+    /// (its target is not touched). Anything else that is not a journal (a
+    /// directory, a device, a FIFO, a file larger than any journal) is
+    /// left where it is.
     package var isNotAJournalFile = false
 
     package init(path: String, detail: String, isNotAJournalFile: Bool = false) {
@@ -67,7 +69,9 @@ package struct JournalError: Error, Sendable, CustomStringConvertible {
     init(path: String, _ error: any Error) {
         switch error {
         case let error as SystemError: self.init(path: path, detail: error.reason)
-        case let error as FileSystem.NotARegularFile: self.init(path: path, detail: "\(error)".dropPrefix(path + ": "), isNotAJournalFile: true)
+        case let error as FileSystem.NotARegularFile:
+            let isLink = if case .symbolicLink = error { true } else { false }
+            self.init(path: path, detail: "\(error)".dropPrefix(path + ": "), isNotAJournalFile: isLink)
         default: self.init(path: path, detail: "\(error)")
         }
     }
@@ -127,8 +131,9 @@ package final class CommitJournal {
                 close(fd)
                 return nil
             }
+            // Its mode is the journal's once a generation starts in it: not
+            // before, when it may be some other file left untouched.
             let file = AppendFile(path: path, descriptor: fd)
-            FileSystem.restrictMode(path, to: fileMode)
             return (file, try FileSystem.readPrefix(fd, size: size, path: path))
         } catch {
             throw JournalError(path: path, error)
@@ -164,6 +169,9 @@ package final class CommitJournal {
     /// file, a copy) is moved aside first. Nil when another process holds
     /// a journal there.
     package func writtenAgainAtItsPath(now: Int64) throws(JournalError) -> CommitJournal? {
+        // A directory or device put there is not moved: it is no file the
+        // journal could have been, and someone meant it to stand there.
+        if let kind = FileSystem.nonFileKind(path) { throw JournalError(path: path, detail: "\(kind) put there while the daemon ran; left untouched") }
         var status = stat()
         if lstat(path, &status) == 0 {
             do { _ = try FileSystem.moveAside(path, suffix: "replaced", now: now) } catch { throw JournalError(path: path, error) }
@@ -200,6 +208,7 @@ package final class CommitJournal {
 
     /// Empties the journal for the records that follow a store commit.
     package func startGeneration(_ generation: UInt64) throws(JournalError) {
+        FileSystem.restrictMode(path, to: Self.fileMode)
         header.generation = generation
         records.removeAll()
         var writer = ByteWriter()
@@ -244,8 +253,15 @@ package final class CommitJournal {
         return try parse(bytes, path: path)
     }
 
-    /// Whether `bytes` begin like an SQLite database: a journal path that
-    /// names the store by mistake must never have its file moved or emptied.
+    /// Whether `bytes` are no journal at all, nor the torn start of one (a
+    /// prefix of its first bytes, or the NUL bytes a file system may show
+    /// for blocks a crash left unwritten): a `JournalFile=` that names the
+    /// store, a log or /etc/passwd by mistake must never have that file
+    /// moved, emptied or its mode changed.
+    static func isSomeOtherFile(_ bytes: [UInt8]) -> Bool {
+        !bytes.starts(with: magic) && !magic.starts(with: bytes) && bytes.contains(where: { $0 != 0 })
+    }
+
     static func isSQLiteDatabase(_ bytes: [UInt8]) -> Bool { bytes.starts(with: Array("SQLite format 3\0".utf8)) }
 
     /// Parses a whole journal file. A header that is not one refuses the

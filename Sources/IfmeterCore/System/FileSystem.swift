@@ -111,6 +111,22 @@ package enum FileSystem {
         return stat(path, &info) == 0 && info.st_size > 0
     }
 
+    /// What stands at path when it is neither a regular file nor a
+    /// symbolic link ("a directory", "a device"...); nil when it is one of
+    /// those, or nothing is there.
+    package static func nonFileKind(_ path: String) -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG, S_IFLNK: return nil
+        case S_IFDIR: return "a directory"
+        case S_IFCHR, S_IFBLK: return "a device"
+        case S_IFIFO: return "a FIFO"
+        case S_IFSOCK: return "a socket"
+        default: return "not a regular file"
+        }
+    }
+
     /// Whether path is a directory (following symlinks).
     package static func isDirectory(_ path: String) -> Bool {
         var info = stat()
