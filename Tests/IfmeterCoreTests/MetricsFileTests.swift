@@ -219,6 +219,23 @@ struct MetricsFileTests {
         #expect(result.standardError == "ifmeterd: /nonexistent/textfiles/ifmeter.prom: metrics directory /nonexistent/textfiles does not exist\n")
     }
 
+    /// Every write replaces the metrics file by a rename, which would
+    /// replace a device or FIFO as well: refused at the start, in one line
+    /// (exit 78), and the node stays.
+    @Test(.enabled(if: TestEnvironment.isRoot, TestEnvironment.rootReason), arguments: [FileSystem.NonFile.device, .fifo])
+    func aDeviceOrFIFOAsTheMetricsFileIsAStartError(_ kind: FileSystem.NonFile) throws {
+        let directory = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("ifmeter.prom").path
+        #expect((kind == .device ? mknod(path, S_IFCHR | 0o666, dev_t(1 << 8 | 3)) : mkfifo(path, 0o600)) == 0)
+        let result = try runProcess(TestEnvironment.binary("ifmeterd"), [
+            "--config", "/dev/null", "--state-dir", directory.appendingPathComponent("state").path, "--metrics-file", path, "--once",
+        ])
+        #expect(result.status == ExitCode.config.rawValue, "\(result.standardError)")
+        #expect(result.standardError == "ifmeterd: MetricsFile=\(path): \(kind), not a file; left untouched: name a file of its own\n")
+        #expect(FileSystem.nonFileKind(path) == kind)
+    }
+
     /// `--once` takes no further sample: a metrics file it could not write
     /// is its exit code (73), in a line that promises no retry and comes
     /// last, after the start line, as a failing command's error does.

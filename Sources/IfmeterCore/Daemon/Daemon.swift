@@ -218,6 +218,11 @@ package final class Daemon {
         if let clash = taken.first(where: { FileSystem.sameFile($0, path) }) {
             throw DaemonStartError(message: "MetricsFile=\(path): the same file as \(clash); choose a file of its own", exitCode: .config)
         }
+        // Each write replaces the file by a rename, which would replace a
+        // device or FIFO too: refused here, once, rather than at each sample.
+        if let kind = FileSystem.nonFileKind(path), kind != .directory {
+            throw DaemonStartError(message: "MetricsFile=\(path): \(kind), not a file; left untouched: name a file of its own", exitCode: .config)
+        }
         let directory = FileSystem.directoryName(path)
         guard FileSystem.isDirectory(directory) else {
             throw DaemonStartError(message: "\(path): metrics directory \(directory) does not exist", exitCode: .cannotCreate)

@@ -8,16 +8,20 @@ package struct SystemError: Error, Sendable, CustomStringConvertible {
     package let path: String
     package let errno: Int32
 
-    package init(_ operation: String, path: String, errno: Int32) {
+    /// Said instead of the errno's text, where it would mislead.
+    private let explanation: String?
+
+    package init(_ operation: String, path: String, errno: Int32, explanation: String? = nil) {
         self.operation = operation
         self.path = path
         self.errno = errno
+        self.explanation = explanation
     }
 
     package var description: String { "\(path): \(reason)" }
 
     /// What failed, without the path (for a message that names it already).
-    package var reason: String { "\(operation): \(String(cString: strerror(errno)))" }
+    package var reason: String { "\(operation): \(explanation ?? String(cString: strerror(errno)))" }
 }
 
 /// Minimal file access on libc, kept out of Foundation so the daemon stays small.
@@ -111,19 +115,27 @@ package enum FileSystem {
         return stat(path, &info) == 0 && info.st_size > 0
     }
 
+    /// What can stand at a path that is neither a regular file nor a
+    /// symbolic link.
+    package enum NonFile: String, CustomStringConvertible {
+        case directory = "a directory"
+        case device = "a device"
+        case fifo = "a FIFO"
+        case socket = "a socket"
+        package var description: String { rawValue }
+    }
+
     /// What stands at path when it is neither a regular file nor a
-    /// symbolic link ("a directory", "a device"...); nil when it is one of
-    /// those, or nothing is there.
-    package static func nonFileKind(_ path: String) -> String? {
+    /// symbolic link; nil when it is one of those, or nothing is there.
+    package static func nonFileKind(_ path: String) -> NonFile? {
         var info = stat()
         guard lstat(path, &info) == 0 else { return nil }
         switch info.st_mode & S_IFMT {
         case S_IFREG, S_IFLNK: return nil
-        case S_IFDIR: return "a directory"
-        case S_IFCHR, S_IFBLK: return "a device"
-        case S_IFIFO: return "a FIFO"
-        case S_IFSOCK: return "a socket"
-        default: return "not a regular file"
+        case S_IFDIR: return .directory
+        case S_IFIFO: return .fifo
+        case S_IFSOCK: return .socket
+        default: return .device
         }
     }
 
@@ -480,6 +492,12 @@ extension FileSystem {
     /// through, waited on or stands in the way; a name already taken is
     /// skipped, never removed.
     package static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644, synced: Bool = true) throws {
+        // The rename would replace a device or FIFO as it replaces a file
+        // (`--svg /dev/null` as root: the system's /dev/null); a directory
+        // it cannot replace.
+        if let kind = nonFileKind(path), kind != .directory {
+            throw SystemError("replace", path: path, errno: EEXIST, explanation: "\(kind) stands there, left untouched")
+        }
         let directory = directoryName(path)
         let name = path.split(separator: "/").last.map(String.init) ?? path
         var temporary = ""
