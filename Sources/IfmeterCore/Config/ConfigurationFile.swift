@@ -79,8 +79,10 @@ package enum ConfigurationFile {
             let value = line[line.index(after: equals)...].trimmingWhitespace()
             guard let section else { throw fail("\(key)= outside any section") }
             guard !key.isEmpty else { throw fail("empty key") }
-            if section != "Classes" {
-                guard seen.insert("\(section).\(key)").inserted else { throw fail("\(key)= set twice in [\(section)]") }
+            // In [Classes] the first match wins: a glob given again would
+            // never apply, whatever it says.
+            guard seen.insert("\(section).\(key)").inserted else {
+                throw fail(section == "Classes" ? "\(key)= set twice in [Classes]; the first wins, this line would never apply" : "\(key)= set twice in [\(section)]")
             }
             do {
                 try apply(section: section, key: key, value: value, to: &configuration)
