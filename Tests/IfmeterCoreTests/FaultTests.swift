@@ -127,6 +127,24 @@ struct FaultTests {
         #expect(unread.standardError.split(separator: "\n").count == 1)
     }
 
+    /// SQLite reports a full file system met while growing the WAL index
+    /// as "disk I/O error": the error says what its errno says.
+    @Test func aFullDiskIsSaidSoNotAnIOError() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.runOnce()
+        let full = daemon.stateDirectory + "-full"
+        let disk = try SmallDisk(at: full, size: "256k")
+        try mustRun("/bin/cp", [daemon.stateDirectory + "/ifmeter.db", full + "/"])
+        disk.fill()
+        let database = try SQLiteDatabase(path: full + "/ifmeter.db", readOnly: false, create: false)
+        defer { database.close() }
+        #expect {
+            try database.execute("BEGIN IMMEDIATE")
+        } throws: { error in
+            "\(error)".contains("\(full)/ifmeter.db: BEGIN IMMEDIATE: no space left on the file system (disk I/O error)")
+        }
+    }
+
     /// A daemon started on a full disk says which file it could not write
     /// (its pid file), not a temporary name.
     @Test func aFullDiskAtStartNamesThePidFile() throws {

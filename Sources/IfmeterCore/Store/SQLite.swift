@@ -1,6 +1,7 @@
 // The one Swift file that wraps SQLite's C API. Above it: Swift values only, and
 // every failure a StoreError carrying SQLite's own code and message.
 import CSQLite
+import Glibc
 
 /// A failed SQLite call: the extended result code, sqlite3_errmsg's text,
 /// the database path and what was being done. Match on `code`, never on text.
@@ -75,7 +76,7 @@ final class SQLiteDatabase {
             throw SQLiteError(code: status, message: String(cString: sqlite3_errstr(status)), path: path, operation: "open")
         }
         guard status == SQLITE_OK else {
-            let error = SQLiteError(code: sqlite3_extended_errcode(connection), message: String(cString: sqlite3_errmsg(connection)), path: path, operation: "open")
+            let error = SQLiteError(code: sqlite3_extended_errcode(connection), message: Self.message(connection), path: path, operation: "open")
             sqlite3_close_v2(connection)
             throw error
         }
@@ -148,7 +149,16 @@ final class SQLiteDatabase {
     }
 
     func error(_ operation: String, code: Int32? = nil) -> SQLiteError {
-        SQLiteError(code: code ?? sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), path: path, operation: operation)
+        SQLiteError(code: code ?? sqlite3_extended_errcode(handle), message: Self.message(handle), path: path, operation: operation)
+    }
+
+    /// sqlite3_errmsg's text, except where it hides a full file system:
+    /// growing the WAL index (-shm) or writing a page there fails as "disk
+    /// I/O error", and only the errno SQLite kept says why.
+    private static func message(_ connection: OpaquePointer) -> String {
+        let text = String(cString: sqlite3_errmsg(connection))
+        let isIOError = sqlite3_extended_errcode(connection) & 0xff == SQLITE_IOERR
+        return isIOError && sqlite3_system_errno(connection) == ENOSPC ? "no space left on the file system (\(text))" : text
     }
 
     /// Runs SQL text that returns no rows (`sqlite3_exec`).
