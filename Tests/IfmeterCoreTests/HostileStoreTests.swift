@@ -164,6 +164,24 @@ import Testing
         #expect(after.standardOutput.contains("wlan0"), "\(after.standardOutput)")
     }
 
+    /// Free text edited into the store (a signal, a kind, an event's
+    /// detail, an incomplete reason) with a line feed in it starts no line
+    /// of its own on any screen: the break is shown as `\n`.
+    @Test func handEditedFreeTextStaysOnItsLine() throws {
+        let (directory, state) = try hostileStore("""
+            UPDATE interface SET signal = 'sig' || char(10) || 'FORGED', kind = 'k' || char(10) || 'FORGED', incomplete = 'i' || char(10) || 'FORGED';
+            UPDATE bucket SET incomplete = 'b' || char(10) || 'FORGED'; UPDATE event SET detail = 'd' || char(10) || 'FORGED'
+            """)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for command in [["status", "--all"], ["status", "-i", "wlan0"], ["events"], ["days"], ["interfaces", "--all"]] {
+            let result = try runProcess(TestEnvironment.binary("ifmeter"), ["--config", "/dev/null", "--state-dir", state] + command)
+            #expect(result.status == 0, "\(command): \(result.standardError)")
+            #expect(!result.standardOutput.split(separator: "\n").contains { $0.hasPrefix("FORGED") }, "\(command): \(result.standardOutput)")
+        }
+        let detail = try runProcess(TestEnvironment.binary("ifmeter"), ["--config", "/dev/null", "--state-dir", state, "status", "-i", "wlan0"])
+        #expect(detail.standardOutput.contains("sig\\nFORGED"), "\(detail.standardOutput)")
+    }
+
     /// Text where a count belongs reads as no number, not as zero: the
     /// reader refuses it in one line (65), as it refuses a negative count.
     @Test(arguments: [

@@ -82,6 +82,11 @@ extension CounterStore {
         return value
     }
 
+    /// Free text as stored (signal, kind, detail, incomplete), shown inside
+    /// a line: a line break an edited store put there is made visible, so it
+    /// cannot start a line of its own on a screen or in the metrics file.
+    func oneLine(_ text: String) -> String { text.escaping(EscapeTable.oneLine) }
+
     /// A value of one of the store's closed vocabularies (reason, loss, class).
     func member<T: RawRepresentable>(_ row: SQLiteRow, _ column: Int32, of type: T.Type) throws(StoreError) -> T where T.RawValue == String {
         let text = row.text(column)
@@ -138,8 +143,8 @@ extension CounterStore {
                 return (interfaceName(row, 0), nil, row.isNull(5) ? nil : try time(row, 5), try counters(row, from: 7))
             }
             let stored = StoredInterface(
-                name: interfaceName(row, 0), interfaceClass: try member(row, 1, of: InterfaceClass.self), signal: row.text(2), kind: row.text(3),
-                firstSeen: try time(row, 4), lastSeen: try time(row, 5), totals: try counters(row, from: 7), incomplete: row.optionalText(6))
+                name: interfaceName(row, 0), interfaceClass: try member(row, 1, of: InterfaceClass.self), signal: oneLine(row.text(2)), kind: oneLine(row.text(3)),
+                firstSeen: try time(row, 4), lastSeen: try time(row, 5), totals: try counters(row, from: 7), incomplete: row.optionalText(6).map(oneLine))
             return (stored.name, stored, nil, .zero)
         }
         // Each interface's row comes first, then its unfolded rows.
@@ -179,7 +184,7 @@ extension CounterStore {
             return StoredEvent(
                 time: try time(row, 0), name: interfaceName(row, 1), reason: try member(row, 2, of: ResetEvent.Reason.self),
                 oldIfindex: try ifindex(row, 3), newIfindex: try ifindex(row, 4),
-                loss: loss, detail: row.text(6))
+                loss: loss, detail: oneLine(row.text(6)))
         }
     }
 
@@ -268,7 +273,7 @@ extension CounterStore {
             var bucket = StoredBucket(
                 name: interfaceName(row, 0), interfaceClass: try member(row, 1, of: InterfaceClass.self).rawValue, granularity: granularity, start: try time(row, 2),
                 counters: try bytesAndPackets(row, from: 3),
-                incomplete: row.optionalText(7))
+                incomplete: row.optionalText(7).map(oneLine))
             let isUnfolded = row.integer(8) == 1
             if isUnfolded { bucket.start = TimeBuckets.start(of: granularity, containing: bucket.start) }
             return (bucket: bucket, isUnfolded: isUnfolded)
