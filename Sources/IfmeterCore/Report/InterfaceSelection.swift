@@ -12,10 +12,13 @@ package struct InterfaceSelection: Sendable, Hashable, ExpressibleByArrayLiteral
     package static func parse(_ values: [String]) -> Result<InterfaceSelection, SelectionError> {
         var groups: [[String]] = []
         for value in values {
+            guard !value.isEmpty else { return .failure(SelectionError(value: value)) }
+            let parts = value.split(separator: "+", omittingEmptySubsequences: false).map(String.init)
+            // A '+' at either end, or doubled, merges nothing: such a value
+            // is one name with '+' in it, as Linux allows (`+`, `x+`).
+            let names = parts.contains(where: \.isEmpty) ? [value] : parts
             // Names typed by a person, in the encoded form the store keeps (InterfaceName).
-            let members = value.split(separator: "+", omittingEmptySubsequences: false).map { InterfaceName.fromUser(String($0)) }
-            guard !members.contains(where: \.isEmpty) else { return .failure(SelectionError(value: value)) }
-            groups.append(members)
+            groups.append(names.map(InterfaceName.fromUser))
         }
         return .success(InterfaceSelection(groups: groups))
     }
