@@ -61,6 +61,8 @@ func main() -> Never {
         printAndExit(usage)
     }
     if arguments.flag("--version") {
+        // As ifmeter does: `--version` with anything else is a usage error.
+        do { try arguments.finish() } catch { usageFailure("\(error)") }
         printAndExit("ifmeterd \(Version.number)\n")
     }
     let once = arguments.flag("--once")

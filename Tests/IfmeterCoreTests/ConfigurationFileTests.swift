@@ -66,6 +66,7 @@ import Testing
         ("[Daemon]\nStateDirectory=relative", "bad.conf:2: StateDirectory=\"relative\": expected an absolute path"),
         ("[Daemon]\nSampleIntervalSec=5\nSampleIntervalSec=6", "bad.conf:3: SampleIntervalSec= set twice in [Daemon]"),
         ("[Classes]\ntun*=tunnel\nwg*=tunnel\ntun*=wifi", "bad.conf:4: tun*= set twice in [Classes]; the first wins, this line would never apply"),
+        ("[Daemon]\n" + String(repeating: "k", count: 4000) + "=1", "bad.conf:2: unknown key " + String(repeating: "k", count: 64) + "...= in [Daemon]"),
         ("[Interfaces]\nWatch=wifi satellite", "bad.conf:2: Watch=: unknown class \"satellite\" (known: wifi cellular tunnel wired other)"),
         ("[Classes]\nppp[0-9=cellular", "bad.conf:2: \"ppp[0-9\": invalid name pattern (unclosed [ or longer than 15 characters of name)"),
         ("[Classes]\nppp*=modem", "bad.conf:2: ppp*=\"modem\": expected wifi, cellular, tunnel, wired, other or ignore"),

@@ -135,7 +135,10 @@ package enum ConfigurationFile {
             c.aliases[name] = alias
         case ("Retention", "MonthlyMonths"): c.retention.monthlyMonths = Int(try count(value, key: key, range: 0...100_000))
         case ("Retention", "YearlyYears"): c.retention.yearlyYears = Int(try count(value, key: key, range: 0...10_000))
-        default: throw Message(text: "unknown key \(key)= in [\(section)]")
+        default:
+            // Named as far as a person reads it: the line may be 4 KiB long.
+            let shown = key.count > 64 ? key.prefix(64) + "..." : key
+            throw Message(text: "unknown key \(shown)= in [\(section)]")
         }
     }
 
