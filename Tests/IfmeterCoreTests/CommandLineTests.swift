@@ -195,6 +195,12 @@ import Testing
         let noBoot = try runProcess(ifmeterd, ["--config", config, "--state-dir", state, "--once"])
         #expect(noBoot.status == ExitCode.noInput.rawValue)
         #expect(noBoot.standardError.hasPrefix("ifmeterd: cannot read the boot id: /nonexistent/boot_id: open: No such file or directory"))
+        // Some other file is no boot id: refused, not stored in every row.
+        try "[Daemon]\nBootIDPath=/etc/passwd\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let notABootID = try runProcess(ifmeterd, ["--config", config, "--state-dir", state, "--once"])
+        #expect(notABootID.status == ExitCode.noInput.rawValue)
+        #expect(notABootID.standardError.hasPrefix("ifmeterd: cannot read the boot id: /etc/passwd: read boot id: not a boot id"), "\(notABootID.standardError)")
+        #expect(notABootID.standardError.split(separator: "\n").count == 1)
 
         let notADirectory = try runProcess(ifmeterd, ["--state-dir", config + "/state", "--once"])
         #expect(notADirectory.status == ExitCode.cannotCreate.rawValue)

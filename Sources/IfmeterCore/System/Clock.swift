@@ -41,6 +41,21 @@ package enum BootID {
         guard let text = try FileSystem.readText(path) else { throw SystemError("open", path: path, errno: ENOENT) }
         let id = text.trimmingWhitespace().filter { $0 != "\n" }
         guard !id.isEmpty else { throw SystemError("read boot id (empty)", path: path, errno: EINVAL) }
+        // The kernel's is a UUID; a BootIDPath= naming some other file
+        // (/etc/passwd) must not become every life's and event's boot id.
+        guard id.utf8.count <= 64, id.utf8.allSatisfy(isBootIDByte) else {
+            throw SystemError(
+                "read boot id", path: path, errno: EINVAL,
+                explanation: "not a boot id (one line of at most 64 letters, digits and dashes, as \(defaultPath) holds)")
+        }
         return id
+    }
+
+    private static func isBootIDByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "-"), UInt8(ascii: "_"): true
+        default: false
+        }
     }
 }
