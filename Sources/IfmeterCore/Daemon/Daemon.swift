@@ -219,8 +219,8 @@ package final class Daemon {
             throw DaemonStartError(message: "MetricsFile=\(path): the same file as \(clash); choose a file of its own", exitCode: .config)
         }
         // Each write replaces the file by a rename, which would replace a
-        // device or FIFO too: refused here, once, rather than at each sample.
-        if let kind = FileSystem.nonFileKind(path), kind != .directory {
+        // device too: refused here, once, rather than at each sample.
+        if let kind = FileSystem.nonFileKind(path), kind == .device {
             throw DaemonStartError(message: "MetricsFile=\(path): \(kind), not a file; left untouched: name a file of its own", exitCode: .config)
         }
         let directory = FileSystem.directoryName(path)

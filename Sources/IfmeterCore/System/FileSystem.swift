@@ -492,10 +492,11 @@ extension FileSystem {
     /// through, waited on or stands in the way; a name already taken is
     /// skipped, never removed.
     package static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644, synced: Bool = true) throws {
-        // The rename would replace a device or FIFO as it replaces a file
-        // (`--svg /dev/null` as root: the system's /dev/null); a directory
-        // it cannot replace.
-        if let kind = nonFileKind(path), kind != .directory {
+        // The rename would replace a device as it replaces a file (`--svg
+        // /dev/null` as root: the system's /dev/null). A FIFO or socket
+        // holds nothing to lose, and one planted in a shared directory must
+        // not stop the writer; a directory it cannot replace.
+        if let kind = nonFileKind(path), kind == .device {
             throw SystemError("replace", path: path, errno: EEXIST, explanation: "\(kind) stands there, left untouched")
         }
         let directory = directoryName(path)
