@@ -454,11 +454,15 @@ ok "an overrun while no daemon read (ReceiveBuffer=8K, kill -9): ifmeterd.socket
 # ifmeter, which README tells users to join; anyone else gets one line, exit 77.
 in_ns useradd --no-create-home --shell /usr/sbin/nologin --groups ifmeter reader || fail "useradd reader"
 json=$(in_ns runuser -u reader -- ifmeter status --json) || fail "ifmeter status as reader (group ifmeter)"
-echo "$json" | grep -q '"tun0"' || fail "ifmeter status as reader does not show tun0"
+echo "$json" | grep -q '"tun0"' || fail "ifmeter status as reader does not show tun0: $(echo "$json" | head -c 1500)"
 in_ns runuser -u reader -- ifmeter days > /dev/null || fail "ifmeter days as reader"
 [ "$(in_ns runuser -u reader -- ifmeter --version)" = "ifmeter ${v1%%-*}" ] || fail "ifmeter --version"
 in_ns runuser -u reader -- ifmeter completions bash | grep -q '^complete -F _ifmeter ifmeter$' || fail "ifmeter completions bash"
-ok "the CLI as reader, in group ifmeter only: status, days, --version, completions"
+index=$(in_ns sh -c 'ls /run/ifmeter/ifmeter-*.db-shm' 2>/dev/null)
+[ "$(echo "$index" | grep -c .)" = 1 ] || fail "the store's WAL index is not in /run/ifmeter: '$index'"
+[ "$(in_ns stat -c '%a %U %G' "$index")" = "640 ifmeter ifmeter" ] \
+  || fail "the WAL index $index: $(in_ns stat -c '%a %U %G' "$index"), not 640 ifmeter ifmeter"
+ok "the CLI as reader, in group ifmeter only: status, days, --version, completions; the WAL index in /run/ifmeter (640 ifmeter:ifmeter)"
 status=0
 refused=$(in_ns runuser -u nobody -- ifmeter status 2>&1 >/dev/null) || status=$?
 [ "$status" = 77 ] && [ "$(echo "$refused" | wc -l)" = 1 ] && [ -n "$refused" ] \
