@@ -115,7 +115,10 @@ package final class CounterStore {
     /// Opens `directory/ifmeter.db`. The daemon creates it when absent; a
     /// reader (`readOnly`) never creates or changes anything. A file that is
     /// not an ifmeter store, or has a newer schema, is refused untouched.
-    package init(directory: String, readOnly: Bool = false) throws(StoreError) {
+    /// `walIndexDirectory` (`WALIndexDirectory=`) holds SQLite's WAL index
+    /// instead of the state directory; every process opening the store
+    /// while another has it open must name the same one.
+    package init(directory: String, readOnly: Bool = false, walIndexDirectory: String? = nil) throws(StoreError) {
         path = directory + "/" + Self.fileName
         if readOnly { try Self.requireStore(in: directory) }
         let exists = FileSystem.exists(path)
@@ -132,7 +135,7 @@ package final class CounterStore {
             for file in [path, path + "-wal", path + "-shm"] { FileSystem.restrictMode(file, to: Self.fileMode) }
         }
         do {
-            database = try SQLiteDatabase(path: path, readOnly: readOnly, create: !readOnly)
+            database = try SQLiteDatabase(path: path, readOnly: readOnly, create: !readOnly, walIndexDirectory: walIndexDirectory)
         } catch {
             throw .sqlite(error)
         }
