@@ -39,7 +39,7 @@ DEB_DIR ?= $(CURDIR)/.build/deb
 DEB_ARCH = $$(dpkg --print-architecture)
 DEB_FILE = $(DEB_DIR)/ifmeter_$(VERSION)-$(DEB_REVISION)_$(DEB_ARCH).deb
 
-.PHONY: all deps test-deps bench-deps install-packages build release deb test soak fuzz asan bench memory link-order run install uninstall clean
+.PHONY: all deps test-deps bench-deps install-packages build release deb test soak fuzz fuzz-check asan bench memory link-order run install uninstall clean
 
 all: build
 
@@ -111,7 +111,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_SOURCES := $(wildcard Sources/IfmeterCore/Config/*.swift) $(wildcard Sources/IfmeterCore/Classify/*.swift) \
 	Sources/IfmeterCore/System/FileSystem.swift Sources/IfmeterCore/System/Arguments.swift Sources/IfmeterAccounting/LinkSample.swift \
 	Sources/IfmeterCore/Model/InterfaceName.swift \
-	$(wildcard Sources/IfmeterCore/Time/*.swift) Sources/IfmeterCore/Text/Units.swift \
+	$(wildcard Sources/IfmeterCore/Time/*.swift) Sources/IfmeterCore/Text/Units.swift Sources/IfmeterAccounting/CounterStep.swift \
 	Sources/IfmeterCore/Report/InterfaceSelection.swift Sources/IfmeterCore/Report/GraphKind.swift \
 	Sources/ifmeter/Command.swift Sources/ifmeter/CommandTable.swift
 
@@ -120,13 +120,23 @@ FUZZ_SOURCES := $(wildcard Sources/IfmeterCore/Config/*.swift) $(wildcard Source
 STORE_FUZZ_SOURCES := $(filter-out Sources/IfmeterCore/Kernel/Netlink.swift Sources/IfmeterCore/Kernel/InterfaceAddresses.swift \
 	Sources/IfmeterCore/Daemon/Daemon.swift Sources/IfmeterCore/System/ServiceManager.swift Sources/IfmeterCore/Kernel/ProcessContext.swift, \
 	$(wildcard Sources/IfmeterCore/*/*.swift)) $(wildcard Sources/IfmeterAccounting/*.swift) Sources/IfmeterCore/Version.swift
+PARSER_FUZZ_BUILD = -parse-as-library -module-name IfmeterFuzz -package-name ifmeter $(FUZZ_SOURCES) Fuzz/ParserFuzzer.swift
+STORE_FUZZ_BUILD = -parse-as-library -module-name IfmeterFuzz -package-name ifmeter -D IFMETER_FUZZ \
+	-I Sources/CSQLite -I Sources/CZlib -I Sources/CWALIndex/include \
+	$(STORE_FUZZ_SOURCES) Tests/IfmeterCoreTests/Support/StoreFuzzHarness.swift Fuzz/StoreFuzzer.swift
 fuzz: deps
 	mkdir -p .build/fuzz
-	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name IfmeterFuzz -package-name ifmeter $(FUZZ_SOURCES) Fuzz/ParserFuzzer.swift -o .build/fuzz/parsers
+	swiftc -O -sanitize=fuzzer,address $(PARSER_FUZZ_BUILD) -o .build/fuzz/parsers
 	.build/fuzz/parsers -artifact_prefix=.build/fuzz/ -max_total_time=$(FUZZ_SECONDS) -max_len=8192 Tests/IfmeterCoreTests/Corpus/config
-	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name IfmeterFuzz -package-name ifmeter -D IFMETER_FUZZ -I Sources/CSQLite -I Sources/CZlib \
-	  $(STORE_FUZZ_SOURCES) Tests/IfmeterCoreTests/Support/StoreFuzzHarness.swift Fuzz/StoreFuzzer.swift -o .build/fuzz/store
+	clang -c -O1 -fsanitize=fuzzer-no-link,address -I Sources/CWALIndex/include Sources/CWALIndex/walindex.c -o .build/fuzz/walindex.o
+	swiftc -O -sanitize=fuzzer,address $(STORE_FUZZ_BUILD) .build/fuzz/walindex.o -o .build/fuzz/store
 	.build/fuzz/store -artifact_prefix=.build/fuzz/ -max_total_time=$(FUZZ_SECONDS) -max_len=600 Tests/IfmeterCoreTests/Corpus/store
+
+# Part of `make test`: both fuzzers' sources type-check, so a source list
+# that falls behind the code fails at once, not at the next `make fuzz`.
+fuzz-check: deps
+	swiftc -typecheck $(PARSER_FUZZ_BUILD)
+	swiftc -typecheck $(STORE_FUZZ_BUILD)
 
 # The whole suite under AddressSanitizer (the daemons and CLIs it starts
 # too). Leak checking is off for the test runner, whose harness leaks inside
@@ -196,7 +206,7 @@ uninstall:
 
 # The package is built first: the real-systemd test (Tests/systemd) boots
 # systemd in a private namespace and installs it there.
-test: test-deps deb
+test: test-deps deb fuzz-check
 	$(SWIFT) build --build-tests
 	# Two golden tests set TZ=UTC for the whole process: every test starts
 	# in it, so none running beside them sees the zone change under it.

@@ -1,5 +1,3 @@
-import IfmeterAccounting
-
 /// Records a store commit writes together (a journal's, between two
 /// prunes), and which of their writes a later record among them overwrites,
 /// so that only the last is written.
