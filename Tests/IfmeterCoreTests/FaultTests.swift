@@ -211,6 +211,38 @@ struct FaultTests {
         #expect(FileManager.default.fileExists(atPath: moved + "/ifmeter.db"))
     }
 
+    /// A FIFO or a directory where the store file should be: SQLite would
+    /// open a FIFO and wait for a writer forever. Every command that opens
+    /// the store, and the daemon, say so in one line naming it (exit 65), at
+    /// once, and leave it as it is. A store reached through a symlink is
+    /// still read.
+    @Test(arguments: ["fifo", "directory"])
+    func aFIFOOrADirectoryAsTheStoreIsRefusedNotWaitedOn(_ kind: String) throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.runOnce()
+        let path = daemon.stateDirectory + "/ifmeter.db"
+        let elsewhere = daemon.directory.appendingPathComponent("elsewhere.db").path
+        #expect(rename(path, elsewhere) == 0)
+        let planted: FileSystem.NonFile = kind == "fifo" ? .fifo : .directory
+        #expect((kind == "fifo" ? mkfifo(path, 0o640) : mkdir(path, 0o750)) == 0)
+        let ifmeter = [TestEnvironment.binary("ifmeter"), "--config", daemon.configPath, "--state-dir", daemon.stateDirectory]
+        let ifmeterd = [TestEnvironment.binary("ifmeterd"), "--config", daemon.configPath, "--state-dir", daemon.stateDirectory, "--once"]
+        let commands = [["status"], ["days"], ["events"], ["export"], ["graph", "--svg", "-"], ["forget", "tun0"]].map { ifmeter + $0 } + [ifmeterd]
+        for command in commands {
+            let result = try daemon.namespace.run(["timeout", "-s", "KILL", "10"] + command)
+            let program = command[0].split(separator: "/").last.map(String.init) ?? ""
+            #expect(result.status == ExitCode.dataError.rawValue, "\(command.dropFirst(5)): \(result.standardError)")
+            #expect(result.standardError == "\(program): \(path): \(planted), not an ifmeter store (left untouched; move it aside to start a new one)\n",
+                    "\(command.dropFirst(5))")
+        }
+        #expect(FileSystem.nonFileKind(path) == planted)
+        // A symbolic link to a store file is read, as before.
+        #expect((kind == "fifo" ? unlink(path) : rmdir(path)) == 0)
+        #expect(symlink(elsewhere, path) == 0)
+        let status = try daemon.namespace.run(ifmeter + ["status"])
+        #expect(status.status == 0, "\(status.standardError)")
+    }
+
     @Test func aReadOnlyStateDirectoryIsAOneLineError() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         let disk = try SmallDisk(at: daemon.stateDirectory, size: "1m")

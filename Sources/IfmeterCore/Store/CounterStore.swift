@@ -20,6 +20,9 @@ package enum StoreError: Error, Sendable, CustomStringConvertible {
     case groupNotYetInForce(path: String, group: String)
     /// The store file is a symbolic link, which no writer follows.
     case symbolicLink(path: String)
+    /// A FIFO, directory, device or socket at the store's path (or at its
+    /// `-wal` or `-shm`), which SQLite would wait on or fail oddly on.
+    case notAFile(path: String, kind: FileSystem.NonFile)
 
     package var description: String {
         switch self {
@@ -27,6 +30,7 @@ package enum StoreError: Error, Sendable, CustomStringConvertible {
         case .newerSchema(let path, let found, let supported):
             "\(path): store schema version \(found) is newer than this ifmeter supports (\(supported)); upgrade ifmeter, the store was left untouched"
         case .notAStore(let path): "\(path): not an ifmeter store (left untouched; move it aside to start a new one)"
+        case .notAFile(let path, let kind): "\(path): \(kind), not an ifmeter store (left untouched; move it aside to start a new one)"
         case .unexpectedSchema(let path, let version, let detail):
             "\(path): the store's tables are not those of ifmeter's schema version \(version) (\(detail)); left as it is, see README 'Recovery'"
         case .permissionDenied(let path, "?"):
@@ -52,7 +56,7 @@ package enum StoreError: Error, Sendable, CustomStringConvertible {
         case .missing: .noInput
         case .permissionDenied, .groupNotYetInForce: .noPermission
         case .symbolicLink: .cannotCreate
-        case .newerSchema, .notAStore, .unexpectedSchema, .invalidValue: .dataError
+        case .newerSchema, .notAStore, .notAFile, .unexpectedSchema, .invalidValue: .dataError
         case .sqlite(let error):
             if error.isCorrupt { .dataError } else if error.isReadOnly || error.isCannotOpen || error.isFull { .cannotCreate } else { .ioError }
         }
@@ -121,13 +125,21 @@ package final class CounterStore {
     package init(directory: String, readOnly: Bool = false, walIndexDirectory: String? = nil) throws(StoreError) {
         path = directory + "/" + Self.fileName
         if readOnly { try Self.requireStore(in: directory) }
+        // Never written through a symbolic link: the store would be
+        // created wherever it points, at whatever mode. (Not SQLite's
+        // NOFOLLOW, which also refuses a state directory reached through
+        // one, as /var/lib/ifmeter moved to a larger disk is.) A reader
+        // follows one, as it always did.
+        if !readOnly && FileSystem.isSymbolicLink(path) { throw .symbolicLink(path: path) }
+        // Here, once, for the daemon and every command: SQLite would open a
+        // FIFO and block in its first read, waiting for a writer forever,
+        // and fail on a directory with an I/O error that names nothing.
+        // Checked with stat, which opens nothing.
+        for file in [path, path + "-wal", path + "-shm"] {
+            if let kind = FileSystem.nonFileKind(file, followingSymbolicLinks: true) { throw .notAFile(path: file, kind: kind) }
+        }
         let exists = FileSystem.exists(path)
         if !readOnly {
-            // Never written through a symbolic link: the store would be
-            // created wherever it points, at whatever mode. (Not SQLite's
-            // NOFOLLOW, which also refuses a state directory reached
-            // through one, as /var/lib/ifmeter moved to a larger disk is.)
-            if FileSystem.isSymbolicLink(path) { throw .symbolicLink(path: path) }
             // Created at its final mode, so no other user can open it even
             // for the moment before a chmod; SQLite gives -wal and -shm the
             // mode of the database file.

@@ -127,9 +127,11 @@ package enum FileSystem {
 
     /// What stands at path when it is neither a regular file nor a
     /// symbolic link; nil when it is one of those, or nothing is there.
-    package static func nonFileKind(_ path: String) -> NonFile? {
+    /// `followingSymbolicLinks`: what a link there leads to instead (nil
+    /// for a dangling one). Never opens the path: a FIFO is not waited on.
+    package static func nonFileKind(_ path: String, followingSymbolicLinks: Bool = false) -> NonFile? {
         var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
+        guard (followingSymbolicLinks ? stat(path, &info) : lstat(path, &info)) == 0 else { return nil }
         switch info.st_mode & S_IFMT {
         case S_IFREG, S_IFLNK: return nil
         case S_IFDIR: return .directory
