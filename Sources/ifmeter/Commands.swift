@@ -331,6 +331,13 @@ enum Commands {
         if path != "-", let clash = taken.first(where: { FileSystem.sameFile($0, path) }) {
             throw .usage(CommandLineError("--svg \(path): the same file as \(clash), which ifmeter keeps; choose a file of its own", command: .graph))
         }
+        // Nor over the configuration in use, by whatever spelling: the
+        // next start would fail on a picture.
+        let configuration = context.configPath
+        if path != "-", FileSystem.exists(configuration), FileSystem.sameFile(configuration, path) {
+            throw .cannotWrite(SystemError(
+                "replace", path: path, errno: EEXIST, explanation: "the configuration file in use (\(configuration)), left untouched; choose a file of its own"))
+        }
         let store = try context.openStore()
         let now = context.now
         let additions = try liveAdditions(store, context, now: now)

@@ -59,8 +59,9 @@ package final class Daemon {
     private var meter: Meter
     private var metrics: MetricsFile?
     private let journalPath: String
-    /// The store, its WAL, index, lock and pid file: no other output may land on them.
-    private let storeFiles: [String]
+    /// The store, its WAL, index, lock and pid file, and the configuration
+    /// file in use: no output may land on them. Found once, at start.
+    private let ownFiles: [String]
     /// Where life changes wait for the next store commit; nil when it could
     /// not be written (they then go straight to the store).
     private var journal: CommitJournal?
@@ -146,23 +147,55 @@ package final class Daemon {
             queueOutlivesProcess: eventSocketWasKept, sampleInterval: configuration.sampleInterval)
         meter = Meter(bootID: bootID, namespace: namespace, width: linkSource.counterWidth, policy: Meter.Policy(configuration))
         journalPath = configuration.resolvedJournalFile(stateDirectory: stateDirectory)
-        storeFiles = CounterStore.stateFiles(in: stateDirectory)
-        metrics = try Self.metricsFile(configuration.metricsFile, taken: storeFiles + [journalPath])
-        // A journal is emptied and rewritten: it must never be a file the daemon keeps for something else.
-        let taken = storeFiles + [configuration.metricsFile].compactMap { $0 }
-        if let clash = taken.first(where: { FileSystem.sameFile($0, journalPath) }) {
-            throw DaemonStartError(message: "JournalFile=\(journalPath): the same file as \(clash); choose a file of its own", exitCode: .config)
+        // The configuration only when it is a file: `--config /dev/null` is no file of ours.
+        let configurationFile = [options.configurationPath].compactMap { $0 }.filter {
+            FileSystem.exists($0) && FileSystem.nonFileKind($0, followingSymbolicLinks: true) == nil
         }
-        // A directory or device named by mistake (the state directory,
-        // /dev/null) is refused before anything could move or write it.
-        if let kind = FileSystem.nonFileKind(journalPath) {
-            throw DaemonStartError(
-                message: "JournalFile=\(journalPath): \(kind), not a journal file; left untouched: name a file of its own", exitCode: .config)
+        ownFiles = CounterStore.stateFiles(in: stateDirectory) + configurationFile
+        metrics = try Self.metricsFile(configuration.metricsFile, taken: ownFiles + [journalPath])
+        // A journal is emptied and rewritten: it must never be a file the
+        // daemon keeps for something else. A directory, device, FIFO or
+        // socket named by mistake (the state directory, /dev/null) is
+        // refused before anything could move or write it.
+        try Self.checkOutputPath(
+            journalPath, key: "JournalFile=", purpose: "journal", refusing: [.directory, .device, .fifo, .socket],
+            taken: ownFiles + [configuration.metricsFile].compactMap { $0 })
+    }
+
+    /// The one check of a path the daemon writes besides its store
+    /// (`MetricsFile=`, `JournalFile=`), at start and for a metrics file a
+    /// reload names: the same rules, messages and exit codes for both.
+    /// Refused (exit 78): one of `taken` (the daemon's own files) by any
+    /// spelling, as the same device and inode; one of `kinds` standing
+    /// there; a place among the kernel's files (/dev but /dev/shm, /proc,
+    /// /sys), also reached through a symlinked directory, where a journal
+    /// had written its header into a link's alias
+    /// (/sys/class/net/LINK/ifalias) and a metrics file had been made in
+    /// /dev. A directory that does not exist is exit 73.
+    static func checkOutputPath(
+        _ path: String, key: String, purpose: String, refusing kinds: [FileSystem.NonFile], taken: [String]
+    ) throws(DaemonStartError) {
+        if let clash = taken.first(where: { FileSystem.sameFile($0, path) }) {
+            throw DaemonStartError(message: "\(key)\(path): the same file as \(clash); choose a file of its own", exitCode: .config)
         }
-        let journalDirectory = FileSystem.directoryName(journalPath)
-        guard FileSystem.isDirectory(journalDirectory) else {
-            throw DaemonStartError(message: "\(journalPath): journal directory \(journalDirectory) does not exist", exitCode: .cannotCreate)
+        if let kind = FileSystem.nonFileKind(path), kinds.contains(kind) {
+            throw DaemonStartError(message: "\(key)\(path): \(kind), not a file; left untouched: name a file of its own", exitCode: .config)
         }
+        let directory = FileSystem.directoryName(path)
+        if let root = kernelFileSystem(holding: FileSystem.resolvedPath(directory) ?? directory) {
+            throw DaemonStartError(message: "\(key)\(path): in \(root), among the kernel's files; choose a file of its own elsewhere", exitCode: .config)
+        }
+        guard FileSystem.isDirectory(directory) else {
+            throw DaemonStartError(message: "\(path): \(purpose) directory \(directory) does not exist", exitCode: .cannotCreate)
+        }
+    }
+
+    /// The kernel's tree (/dev, /proc, /sys) that `directory` (resolved) is
+    /// in, if any. /dev/shm is a tmpfs for anyone's files.
+    private static func kernelFileSystem(holding directory: String) -> String? {
+        func isIn(_ root: String) -> Bool { directory == root || directory.hasPrefix(root + "/") }
+        if isIn("/dev/shm") { return nil }
+        return ["/dev", "/proc", "/sys"].first(where: isIn)
     }
 
     /// The name the event socket is kept under in the service manager.
@@ -217,21 +250,14 @@ package final class Daemon {
     }
 
     /// The metrics file is replaced after every sample: on one of `taken`
-    /// (the store's own files) it would put a text file over the store.
+    /// (the store's own files, the configuration, the journal) it would put
+    /// a text file over it. Each write replaces the file by a rename, which
+    /// would replace a device too: refused here, once, rather than at each
+    /// sample. A FIFO or socket, holding nothing, is replaced (a shared
+    /// textfile directory: README 'Security').
     private static func metricsFile(_ path: String?, taken: [String]) throws(DaemonStartError) -> MetricsFile? {
         guard let path else { return nil }
-        if let clash = taken.first(where: { FileSystem.sameFile($0, path) }) {
-            throw DaemonStartError(message: "MetricsFile=\(path): the same file as \(clash); choose a file of its own", exitCode: .config)
-        }
-        // Each write replaces the file by a rename, which would replace a
-        // device too: refused here, once, rather than at each sample.
-        if let kind = FileSystem.nonFileKind(path), kind == .device {
-            throw DaemonStartError(message: "MetricsFile=\(path): \(kind), not a file; left untouched: name a file of its own", exitCode: .config)
-        }
-        let directory = FileSystem.directoryName(path)
-        guard FileSystem.isDirectory(directory) else {
-            throw DaemonStartError(message: "\(path): metrics directory \(directory) does not exist", exitCode: .cannotCreate)
-        }
+        try checkOutputPath(path, key: "MetricsFile=", purpose: "metrics", refusing: [.device], taken: taken)
         return MetricsFile(path: path)
     }
 
@@ -856,7 +882,7 @@ package final class Daemon {
         let metricsMoved = reloaded.metricsFile != configuration.metricsFile
         if metricsMoved {
             do {
-                metrics = try Self.metricsFile(reloaded.metricsFile, taken: storeFiles + [journalPath])
+                metrics = try Self.metricsFile(reloaded.metricsFile, taken: ownFiles + [journalPath])
                 configuration.metricsFile = reloaded.metricsFile
                 metricsWrites.reset()
             } catch {

@@ -141,6 +141,14 @@ package enum FileSystem {
         }
     }
 
+    /// The absolute path with every symbolic link, `.` and `..` resolved
+    /// (realpath(3)); nil when some part of it does not exist.
+    package static func resolvedPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     /// Whether path is a directory (following symlinks).
     package static func isDirectory(_ path: String) -> Bool {
         var info = stat()
