@@ -215,4 +215,28 @@ struct GraphCommandTests {
         #expect(onFIFO.status == 0, "\(onFIFO.standardError)")
         #expect(FileSystem.nonFileKind(fifo) == nil)
     }
+
+    /// `--svg dir/` (a trailing slash), `--svg dir` naming a directory, or
+    /// `--svg missing/`: one line, exit 73, and nothing written in or
+    /// beside it (`dir/` had been taken as the file `dir` inside `dir`).
+    @Test func aDirectoryIsNeverTheGraphsFile() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.runOnce()
+        let directory = daemon.directory.appendingPathComponent("pictures").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        let missing = daemon.directory.appendingPathComponent("missing").path
+        let before = try FileManager.default.contentsOfDirectory(atPath: daemon.directory.path).sorted()
+        for (path, why) in [
+            (directory + "/", "a path ending in / names a directory, not a file"),
+            (directory, "a directory stands there, left untouched"),
+            (missing + "/", "a path ending in / names a directory, not a file"),
+        ] {
+            let result = try daemon.namespace.run([TestEnvironment.binary("ifmeter"), "--state-dir", daemon.stateDirectory, "--config", daemon.configPath,
+                                                   "graph", "--svg", path])
+            #expect(result.status == ExitCode.cannotCreate.rawValue, "\(path): \(result.standardError)")
+            #expect(result.standardError == "ifmeter: \(path): replace: \(why)\n")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty, "\(path)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: daemon.directory.path).sorted() == before, "\(path)")
+        }
+    }
 }

@@ -223,6 +223,42 @@ struct HostileNeighbourTests {
         #expect(XMLParser(data: try Data(contentsOf: URL(fileURLWithPath: svg))).parse())
     }
 
+    /// The directory of a file written atomically swapped for a symlink
+    /// (to a directory holding a device) and back while it is written, as
+    /// someone who may write its parent can: the check of the target, the
+    /// temporary file and the rename all go through one descriptor of the
+    /// directory, so the device the link leads to is never replaced. (By
+    /// path, a check made in one directory let the rename land in the other:
+    /// a root's `graph --svg` then replaced a device in /dev.)
+    @Test func aDirectorySwappedForASymlinkNeverMovesTheWriteElsewhere() throws {
+        let base = try TestEnvironment.temporaryDirectory("swapped")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let out = base.path + "/out", parked = base.path + "/out.real", link = base.path + "/out.link", decoy = base.path + "/decoy"
+        #expect(mkdir(out, 0o755) == 0 && mkdir(decoy, 0o755) == 0 && symlink(decoy, link) == 0)
+        #expect(mknod(decoy + "/null", S_IFCHR | 0o666, dev_t(1 << 8 | 3)) == 0)  // 1:3, as /dev/null
+        let stop = base.path + "/stop"
+        let stopped = DispatchSemaphore(value: 0)
+        // `out`: the directory, nothing, the symlink, nothing, and again.
+        Thread {
+            while access(stop, F_OK) != 0 {
+                rename(out, parked)
+                rename(link, out)
+                rename(out, link)
+                rename(parked, out)
+            }
+            stopped.signal()
+        }.start()
+        var written = 0
+        let deadline = Date().addingTimeInterval(3)
+        while Date() < deadline && FileSystem.nonFileKind(decoy + "/null") == .device {
+            if (try? FileSystem.writeAtomically(Array("<svg/>\n".utf8), to: out + "/null")) != nil { written += 1 }
+        }
+        #expect(FileManager.default.createFile(atPath: stop, contents: nil))
+        stopped.wait()
+        #expect(FileSystem.nonFileKind(decoy + "/null") == .device, "the device behind the symlink was replaced")
+        #expect(written > 0)
+    }
+
     /// `graph --svg` renames its picture over PATH: named on the store it
     /// reads (or the journal beside it), that would be the store gone. Also
     /// spelt otherwise, for a file a stopped daemon leaves no trace of (its

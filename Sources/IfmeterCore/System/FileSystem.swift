@@ -132,7 +132,13 @@ package enum FileSystem {
     package static func nonFileKind(_ path: String, followingSymbolicLinks: Bool = false) -> NonFile? {
         var info = stat()
         guard (followingSymbolicLinks ? stat(path, &info) : lstat(path, &info)) == 0 else { return nil }
-        switch info.st_mode & S_IFMT {
+        return nonFileKind(mode: info.st_mode)
+    }
+
+    /// What a file of stat's `mode` is, when neither a regular file nor a
+    /// symbolic link.
+    private static func nonFileKind(mode: mode_t) -> NonFile? {
+        switch mode & S_IFMT {
         case S_IFREG, S_IFLNK: return nil
         case S_IFDIR: return .directory
         case S_IFIFO: return .fifo
@@ -486,6 +492,10 @@ extension FileSystem {
 }
 
 extension FileSystem {
+    /// O_PATH, which Swift's Glibc module leaves out (a _GNU_SOURCE flag):
+    /// 010000000 on every architecture Swift runs on (asm-generic/fcntl.h).
+    private static let openPathOnly: Int32 = 0o10000000
+
     /// Replaces path's contents atomically for readers that poll it (like
     /// node_exporter's textfile collector): a temporary file beside it whose
     /// name does not end like the target's, given `mode` whatever the umask,
@@ -501,21 +511,42 @@ extension FileSystem {
     /// (a symlink, a FIFO, a directory at a guessed name) is written
     /// through, waited on or stands in the way; a name already taken is
     /// skipped, never removed.
+    ///
+    /// The directory is opened once, and the check of the target, the
+    /// temporary file, the rename and the directory's fsync all go through
+    /// that descriptor (fstatat, openat, renameat): by path, a directory
+    /// swapped for a symlink between the check and the rename (by anyone
+    /// who may write its parent) moved the rename into the directory the
+    /// link names, over a device the check never saw (a root's `graph
+    /// --svg` into /dev). Messages name `path` as given.
     package static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644, synced: Bool = true) throws {
-        // The rename would replace a device as it replaces a file (`--svg
-        // /dev/null` as root: the system's /dev/null). A FIFO or socket
-        // holds nothing to lose, and one planted in a shared directory must
-        // not stop the writer; a directory it cannot replace.
-        if let kind = nonFileKind(path), kind == .device {
-            throw SystemError("replace", path: path, errno: EEXIST, explanation: "\(kind) stands there, left untouched")
+        // `dir/` names a directory; its last name is no file's name.
+        if path.hasSuffix("/") {
+            throw SystemError("replace", path: path, errno: EISDIR, explanation: "a path ending in / names a directory, not a file")
         }
         let directory = directoryName(path)
         let name = path.split(separator: "/").last.map(String.init) ?? path
+        // O_RDONLY, so that it can be fsynced; a directory this process
+        // may write but not list is still written, through O_PATH, unsynced.
+        var directoryFD = retrying { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        if directoryFD < 0 && errno == EACCES { directoryFD = retrying { open(directory, openPathOnly | O_DIRECTORY | O_CLOEXEC) } }
+        if directoryFD < 0 { throw SystemError("open its directory \(directory)", path: path, errno: errno) }
+        defer { close(directoryFD) }
+        // The rename would replace a device as it replaces a file (`--svg
+        // /dev/null` as root: the system's /dev/null), and cannot replace a
+        // directory (`--svg dir`). A FIFO or socket holds nothing to lose,
+        // and one planted in a shared directory must not stop the writer.
+        var target = stat()
+        if fstatat(directoryFD, name, &target, AT_SYMLINK_NOFOLLOW) == 0, let kind = nonFileKind(mode: target.st_mode),
+            kind == .device || kind == .directory
+        {
+            throw SystemError("replace", path: path, errno: EEXIST, explanation: "\(kind) stands there, left untouched")
+        }
         var temporary = ""
         var fd: Int32 = -1
         for _ in 0..<8 {
-            temporary = "\(directory)/.\(name).\(String(UInt64.random(in: .min ... .max), radix: 16)).tmp"
-            fd = retrying { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
+            temporary = ".\(name).\(String(UInt64.random(in: .min ... .max), radix: 16)).tmp"
+            fd = retrying { openat(directoryFD, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
             if fd >= 0 || errno != EEXIST { break }
         }
         if fd < 0 { throw SystemError("create a temporary file beside it", path: path, errno: errno) }
@@ -526,18 +557,14 @@ extension FileSystem {
             if synced, fsync(fd) != 0 { throw SystemError("fsync", path: path, errno: errno) }
             close(fd)
             fd = -1
-            if rename(temporary, path) != 0 { throw SystemError("rename into place", path: path, errno: errno) }
+            if renameat(directoryFD, temporary, directoryFD, name) != 0 { throw SystemError("rename into place", path: path, errno: errno) }
         } catch {
             if fd >= 0 { close(fd) }
-            unlink(temporary)
+            unlinkat(directoryFD, temporary, 0)
             throw error
         }
-        guard synced else { return }
-        let directoryFD = retrying { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        if directoryFD >= 0 {
-            fsync(directoryFD)
-            close(directoryFD)
-        }
+        // An O_PATH descriptor cannot be fsynced (EBADF): nothing more to do.
+        if synced { fsync(directoryFD) }
     }
 }
 
