@@ -6,8 +6,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -43,6 +45,14 @@ static sqlite3_vfs *unixVFS;
  * (NOFOLLOW): the index would be wherever it points. */
 static int openAnchor(IndexedFile *file) {
     const char *path = sqlite3_filename_database(file->anchorName);
+    // Something else planted at either name (a FIFO would be opened, a
+    // directory fail late): every process then keeps the index beside the
+    // database alike.
+    char index[PATH_MAX];
+    struct stat status;
+    if (snprintf(index, sizeof index, "%s-shm", path) >= (int)sizeof index) return SQLITE_CANTOPEN;
+    if (lstat(path, &status) == 0 && !S_ISREG(status.st_mode)) return SQLITE_CANTOPEN;
+    if (lstat(index, &status) == 0 && !S_ISREG(status.st_mode)) return SQLITE_CANTOPEN;
     int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, file->mode & 0777);
     if (fd >= 0) {
         // open(2) applied the umask; the owner's choice of mode is the rule.

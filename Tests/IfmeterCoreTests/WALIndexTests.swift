@@ -68,6 +68,29 @@ struct WALIndexTests {
         #expect(lines.count == 1 && lines[0].contains("WALIndexDirectory=/nonexistent/ifmeter: no such directory"), "\(lines)")
     }
 
+    /// Something planted where the index would go (a FIFO SQLite would
+    /// open, a directory) is left alone: the index stays beside the store,
+    /// for every process alike, and nothing waits or fails.
+    @Test(arguments: ["fifo", "directory"])
+    func somethingPlantedAtTheIndexIsLeftAlone(kind: String) throws {
+        let runtime = try TestEnvironment.temporaryDirectory("walindex")
+        defer { try? FileManager.default.removeItem(at: runtime) }
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "WALIndexDirectory=\(runtime.path)\n")
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 2, txPackets: 0, size: 500, persist: true)
+        try daemon.runOnce()
+        var store = stat()
+        #expect(stat(daemon.stateDirectory + "/" + CounterStore.fileName, &store) == 0)
+        let index = runtime.path + "/ifmeter-" + String(store.st_dev, radix: 16) + "-" + String(store.st_ino, radix: 16) + ".db-shm"
+        #expect(kind == "fifo" ? mkfifo(index, 0o600) == 0 : mkdir(index, 0o700) == 0)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 3, txPackets: 0, size: 500, persist: true)
+        try daemon.runOnce()
+        let shown = try ifmeter(daemon, ["status", "--json", "--all"])
+        #expect(shown.status == 0, "\(shown.standardError)")
+        #expect(try daemon.storeFile().interfaces().first { $0.name == "tun0" }?.totals.rxBytes == 1_500)
+        var planted = stat()
+        #expect(lstat(index, &planted) == 0 && (planted.st_mode & S_IFMT) == (kind == "fifo" ? S_IFIFO : S_IFDIR))
+    }
+
     /// After a reboot /run is empty until the daemon starts: `ifmeter`
     /// then reads with the index beside the store, as SQLite places it.
     @Test func theCLIReadsWhileTheDirectoryIsMissing() throws {
