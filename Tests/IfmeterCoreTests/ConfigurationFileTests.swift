@@ -57,16 +57,19 @@ import Testing
     static let badFiles: [(text: String, error: String)] = [
         ("[Daemon]\nSampleIntervalSec=fast", "bad.conf:2: SampleIntervalSec=\"fast\": expected seconds from 0.1 to 86400.0"),
         ("[Daemon]\nSampleIntervalSec=0", "bad.conf:2: SampleIntervalSec=\"0\": expected seconds from 0.1 to 86400.0"),
-        ("[Daemon]\nSampelIntervalSec=5", "bad.conf:2: unknown key SampelIntervalSec= in [Daemon]"),
-        ("[Deamon]", "bad.conf:1: unknown section [Deamon] (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets], [Aliases])"),
+        ("[Daemon]\nSampelIntervalSec=5", "bad.conf:2: unknown key \"SampelIntervalSec\"= in [Daemon]"),
+        ("[Deamon]", "bad.conf:1: unknown section \"Deamon\" (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets], [Aliases])"),
+        // A name from a 4 KiB line is shown as far as a person reads it.
+        ("[" + String(repeating: "s", count: 4000) + "]", "bad.conf:1: unknown section \"" + String(repeating: "s", count: 40) + "…\" (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets], [Aliases])"),
         ("[Aliases]\nwwan*=phone", "bad.conf:2: \"wwan*\": an alias names one interface, like wwan0=phone"),
         ("[Aliases]\nwwan0=", "bad.conf:2: wwan0=\"\": an alias is 1 to 32 printable characters"),
-        ("SampleIntervalSec=5", "bad.conf:1: SampleIntervalSec= outside any section"),
+        ("SampleIntervalSec=5", "bad.conf:1: \"SampleIntervalSec\"= outside any section"),
+        (String(repeating: "k", count: 4000) + "=1", "bad.conf:1: \"" + String(repeating: "k", count: 40) + "…\"= outside any section"),
         ("[Daemon]\n\nMaxRate=99999999999999999999T", "bad.conf:3: MaxRate=\"99999999999999999999T\": expected bits per second like 100M or 10G"),
         ("[Daemon]\nStateDirectory=relative", "bad.conf:2: StateDirectory=\"relative\": expected an absolute path"),
         ("[Daemon]\nSampleIntervalSec=5\nSampleIntervalSec=6", "bad.conf:3: SampleIntervalSec= set twice in [Daemon]"),
         ("[Classes]\ntun*=tunnel\nwg*=tunnel\ntun*=wifi", "bad.conf:4: tun*= set twice in [Classes]; the first wins, this line would never apply"),
-        ("[Daemon]\n" + String(repeating: "k", count: 4000) + "=1", "bad.conf:2: unknown key " + String(repeating: "k", count: 64) + "...= in [Daemon]"),
+        ("[Daemon]\n" + String(repeating: "k", count: 4000) + "=1", "bad.conf:2: unknown key \"" + String(repeating: "k", count: 40) + "…\"= in [Daemon]"),
         ("[Interfaces]\nWatch=wifi satellite", "bad.conf:2: Watch=: unknown class \"satellite\" (known: wifi cellular tunnel wired other)"),
         ("[Classes]\nppp[0-9=cellular", "bad.conf:2: \"ppp[0-9\": invalid name pattern (unclosed [ or longer than 15 characters of name)"),
         ("[Classes]\nppp*=modem", "bad.conf:2: ppp*=\"modem\": expected wifi, cellular, tunnel, wired, other or ignore"),
@@ -80,6 +83,8 @@ import Testing
         ("[Budgets]\nBillingDay=31", "bad.conf:2: BillingDay=\"31\": expected a whole number from 1 to 28"),
         ("[Budgets]\ncellular=lots", "bad.conf:2: cellular=\"lots\": expected an amount like 20GB (1000-based) or 5GiB (1024-based)"),
         ("[Budgets]\nwwan*=5G", "bad.conf:2: \"wwan*\": a budget names a class (wifi, cellular, tunnel, wired, other) or an interface"),
+        ("[Budgets]\n" + String(repeating: "w", count: 4000) + "=5G", "bad.conf:2: \"" + String(repeating: "w", count: 40) + "…\": a budget names a class (wifi, cellular, tunnel, wired, other) or an interface"),
+        ("[Budgets]\n" + String(repeating: "w", count: 4000) + "=lots", "bad.conf:2: \"" + String(repeating: "w", count: 40) + "…\": a budget names a class (wifi, cellular, tunnel, wired, other) or an interface"),
     ]
 
     @Test(arguments: badFiles)
@@ -98,7 +103,7 @@ import Testing
         #expect {
             _ = try ConfigurationFile.parse("[Daemon]\r\n\r\nBogus=1\r\n", path: "dos.conf")
         } throws: { error in
-            (error as? ConfigurationError)?.description == "dos.conf:3: unknown key Bogus= in [Daemon]"
+            (error as? ConfigurationError)?.description == "dos.conf:3: unknown key \"Bogus\"= in [Daemon]"
         }
     }
 

@@ -69,7 +69,7 @@ package enum ConfigurationFile {
                 guard line.hasSuffix("]"), line.count > 2 else { throw fail("malformed section header \(quoted(line))") }
                 let name = String(line.dropFirst().dropLast())
                 guard ["Daemon", "Interfaces", "Classes", "Retention", "Budgets", "Aliases"].contains(name) else {
-                    throw fail("unknown section [\(name)] (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets], [Aliases])")
+                    throw fail("unknown section \(quoted(name)) (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets], [Aliases])")
                 }
                 section = name
                 continue
@@ -77,7 +77,7 @@ package enum ConfigurationFile {
             guard let equals = line.firstIndex(of: "=") else { throw fail("expected Key=Value, got \(quoted(line))") }
             let key = line[..<equals].trimmingWhitespace()
             let value = line[line.index(after: equals)...].trimmingWhitespace()
-            guard let section else { throw fail("\(key)= outside any section") }
+            guard let section else { throw fail("\(quoted(key))= outside any section") }
             guard !key.isEmpty else { throw fail("empty key") }
             // In [Classes] the first match wins: a glob given again would
             // never apply, whatever it says.
@@ -136,10 +136,7 @@ package enum ConfigurationFile {
             c.aliases[name] = alias
         case ("Retention", "MonthlyMonths"): c.retention.monthlyMonths = Int(try count(value, key: key, range: 0...100_000))
         case ("Retention", "YearlyYears"): c.retention.yearlyYears = Int(try count(value, key: key, range: 0...10_000))
-        default:
-            // Named as far as a person reads it: the line may be 4 KiB long.
-            let shown = key.count > 64 ? key.prefix(64) + "..." : key
-            throw Message(text: "unknown key \(shown)= in [\(section)]")
+        default: throw Message(text: "unknown key \(quoted(key))= in [\(section)]")
         }
     }
 
@@ -181,14 +178,18 @@ package enum ConfigurationFile {
     /// A budget for a class (`cellular=20GB`) or an interface (`wwan0=5GiB`).
     static func budget(target typed: String, value: String) throws(Message) -> Budget {
         let target = InterfaceClass(rawValue: typed) != nil ? typed : InterfaceName.fromUser(typed)
+        let interfaceClass = InterfaceClass(rawValue: target)
+        // The key is judged first, as an alias's name: the amount's error
+        // then names a class or an interface, never a 4 KiB line.
+        guard interfaceClass != nil
+            || ((InterfaceName.decode(target)?.count ?? .max) <= 15 && isValidGlob(target) && !target.contains(where: { "*?[".contains($0) }))
+        else {
+            throw Message(text: "\(quoted(target)): a budget names a class (\(InterfaceClass.allCases.map(\.rawValue).joined(separator: ", "))) or an interface")
+        }
         guard let bytes = byteAmount(value), bytes > 0, let decimal = isDecimalAmount(value) else {
             throw Message(text: "\(target)=\(quoted(value)): expected an amount like 20GB (1000-based) or 5GiB (1024-based)")
         }
-        if let interfaceClass = InterfaceClass(rawValue: target) { return Budget(target: .interfaceClass(interfaceClass), bytes: bytes, decimal: decimal) }
-        guard (InterfaceName.decode(target)?.count ?? .max) <= 15, isValidGlob(target), !target.contains(where: { "*?[".contains($0) }) else {
-            throw Message(text: "\(quoted(target)): a budget names a class (\(InterfaceClass.allCases.map(\.rawValue).joined(separator: ", "))) or an interface")
-        }
-        return Budget(target: .interface(target), bytes: bytes, decimal: decimal)
+        return Budget(target: interfaceClass.map { .interfaceClass($0) } ?? .interface(target), bytes: bytes, decimal: decimal)
     }
 
     /// Whether an amount byteAmount accepted is written in powers of 1000
@@ -284,6 +285,8 @@ package enum ConfigurationFile {
         return line
     }
 
+    /// Text from the file as an error shows it: quoted, as far as a person
+    /// reads it (a line may be 4 KiB long), control characters as `?`.
     static func quoted(_ text: some StringProtocol) -> String {
         let limit = 40
         let shown = text.count > limit ? text.prefix(limit) + "…" : Substring(text)
