@@ -112,6 +112,65 @@ import Testing
 
     let ifmeterd = TestEnvironment.binary("ifmeterd")
 
+    /// What a boot id may be: the kernel's UUID, and the ids a container or
+    /// test writes in its place (`_`, `.`, `:` included).
+    @Test(arguments: [
+        "3f1c9a52-8d4e-4b7a-9c0f-2e6d5a1b7c84\n", "3f1c9a52-8d4e-4b7a-9c0f-2e6d5a1b7c84", "test-boot-1\n", "host_1.boot:7\n",
+        "vm.example:boot_2", String(repeating: "a", count: 64) + "\n",
+    ])
+    func bootIDsAccepted(_ content: String) throws {
+        let directory = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("boot_id").path
+        try content.write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(try BootID.read(from: path) == content.filter { $0 != "\n" })
+    }
+
+    @Test func theKernelsBootIDIsAccepted() throws {
+        let text = try #require(try FileSystem.readText(BootID.defaultPath))
+        #expect(text.hasSuffix("\n"))
+        #expect(try BootID.read(from: BootID.defaultPath) == String(text.dropLast()))
+    }
+
+    static let notBootIDs: [(label: String, content: String)] = [
+        ("empty", "\n"),
+        ("65 characters", String(repeating: "a", count: 65) + "\n"),
+        ("a space", "boot 1\n"),
+        ("a slash", "boot/1\n"),
+        ("two lines", "boot-1\nboot-2\n"),
+    ]
+
+    @Test(arguments: notBootIDs)
+    func bootIDsRefused(_ testCase: (label: String, content: String)) throws {
+        let directory = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("boot_id").path
+        try testCase.content.write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(throws: (any Error).self) { try BootID.read(from: path) }
+    }
+
+    /// A BootIDPath= that cannot hold a boot id: a regular file too large
+    /// for one holds wrong data (65); a device or FIFO is no input (66).
+    /// One line each, and nothing waits on it for long.
+    @Test(arguments: [("regular file of 257 bytes", ExitCode.dataError), ("regular file of 4 KiB", .dataError), ("device", .noInput), ("fifo", .noInput)])
+    func bootIDPathsRefusedAtStart(_ testCase: (kind: String, code: ExitCode)) throws {
+        let directory = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var path = directory.appendingPathComponent("boot_id").path
+        switch testCase.kind {
+        case "regular file of 257 bytes": try (String(repeating: "a", count: 256) + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        case "regular file of 4 KiB": try String(repeating: "root:x:0:0:root:/root:/bin/bash\n", count: 128).write(toFile: path, atomically: true, encoding: .utf8)
+        case "device": path = "/dev/zero"
+        default: #expect(mkfifo(path, 0o600) == 0)
+        }
+        let config = directory.appendingPathComponent("ifmeter.conf").path
+        try "[Daemon]\nBootIDPath=\(path)\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let result = try runProcess("/usr/bin/timeout", ["-s", "KILL", "20", ifmeterd, "--config", config, "--state-dir", directory.path + "/state", "--once"])
+        #expect(result.status == testCase.code.rawValue, "\(result.standardError)")
+        #expect(result.standardError.hasPrefix("ifmeterd: cannot read the boot id: \(path): "), "\(result.standardError)")
+        #expect(result.standardError.split(separator: "\n").count == 1, "\(result.standardError)")
+    }
+
     /// `make run` keeps its store in ./state; `ifmeter` run from there, with
     /// nothing naming a store, reads it instead of saying "no store yet".
     @Test(.enabled(if: !FileManager.default.fileExists(atPath: "/var/lib/ifmeter/ifmeter.db"), "an installed store takes precedence"))
@@ -198,8 +257,8 @@ import Testing
         // Some other file is no boot id: refused, not stored in every row.
         try "[Daemon]\nBootIDPath=/etc/passwd\n".write(toFile: config, atomically: true, encoding: .utf8)
         let notABootID = try runProcess(ifmeterd, ["--config", config, "--state-dir", state, "--once"])
-        #expect(notABootID.status == ExitCode.noInput.rawValue)
-        #expect(notABootID.standardError.hasPrefix("ifmeterd: cannot read the boot id: /etc/passwd: read boot id: not a boot id"), "\(notABootID.standardError)")
+        #expect(notABootID.status == ExitCode.dataError.rawValue)
+        #expect(notABootID.standardError.hasPrefix("ifmeterd: cannot read the boot id: /etc/passwd: "), "\(notABootID.standardError)")
         #expect(notABootID.standardError.split(separator: "\n").count == 1)
 
         let notADirectory = try runProcess(ifmeterd, ["--state-dir", config + "/state", "--once"])

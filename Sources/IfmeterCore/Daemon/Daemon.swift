@@ -121,7 +121,10 @@ package final class Daemon {
         do {
             bootID = try BootID.read(from: configuration.bootIDPath)
         } catch {
-            throw DaemonStartError(message: "cannot read the boot id: \(error)", exitCode: .noInput)
+            // A regular file too large for a boot id holds something else:
+            // wrong data (65), where a device or FIFO is no input (66).
+            let isSomeOtherFile = if case FileSystem.NotARegularFile.tooLarge(_, size: .some, _) = error { true } else { false }
+            throw DaemonStartError(message: "cannot read the boot id: \(error)", exitCode: isSomeOtherFile ? .dataError : .noInput)
         }
         // Checked here, not left to SQLite: where the directory is missing
         // the index would stay beside the store without a word.

@@ -37,16 +37,26 @@ package struct SystemClock: Sendable {
 package enum BootID {
     package static let defaultPath = "/proc/sys/kernel/random/boot_id"
 
+    /// The most a file holding a boot id is read: one line of 64
+    /// characters with room to spare. A larger file is something else (a
+    /// log, /etc/passwd), never read whole.
+    package static let fileLimit = 256
+
+    /// The boot id in the file at `path`: one line (its line break
+    /// dropped), or an error. A regular file past `fileLimit` throws
+    /// `FileSystem.NotARegularFile.tooLarge` with its size: data that is
+    /// wrong, where a device or FIFO is no input at all.
     package static func read(from path: String) throws -> String {
-        guard let text = try FileSystem.readText(path) else { throw SystemError("open", path: path, errno: ENOENT) }
-        let id = text.trimmingWhitespace().filter { $0 != "\n" }
+        guard let text = try FileSystem.readText(path, atMost: fileLimit) else { throw SystemError("open", path: path, errno: ENOENT) }
+        // The kernel ends its line with a break; a second line is no boot id.
+        let id = (text.last == "\n" ? text.dropLast() : Substring(text)).trimmingWhitespace()
         guard !id.isEmpty else { throw SystemError("read boot id (empty)", path: path, errno: EINVAL) }
         // The kernel's is a UUID; a BootIDPath= naming some other file
         // (/etc/passwd) must not become every life's and event's boot id.
         guard id.utf8.count <= 64, id.utf8.allSatisfy(isBootIDByte) else {
             throw SystemError(
                 "read boot id", path: path, errno: EINVAL,
-                explanation: "not a boot id (one line of at most 64 letters, digits and dashes, as \(defaultPath) holds)")
+                explanation: "not a boot id (one line of at most 64 letters, digits, '-', '_', '.' and ':', as \(defaultPath) holds)")
         }
         return id
     }
@@ -54,7 +64,7 @@ package enum BootID {
     private static func isBootIDByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "-"), UInt8(ascii: "_"): true
+             UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: ":"): true
         default: false
         }
     }

@@ -85,8 +85,8 @@ package enum FileSystem {
     }
 
     /// The file as UTF-8 text, or nil when it does not exist.
-    package static func readText(_ path: String) throws -> String? {
-        try readBytes(path).map { String(decoding: $0, as: UTF8.self) }
+    package static func readText(_ path: String, atMost limit: Int = readLimit) throws -> String? {
+        try readBytes(path, atMost: limit).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The target a symbolic link names (readlink(2)), or nil when path is
