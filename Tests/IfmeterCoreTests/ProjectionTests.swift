@@ -91,13 +91,16 @@ import Testing
     }
 
     /// A running day's estimate only while one of the row's links is
-    /// present: a link that is gone carries nothing more.
+    /// present: a link that is gone carries nothing more. A merge adds its
+    /// members each projected on its own, a gone one as it stands.
     static let presence: [(selection: InterfaceSelection, present: Set<String>?, estimated: UInt64?)] = [
         ([], ["tun0"], 24_000),
         ([], [], nil),  // deleted since: what it counted is the day's total
         ([], ["wwan0"], nil),
         ([], nil, 24_000),  // the kernel not read: no way to tell
-        (InterfaceSelection(groups: [["tun0", "tun1"]]), ["tun1"], 48_000),
+        (InterfaceSelection(groups: [["tun0", "tun1"]]), ["tun1"], 25_000),  // tun1's 24,000 and tun0's 1,000 (48,000 when projected as one)
+        (InterfaceSelection(groups: [["tun0", "tun1"]]), ["tun0", "tun1"], 48_000),
+        (InterfaceSelection(groups: [["tun0", "tun1"]]), nil, 48_000),
         (InterfaceSelection(groups: [["tun0", "tun1"]]), ["tun2"], nil),
     ]
 
@@ -111,6 +114,23 @@ import Testing
             .days, buckets: buckets, live: [:], classes: [:], now: day + 3_600, names: testCase.selection, from: .min, to: .max, limit: 10,
             countingSince: ["tun0": 0, "tun1": 0], present: testCase.present)
         #expect(rows.first?.estimated?.rxBytes == testCase.estimated, "\(rows)")
+    }
+
+    /// `days -i wwan0+tun0`: each member is projected from when it was
+    /// counted, not the merge from its earliest member. wwan0, counted all
+    /// day, 1,000 in four hours: 6,000; tun0, counted from 02:00, 1,000 in
+    /// two hours: 11,000 by midnight. As one from 00:00: 12,000.
+    @Test func mergedMembersAreProjectedFromTheirOwnStart() {
+        let day: Int64 = 20_000 * 86_400
+        let buckets = ["wwan0", "tun0"].map {
+            StoredBucket(name: $0, interfaceClass: "other", granularity: .day, start: day, counters: LinkCounters(rxBytes: 1_000), incomplete: nil)
+        }
+        let rows = HistoryReport.rows(
+            .days, buckets: buckets, live: [:], classes: [:], now: day + 4 * 3_600, names: InterfaceSelection(groups: [["wwan0", "tun0"]]),
+            from: .min, to: .max, limit: 10, countingSince: ["wwan0": 0, "tun0": day + 2 * 3_600], present: ["wwan0", "tun0"])
+        #expect(rows.map(\.name) == ["wwan0+tun0"])
+        #expect(rows.first?.counters.rxBytes == 2_000)
+        #expect(rows.first?.estimated?.rxBytes == 17_000, "\(rows)")
     }
 }
 

@@ -59,8 +59,10 @@ package enum HistoryReport {
     /// The rows to show: buckets in [from, to), the live delta added to each
     /// interface's current bucket, filtered by name, the latest `limit` per
     /// interface (or the `limit` largest days overall for `top`). The
-    /// running bucket of a row none of whose links is `present` gets no
-    /// estimate: a link that is gone carries nothing more (nil: unknown).
+    /// running bucket of a link not `present` gets no estimate: a link that
+    /// is gone carries nothing more (nil: unknown). A merge's estimate is
+    /// its members' each projected alone, a gone one's counters as they
+    /// stand; none when no member is projected.
     package static func rows(
         _ kind: Kind, buckets: [StoredBucket], live: [String: LinkCounters], classes: [String: InterfaceClass],
         now: Int64, names: InterfaceSelection, from: Int64, to: Int64, limit: Int, countingSince: [String: Int64] = [:],
@@ -80,26 +82,20 @@ package enum HistoryReport {
                 }
             }
         }
-        rows = names.apply(rows)
-        var counting = countingSince
-        var members: [String: [String]] = [:]
-        for group in names.groups where group.count > 1 {
-            counting[group.joined(separator: "+")] = group.compactMap { countingSince[$0] }.min()
-            members[group.joined(separator: "+")] = group
-        }
-        func stillCounting(_ name: String) -> Bool {
-            guard let present else { return true }
-            return (members[name] ?? [name]).contains(where: present.contains)
-        }
         let end = TimeBuckets.start(of: kind.granularity, -1, before: current)
+        // Before any merge: each interface is projected at its own rate, from
+        // when it was counted, and one that is gone not at all; a merge then
+        // adds its members' estimates (InterfaceSelection.apply). Projected
+        // as one, a tunnel deleted this morning went on at the modem's rate.
         // A retired aggregate grows only when another name retires: no estimate.
         for index in rows.indices
-        where kind != .top && rows[index].start == current && !InterfaceName.isRetired(rows[index].name) && stillCounting(rows[index].name) {
+        where kind != .top && rows[index].start == current && !InterfaceName.isRetired(rows[index].name) && present?.contains(rows[index].name) != false {
             // Scaled from the time counted, as check projects: an interface
             // first seen mid-period is not diluted by time nobody counted.
-            let counted = max(current, counting[rows[index].name] ?? current)
+            let counted = max(current, countingSince[rows[index].name] ?? current)
             rows[index].estimated = estimate(rows[index].counters, elapsed: now - counted, length: end - counted, bucket: end - current)
         }
+        rows = names.apply(rows)
         if kind == .top {
             return Array(rows.sorted { ($0.total, $1.start) > ($1.total, $0.start) }.prefix(limit))
         }
