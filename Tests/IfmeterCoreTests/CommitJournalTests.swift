@@ -797,6 +797,37 @@ struct JournalDaemonTests {
         #expect(try daemon.totals("tun0").rxBytes == 3000)
     }
 
+    /// A `JournalFile=` naming a log of megabytes is judged once: the
+    /// commits that follow, each of which could have opened a journal
+    /// again, do not read it again (measured from /proc/PID/io).
+    @Test func someOtherFileAtTheJournalsPathIsReadOnce() throws {
+        let runtime = try TestEnvironment.temporaryDirectory("runtime")
+        defer { try? FileManager.default.removeItem(at: runtime) }
+        let log = runtime.path + "/daemon.log"
+        let size = 4 << 20
+        let line = "Dec  2 21:34:11 host kernel: a line of some log\n"
+        try FileSystem.write(Array(String(repeating: line, count: size / line.utf8.count + 1).utf8.prefix(size)), to: log)
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "JournalFile=\(log)\n")
+        try daemon.start(interval: 3600, commitInterval: 3600)
+        let pid = try #require(daemon.process?.processIdentifier)
+        func bytesRead() throws -> Int {
+            let io = try String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8)
+            return try #require(io.split(separator: "\n").first { $0.hasPrefix("rchar:") }.flatMap { Int($0.dropFirst(6).trimmingCharacters(in: .whitespaces)) })
+        }
+        let before = try bytesRead()
+        // Each life commits the store directly, where a journal could open again.
+        let commits = 3
+        for life in 1...commits {
+            try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 3, size: 1000)
+            try daemon.waitForLog("vpn0: removed", occurrences: life)
+        }
+        let read = try bytesRead() - before
+        #expect(read < size / 4, "\(read) bytes read over \(commits) commits")
+        #expect(try FileSystem.readBytes(log, atMost: size)?.count == size)
+        #expect(daemon.stop() == 0)
+        #expect(try daemon.totals("vpn0").rxBytes == UInt64(commits) * 3000)
+    }
+
     /// A `JournalFile=` naming a directory (the state directory itself,
     /// say), a device (/dev/null) or a FIFO: the daemon refuses to start, in
     /// one line naming the path (exit 78), and moves or writes nothing.

@@ -68,6 +68,10 @@ package final class Daemon {
     private var journalWrites = RetriedCondition()
     /// Another process held the journal at start: it is left alone.
     private var journalHeldElsewhere = false
+    /// `JournalFile=` names some other file (a log, the store): judged once,
+    /// at start, and never read again. A commit that tried to open the
+    /// journal again read it whole each time (4 MiB a commit for a log).
+    private var journalPathIsSomeOtherFile = false
 
     // Health, for STATUS=, the watchdog and the metrics file.
     /// On the clock that counts a suspend: a laptop that slept past the
@@ -358,6 +362,7 @@ package final class Daemon {
         }
         guard let locked else { return nil }
         if CommitJournal.isSomeOtherFile(locked.previous) {
+            journalPathIsSomeOtherFile = true
             let what = CommitJournal.isSQLiteDatabase(locked.previous) ? "an SQLite database" : "a file that is not an ifmeter journal"
             journalWrites.failed("\(journalPath): JournalFile= names \(what); left untouched, committing life changes to the store directly")
             return nil
@@ -828,8 +833,9 @@ package final class Daemon {
         }
         guard let journal else {
             // Opened again after a failure of its own; never while another
-            // process holds it, whose records are not this daemon's to empty.
-            if journalWrites.isFailing && !journalHeldElsewhere { self.journal = try? openJournal() }
+            // process holds it, whose records are not this daemon's to empty,
+            // nor where some other file stands, already judged.
+            if journalWrites.isFailing && !journalHeldElsewhere && !journalPathIsSomeOtherFile { self.journal = try? openJournal() }
             return
         }
         do {
