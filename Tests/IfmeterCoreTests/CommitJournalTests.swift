@@ -630,8 +630,8 @@ struct JournalDaemonTests {
     }
 
     /// A directory put at the journal's path while the daemon runs is not
-    /// moved: the records wait in memory for the store commit, which a stop
-    /// makes, and the directory stays where it was put.
+    /// moved: what the journal held is committed to the store at the next
+    /// sample, and the directory stays where it was put.
     @Test func aDirectoryPutAtTheJournalsPathIsLeftWhereItIs() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.start(interval: 0.2, commitInterval: 3600)
@@ -645,6 +645,35 @@ struct JournalDaemonTests {
         let directory = FileSystem.directoryName(daemon.journalPath)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).allSatisfy { !$0.contains(".replaced-") })
         #expect(try daemon.totals("vpn0").rxBytes == 3000)
+    }
+
+    /// A directory takes the journal's path between two lives: the file the
+    /// daemon holds open is then out of every reader's reach, so the second
+    /// life must not be appended to it. What the journal held and that life
+    /// go to the store at once; a kill -9 right after loses neither, to the
+    /// byte, and the directory stays where it was put.
+    @Test func aJournalPathTakenByADirectoryLosesNoLifeToAKill() throws {
+        let runtime = try TestEnvironment.temporaryDirectory("runtime")
+        defer { try? FileManager.default.removeItem(at: runtime) }
+        let journal = runtime.path + "/ifmeterd.journal"
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "JournalFile=\(journal)\n")
+        // No sample before the kill: only the second life's append can notice.
+        try daemon.start(interval: 3600, commitInterval: 3600)
+        try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 300, txPackets: 200, size: 1000)
+        try daemon.waitForLog("vpn0: removed")
+        #expect(unlink(journal) == 0 && mkdir(journal, 0o755) == 0)
+        try daemon.namespace.tunTraffic(name: "vpn1", subnet: 1, rxPackets: 400, txPackets: 100, size: 1000)
+        try daemon.waitForLog("vpn1: removed")
+        #expect(daemon.stop(with: SIGKILL) == SIGKILL)
+        #expect(FileSystem.isDirectory(journal))
+        func stored(_ name: String) throws -> LinkCounters? { try daemon.storeFile().interfaces().first { $0.name == name }?.totals }
+        #expect(try stored("vpn0")?.rxBytes == 300_000 && stored("vpn0")?.txBytes == 200_000)
+        #expect(try stored("vpn1")?.rxBytes == 400_000 && stored("vpn1")?.txBytes == 100_000)
+        // A start once the directory is gone (one refuses it) counts them once.
+        #expect(rmdir(journal) == 0)
+        try daemon.runOnce()
+        #expect(try stored("vpn0")?.rxBytes == 300_000 && stored("vpn0")?.txBytes == 200_000)
+        #expect(try stored("vpn1")?.rxBytes == 400_000 && stored("vpn1")?.txBytes == 100_000)
     }
 
     /// JournalMaxBytes= bounds the journal (and the records held in memory

@@ -708,8 +708,9 @@ package final class Daemon {
         // Before a commit is decided: one would otherwise open a new journal
         // after it and keep a file found at the path as unreadable, where
         // README promises it written again and the file kept as replaced.
-        if journal?.isAtItsPath == false { reattachJournal(at: now) }
-        if SystemClock.boottime() - lastCommit >= configuration.commitInterval {
+        if journal?.isAtItsPath == false, !reattachJournal(at: now) {
+            // It committed instead, this sample's deltas with it.
+        } else if SystemClock.boottime() - lastCommit >= configuration.commitInterval {
             commit(at: now)
         } else if meter.hasUncommittedLifeChanges {
             journalLifeChanges(at: now)
@@ -746,7 +747,9 @@ package final class Daemon {
     /// bytes, 0.4 MiB more resident at the peak, the records being kept in
     /// memory too).
     private func journalLifeChanges(at now: Instant) {
-        if journal?.isAtItsPath == false { reattachJournal(at: now) }
+        // Checked at every append (an fstat and a stat): a record appended to
+        // a file no longer at the journal's path is lost to a kill.
+        if journal?.isAtItsPath == false, !reattachJournal(at: now) { return }
         guard let journal, journal.size < configuration.journalMaxBytes else { return commit(at: now) }
         let batch = meter.nextCommit
         do {
@@ -799,23 +802,33 @@ package final class Daemon {
     /// `ifmeter`'s sight, and a kill -9 would lose it. The journal is
     /// written again at its path from the records held in memory (whatever
     /// stands there now kept aside); no store commit is needed, so this
-    /// works on a full disk too. If it cannot be, the old file is kept (its
-    /// records are in memory for the next store commit) and the next burst
-    /// or sample tries again; the failure is logged once.
-    private func reattachJournal(at now: Instant) {
-        guard let journal else { return }
+    /// works on a full disk too. Returns whether it was: the journal then
+    /// takes the next life change.
+    ///
+    /// If it cannot be (a directory or device put there, which is left
+    /// where it is, or a path that cannot be written), what the journal held
+    /// and the pending life changes are committed to the store at once, and
+    /// later ones go there directly (`startNextJournalGeneration` opens a
+    /// journal again once its path takes one). Should that commit fail too,
+    /// nothing more is appended to the old file: the changes wait in memory
+    /// for the next try, as any commit's.
+    private func reattachJournal(at now: Instant) -> Bool {
+        guard let journal else { return false }
         do {
             guard let again = try journal.writtenAgainAtItsPath(now: now.wall) else {
                 journalHeldElsewhere = true
                 Log.warning("\(journal.path): removed, and another process now holds a journal there; committing life changes to the store directly")
                 commit(at: now)
-                return
+                return false
             }
             self.journal = again
             Log.warning("\(journal.path): removed or replaced while the daemon ran; written there again with the \(counted(again.records.count, "record")) it held")
             journalWrites.succeeded("\(journal.path): journal written again")
+            return true
         } catch {
-            journalWrites.failed("\(error); its records wait in memory for the next store commit")
+            journalWrites.failed("\(error); committing what it held and later life changes to the store directly")
+            commit(at: now)
+            return false
         }
     }
 
