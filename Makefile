@@ -122,14 +122,13 @@ STORE_FUZZ_SOURCES := $(filter-out Sources/IfmeterCore/Kernel/Netlink.swift Sour
 	$(wildcard Sources/IfmeterCore/*/*.swift)) $(wildcard Sources/IfmeterAccounting/*.swift) Sources/IfmeterCore/Version.swift
 PARSER_FUZZ_BUILD = -parse-as-library -module-name IfmeterFuzz -package-name ifmeter $(FUZZ_SOURCES) Fuzz/ParserFuzzer.swift
 STORE_FUZZ_BUILD = -parse-as-library -module-name IfmeterFuzz -package-name ifmeter -D IFMETER_FUZZ \
-	-I Sources/CSQLite -I Sources/CZlib -I Sources/CWALIndex/include \
+	-I Sources/CSQLite -I Sources/CZlib \
 	$(STORE_FUZZ_SOURCES) Tests/IfmeterCoreTests/Support/StoreFuzzHarness.swift Fuzz/StoreFuzzer.swift
 fuzz: deps
 	mkdir -p .build/fuzz
 	swiftc -O -sanitize=fuzzer,address $(PARSER_FUZZ_BUILD) -o .build/fuzz/parsers
 	.build/fuzz/parsers -artifact_prefix=.build/fuzz/ -max_total_time=$(FUZZ_SECONDS) -max_len=8192 Tests/IfmeterCoreTests/Corpus/config
-	clang -c -O1 -fsanitize=fuzzer-no-link,address -I Sources/CWALIndex/include Sources/CWALIndex/walindex.c -o .build/fuzz/walindex.o
-	swiftc -O -sanitize=fuzzer,address $(STORE_FUZZ_BUILD) .build/fuzz/walindex.o -o .build/fuzz/store
+	swiftc -O -sanitize=fuzzer,address $(STORE_FUZZ_BUILD) -o .build/fuzz/store
 	.build/fuzz/store -artifact_prefix=.build/fuzz/ -max_total_time=$(FUZZ_SECONDS) -max_len=600 Tests/IfmeterCoreTests/Corpus/store
 
 # Part of `make test`: both fuzzers' sources type-check, so a source list

@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Layering: IfmeterAccounting (the pure counter rules, no dependency) and the
-// C wrappers (CKernel over libnl/getifaddrs/sd_notify, CSQLite, CWALIndex, CZlib) -> IfmeterCore
+// C wrappers (CKernel over libnl/getifaddrs/sd_notify, CSQLite, CZlib) -> IfmeterCore
 // (model, classifier, accounting, store, config, export) -> thin executables.
 // Release builds are for resident memory: the daemon's is mostly code, its
 // own and the static Swift runtime's, paged in by 64 KiB fault-around
@@ -78,12 +78,10 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
         .target(name: "CKernel", dependencies: ["CNetlink"]),
-        // SQLite's unix VFS with the WAL index moved to a RAM directory.
-        .target(name: "CWALIndex", dependencies: ["CSQLite"]),
         // The counter rules: pure values, no dependency at all, so nothing
         // in them can read a clock, a file or the kernel (docs/ACCOUNTING.md).
         .target(name: "IfmeterAccounting", swiftSettings: sizeSettings),
-        .target(name: "IfmeterCore", dependencies: ["IfmeterAccounting", "CKernel", "CSQLite", "CWALIndex", "CZlib"], swiftSettings: sizeSettings),
+        .target(name: "IfmeterCore", dependencies: ["IfmeterAccounting", "CKernel", "CSQLite", "CZlib"], swiftSettings: sizeSettings),
         .executableTarget(name: "ifmeterd", dependencies: ["IfmeterCore"], swiftSettings: sizeSettings, linkerSettings: daemonLinking),
         .executableTarget(name: "ifmeter", dependencies: ["IfmeterCore"], swiftSettings: sizeSettings, linkerSettings: sizeLinking),
         // make bench's measuring tool (the floor: a bare dump through CKernel).

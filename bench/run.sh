@@ -91,7 +91,7 @@ AlwaysAddNewInterfaces 1
 VNSTAT
 mkdir -p "$work/vnstat" "$work/private" "$work/run"
 inns mount -t tmpfs -o size=16m,mode=0755 ifmeter-run "$work/run"
-printf '[Daemon]\nJournalFile=%s/run/ifmeterd.journal\nWALIndexDirectory=%s/run\n' "$work" "$work" > "$work/ifmeterd.conf"
+printf '[Daemon]\nJournalFile=%s/run/ifmeterd.journal\n' "$work" > "$work/ifmeterd.conf"
 cp "$bin/ifmeterd" "$work/private/ifmeterd"
 cp "$(command -v vnstatd)" "$work/private/vnstatd"
 cp "$work/floor" "$work/private/floor"
@@ -99,7 +99,7 @@ daemons=(ifmeterd vnstatd floor)
 declare -A pid
 start_daemon() {  # name
   case $1 in
-    # As packaged: the journal and the WAL index in a runtime directory (tmpfs), the log on a
+    # As packaged: the journal in a runtime directory (tmpfs), the log on a
     # stream read by another process (under systemd, journald's socket; the
     # journal's disk writes are journald's, not the daemon's); without
     # CAP_NET_ADMIN, reading the link event socket ifmeterd.socket hands it

@@ -61,11 +61,7 @@ struct Context {
 
     func openStore() throws(CommandFailure) -> CounterStore {
         let store: CounterStore
-        do {
-            store = try CounterStore(directory: stateDirectory, readOnly: true, walIndexDirectory: configuration.walIndexDirectory)
-        } catch {
-            throw .store(error)
-        }
+        do { store = try CounterStore(directory: stateDirectory, readOnly: true) } catch { throw .store(error) }
         Self.adoptZone(of: store)
         TimeText.showsUTC = globals.utc
         // Tunnel lives that began or ended since the daemon's last store
@@ -178,13 +174,12 @@ enum Commands {
         // The daemon's zone, before the writable open: it upgrades an older
         // store, and version 4's upgrade folds five-minute rows into hours
         // and days, as the journal applied below and the delete do.
-        let walIndexDirectory = context.configuration.walIndexDirectory
-        if let reader = try? CounterStore(directory: directory, readOnly: true, walIndexDirectory: walIndexDirectory) {
+        if let reader = try? CounterStore(directory: directory, readOnly: true) {
             Context.adoptZone(of: reader)
             reader.close()
         }
         let store: CounterStore
-        do { store = try CounterStore(directory: directory, walIndexDirectory: walIndexDirectory) } catch { throw .store(error) }
+        do { store = try CounterStore(directory: directory) } catch { throw .store(error) }
         defer { store.close() }
         // A daemon that stopped without committing left life changes in its
         // journal (where it was configured, or where the store says it last

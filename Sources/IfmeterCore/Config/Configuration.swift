@@ -78,11 +78,6 @@ package struct Configuration: Sendable {
     /// nil: `ifmeterd.journal` in the state directory. The package puts it
     /// in the runtime directory (tmpfs): no disk writes per tunnel life.
     package var journalFile: String?
-    /// Where SQLite's WAL index (`ifmeter.db-shm`) lives; nil: beside the
-    /// store, as SQLite places it. The package puts it in the runtime
-    /// directory (tmpfs): the index's pages that every commit dirties never
-    /// reach the disk. The daemon and every `ifmeter` must name the same.
-    package var walIndexDirectory: String?
     /// How much the journal holds before a life change commits the store
     /// instead (which empties it): its records wait in memory too, so this
     /// bounds the daemon's memory under link churn as well (`Daemon`

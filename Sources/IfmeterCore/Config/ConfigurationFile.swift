@@ -116,7 +116,6 @@ package enum ConfigurationFile {
         case ("Daemon", "BootIDPath"): c.bootIDPath = try absolutePath(value, key: key)
         case ("Daemon", "MetricsFile"): c.metricsFile = try absolutePath(value, key: key)
         case ("Daemon", "JournalFile"): c.journalFile = try absolutePath(value, key: key)
-        case ("Daemon", "WALIndexDirectory"): c.walIndexDirectory = try absolutePath(value, key: key)
         case ("Daemon", "JournalMaxBytes"): c.journalMaxBytes = Int(try count(value, key: key, range: Configuration.journalMaxBytesRange))
         case ("Daemon", "MetricsKeepGoneSec"): c.metricsKeepGone = try seconds(value, key: key, range: 0...315_360_000)
         case ("Daemon", "SysfsRoot"): c.sysfsRoot = try absolutePath(value, key: key)

@@ -130,13 +130,8 @@ package final class Daemon {
             let isSomeOtherFile = if case FileSystem.NotARegularFile.tooLarge(_, size: .some, _) = error { true } else { false }
             throw DaemonStartError(message: "cannot read the boot id: \(error)", exitCode: isSomeOtherFile ? .dataError : .noInput)
         }
-        // Checked here, not left to SQLite: where the directory is missing
-        // the index would stay beside the store without a word.
-        if let directory = configuration.walIndexDirectory, !FileSystem.isDirectory(directory) {
-            throw DaemonStartError(message: "WALIndexDirectory=\(directory): no such directory", exitCode: .cannotCreate)
-        }
         do {
-            store = try CounterStore(directory: stateDirectory, walIndexDirectory: configuration.walIndexDirectory)
+            store = try CounterStore(directory: stateDirectory)
         } catch {
             throw DaemonStartError(message: error.description, exitCode: error.exitCode)
         }
@@ -894,7 +889,6 @@ package final class Daemon {
             ("StateDirectory=", reloaded.resolvedStateDirectory(environment: [:]) != configuration.resolvedStateDirectory(environment: [:])),
             ("EventBufferBytes=", reloaded.eventBufferBytes != configuration.eventBufferBytes),
             ("JournalFile=", reloaded.journalFile != configuration.journalFile),
-            ("WALIndexDirectory=", reloaded.walIndexDirectory != configuration.walIndexDirectory),
             ("BootIDPath=", reloaded.bootIDPath != configuration.bootIDPath),
             ("CounterSource=", reloaded.counterSource != configuration.counterSource),
         ].filter(\.1).map(\.0)

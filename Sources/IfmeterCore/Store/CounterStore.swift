@@ -119,10 +119,7 @@ package final class CounterStore {
     /// Opens `directory/ifmeter.db`. The daemon creates it when absent; a
     /// reader (`readOnly`) never creates or changes anything. A file that is
     /// not an ifmeter store, or has a newer schema, is refused untouched.
-    /// `walIndexDirectory` (`WALIndexDirectory=`) holds SQLite's WAL index
-    /// instead of the state directory; every process opening the store
-    /// while another has it open must name the same one.
-    package init(directory: String, readOnly: Bool = false, walIndexDirectory: String? = nil) throws(StoreError) {
+    package init(directory: String, readOnly: Bool = false) throws(StoreError) {
         path = directory + "/" + Self.fileName
         if readOnly { try Self.requireStore(in: directory) }
         // Never written through a symbolic link: the store would be
@@ -147,7 +144,7 @@ package final class CounterStore {
             for file in [path, path + "-wal", path + "-shm"] { FileSystem.restrictMode(file, to: Self.fileMode) }
         }
         do {
-            database = try SQLiteDatabase(path: path, readOnly: readOnly, create: !readOnly, walIndexDirectory: walIndexDirectory)
+            database = try SQLiteDatabase(path: path, readOnly: readOnly, create: !readOnly)
         } catch {
             throw .sqlite(error)
         }

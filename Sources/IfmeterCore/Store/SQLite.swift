@@ -1,7 +1,6 @@
 // The one Swift file that wraps SQLite's C API. Above it: Swift values only, and
 // every failure a StoreError carrying SQLite's own code and message.
 import CSQLite
-import CWALIndex
 import Glibc
 
 /// A failed SQLite call: the extended result code, sqlite3_errmsg's text,
@@ -61,32 +60,18 @@ final class SQLiteDatabase {
     /// the file by another database is read as part of it, and a checkpoint
     /// would write that other database over this file before its owner has
     /// looked at what it holds (and refused it, untouched).
-    ///
-    /// `walIndexDirectory` moves the WAL index (`-shm`) into that directory
-    /// (CWALIndex: a RAM directory spares the disk the index's pages at
-    /// every commit); every process sharing the file must name the same.
-    init(path: String, readOnly: Bool, create: Bool, immutable: Bool = false, walIndexDirectory: String? = nil) throws(SQLiteError) {
+    init(path: String, readOnly: Bool, create: Bool, immutable: Bool = false) throws(SQLiteError) {
         self.path = path
         var connection: OpaquePointer?
         var flags = SQLITE_OPEN_NOMUTEX | (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE)
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
         var name = path
-        var parameters: [String] = []
         if immutable {
-            parameters.append("immutable=1")
-        } else if let walIndexDirectory {
-            let registered = ifm_walindex_register()
-            guard registered == SQLITE_OK else {
-                throw SQLiteError(code: registered, message: "cannot register the WAL-index VFS", path: path, operation: "open")
-            }
-            parameters.append("walindex=" + Self.uriEscaped(walIndexDirectory))
-        }
-        if !parameters.isEmpty {
             flags |= SQLITE_OPEN_URI
-            name = "file:" + Self.uriEscaped(path) + "?" + parameters.joined(separator: "&")
+            let escaped = path.map { "?#%".contains($0) ? "%" + String($0.asciiValue!, radix: 16) : String($0) }.joined()
+            name = "file:\(escaped)?immutable=1"
         }
-        let vfs = walIndexDirectory != nil && !immutable ? ifm_walindex_vfs_name : nil
-        let status = sqlite3_open_v2(name, &connection, flags, vfs)
+        let status = sqlite3_open_v2(name, &connection, flags, nil)
         guard let connection else {
             throw SQLiteError(code: status, message: String(cString: sqlite3_errstr(status)), path: path, operation: "open")
         }
@@ -105,12 +90,6 @@ final class SQLiteDatabase {
         handle = connection
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, 5000)
-    }
-
-    /// A path or value in an SQLite URI: the bytes that would end it or
-    /// start an escape (`?`, `#`, `&`, `%`) percent-encoded.
-    private static func uriEscaped(_ text: String) -> String {
-        text.map { "?#&%".contains($0) ? "%" + String($0.asciiValue!, radix: 16) : String($0) }.joined()
     }
 
     /// The file is what its owner expected: closing may checkpoint the WAL
