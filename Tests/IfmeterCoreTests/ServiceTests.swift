@@ -431,12 +431,14 @@ extension ServiceTests {
         let state = directory.appendingPathComponent("state").path
         _ = try mustRun(TestEnvironment.binary("ifmeterd"), ["--config", "/dev/null", "--state-dir", state, "--once"])
         // Rows every start-up check reads: the daemon is slow to come up.
+        // The daemon ran in the host's namespace and counted its tunnels
+        // (a developer's VPN) first: the row takes the next id.
         _ = try mustRun("/usr/bin/sqlite3", [state + "/ifmeter.db", """
-            INSERT INTO interface(id, name, class, signal, kind, first_seen, last_seen, rx_bytes, tx_bytes, rx_packets, tx_packets)
-              VALUES (1, 'tun0', 'tunnel', 'kind tun', 'tun', 1764600000, 1764600000, 0, 0, 0, 0);
+            INSERT INTO interface(name, class, signal, kind, first_seen, last_seen, rx_bytes, tx_bytes, rx_packets, tx_packets)
+              VALUES ('startup-tun', 'tunnel', 'kind tun', 'tun', 1764600000, 1764600000, 0, 0, 0, 0);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400000)
               INSERT INTO event(time, interface_id, boot_id, reason, old_ifindex, new_ifindex, loss, detail)
-              SELECT 1764600000, 1, 'b', 'removed', i, NULL, 'none', 'x' FROM n;
+              SELECT 1764600000, (SELECT id FROM interface WHERE name = 'startup-tun'), 'b', 'removed', i, NULL, 'none', 'x' FROM n;
             """])
         let notify = try NotifySocket(in: directory)
         let log = directory.appendingPathComponent("log").path
