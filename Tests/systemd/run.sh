@@ -92,6 +92,11 @@ if [ "${1:-}" = --setup ]; then
   # A real machine starts a package's services (container images often
   # forbid it with a policy-rc.d of their own).
   rm -f "$r/usr/sbin/policy-rc.d"
+  # The package goes onto a machine that never had ifmeter: whatever the
+  # host has of it (a make install, a configuration, a store) is hidden in
+  # the overlay, or dpkg would stop at its conffile prompt.
+  rm -rf "$r/etc/ifmeter" "$r/var/lib/ifmeter" "$r/usr/local/sbin/ifmeterd" "$r/usr/local/bin/ifmeter" \
+    "$r/usr/local/lib/systemd/system/ifmeterd.service" "$r/usr/local/lib/systemd/system/ifmeterd.socket"
   mkdir -p "$r/root/ifmeter-test"
   cp "$work/ifmeter-v0.deb" "$work/ifmeter-v1.deb" "$work/ifmeter-v2.deb" "$work/ifmeter-testnet" "$r/root/ifmeter-test/"
   hostname ifmeter-systemd-test
