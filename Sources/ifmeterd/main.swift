@@ -124,7 +124,7 @@ func main() -> Never {
     HeapTuning.keepFreedMemory()
     do {
         let daemon = try Daemon(Daemon.Options(
-            configuration: configuration, configurationPath: configPath ?? (FileSystem.exists(Configuration.defaultPath) ? Configuration.defaultPath : nil),
+            configuration: configuration, configurationPath: configPath ?? Configuration.defaultPath, configurationIsOptional: configPath == nil,
             stateDirectory: configuration.resolvedStateDirectory(environment: environment), environment: environment, overrides: overrides,
             once: once || benchmarkCount != nil))
         try daemon.start()

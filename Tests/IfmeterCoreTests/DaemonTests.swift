@@ -261,6 +261,23 @@ struct DaemonTests {
         #expect(daemon.stop() == 0)
     }
 
+    /// Without `--config` the daemon reads /etc/ifmeter/ifmeter.conf where
+    /// one stands, at start and at every reload: one created after the start
+    /// (as `ifmeter status` tells a newcomer under `make run`) applies at
+    /// the next SIGHUP, and the start line says what was read.
+    @Test func aDefaultConfigurationCreatedAfterTheStartAppliesAtReload() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, size: 100, persist: true)
+        try daemon.startOnTheDefaultConfiguration()
+        #expect(daemon.log.contains("configuration defaults (no /etc/ifmeter/ifmeter.conf)"), "\(daemon.log)")
+        #expect(daemon.log.contains("1 watched interface (tun0)"), "\(daemon.log)")
+        try daemon.writeDefaultConfiguration("[Interfaces]\nWatch=wifi cellular\n")
+        daemon.signal(SIGHUP)
+        try daemon.waitForLog("reloaded /etc/ifmeter/ifmeter.conf")
+        #expect(daemon.stop() == 0)
+        #expect(try daemon.reasons("tun0") == ["history-unknown", "unwatched"])
+    }
+
     /// Renamed to a name an override ignores: counted up to the rename,
     /// closed under the name it was counted under; the ignored name gets
     /// no row, event or metrics series.

@@ -16,6 +16,9 @@ package final class Daemon {
     package struct Options: Sendable {
         package var configuration: Configuration
         package var configurationPath: String?
+        /// The path is the default one, read where a file stands there (at
+        /// start and at every reload), not one `--config` named.
+        package var configurationIsOptional: Bool
         package var stateDirectory: String
         package var environment: [String: String]
         /// The command line's settings, applied again over every reload.
@@ -24,11 +27,12 @@ package final class Daemon {
         package var once: Bool
 
         package init(
-            configuration: Configuration, configurationPath: String?, stateDirectory: String, environment: [String: String],
-            overrides: CommandLineOverrides = CommandLineOverrides(), once: Bool = false
+            configuration: Configuration, configurationPath: String?, configurationIsOptional: Bool = false, stateDirectory: String,
+            environment: [String: String], overrides: CommandLineOverrides = CommandLineOverrides(), once: Bool = false
         ) {
             self.configuration = configuration
             self.configurationPath = configurationPath
+            self.configurationIsOptional = configurationIsOptional
             self.stateDirectory = stateDirectory
             self.environment = environment
             self.overrides = overrides
@@ -38,6 +42,7 @@ package final class Daemon {
 
     private var configuration: Configuration
     private let configurationPath: String?
+    private let configurationIsOptional: Bool
     private let overrides: CommandLineOverrides
     private let once: Bool
     /// Where SIGTERM, SIGINT and SIGHUP arrive, as bytes (-1 under `--once`).
@@ -103,6 +108,7 @@ package final class Daemon {
         }
         configuration = options.configuration
         configurationPath = options.configurationPath
+        configurationIsOptional = options.configurationIsOptional
         overrides = options.overrides
         once = options.once
         clock = SystemClock(environment: options.environment)
@@ -326,7 +332,8 @@ package final class Daemon {
             ? "no link here is of a class in Watch=\(InterfaceClass.spelled(configuration.watchedClasses)) yet; 'ifmeter interfaces --all' shows each link's class"
             : NaturalOrder.sorted(meter.lives.values.map(\.name)).joined(separator: " ")
         let source = linkSource.counterWidth == .bits32 ? "getifaddrs (32-bit counters, wraps judged)" : "netlink (64-bit counters)"
-        Log.notice(Log.headline("store \(store.path), boot \(bootID), counters from \(source), \(counted(meter.lives.count, "watched interface")) (\(names)); \(Estimate.basis)"))
+        let configurationFile = configurationPath.map { configurationIsOptional && !FileSystem.exists($0) ? "defaults (no \($0))" : $0 } ?? "defaults"
+        Log.notice(Log.headline("store \(store.path), configuration \(configurationFile), boot \(bootID), counters from \(source), \(counted(meter.lives.count, "watched interface")) (\(names)); \(Estimate.basis)"))
     }
 
     /// Opens the journal for this daemon alone and applies what it holds
@@ -878,9 +885,13 @@ package final class Daemon {
             Log.notice("reload: no configuration file; nothing to change")
             return
         }
+        // The default file is read as at start: one created since (as
+        // `ifmeter status` tells a newcomer to) applies now, and one
+        // removed leaves the defaults.
         let reloaded: Configuration
         do {
-            reloaded = overrides.applied(to: try ConfigurationFile.load(path: path, required: true))
+            reloaded = overrides.applied(to: try ConfigurationFile.load(path: path, required: !configurationIsOptional))
+            if configurationIsOptional && !FileSystem.exists(path) { Log.notice("reload: no \(path); the defaults apply") }
         } catch {
             Log.error("reload failed, keeping the running configuration: \(error)")
             return

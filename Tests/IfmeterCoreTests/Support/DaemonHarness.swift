@@ -66,7 +66,41 @@ final class DaemonHarness {
 
     /// Starts the daemon loop and waits until its first commit is in the store.
     func start(interval: Double = 60, commitInterval: Double = 300, extra: [String] = [], environment: [String: String] = [:]) throws {
-        let arguments = command(["--interval", String(interval), "--commit-interval", String(commitInterval)] + extra)
+        try launch(command(["--interval", String(interval), "--commit-interval", String(commitInterval)] + extra), environment: environment)
+    }
+
+    /// Starts the daemon loop without `--config`, as `make run` does, so
+    /// that it reads the default path, /etc/ifmeter/ifmeter.conf: in a
+    /// private mount namespace whose /etc is the host's under an overlay on
+    /// a tmpfs, with no `ifmeter/` in it. The file there is the test's to
+    /// write (`writeDefaultConfiguration`), and the host's is never read.
+    func startOnTheDefaultConfiguration(interval: Double = 60) throws {
+        let overlay = directory.appendingPathComponent("etc-overlay").path
+        try FileManager.default.createDirectory(atPath: overlay, withIntermediateDirectories: true)
+        let script = """
+            mount -t tmpfs ifmeter-test "$1" && mkdir "$1/upper" "$1/work" \
+              && mount -t overlay ifmeter-test -o lowerdir=/etc,upperdir="$1/upper",workdir="$1/work" /etc \
+              && rm -rf /etc/ifmeter && shift && exec "$@"
+            """
+        try launch(
+            ["/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", overlay,
+             "/usr/bin/env", "ip", "netns", "exec", namespace.name,
+             TestEnvironment.binary("ifmeterd"), "--state-dir", stateDirectory, "--interval", String(interval)],
+            environment: [:])
+    }
+
+    /// Writes the default configuration file where the daemon that
+    /// `startOnTheDefaultConfiguration` started reads it (its /etc).
+    func writeDefaultConfiguration(_ text: String) throws {
+        let pid = try #require(process?.processIdentifier)
+        let result = try runProcess(
+            "/usr/bin/nsenter", ["--target", String(pid), "--mount", "/bin/sh", "-c",
+                                 "mkdir -p /etc/ifmeter && cat > /etc/ifmeter/ifmeter.conf", "sh"],
+            input: text)
+        #expect(result.status == 0, "\(result.standardError)")
+    }
+
+    private func launch(_ arguments: [String], environment: [String: String]) throws {
         let process = Process()
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         process.executableURL = URL(fileURLWithPath: arguments[0])
