@@ -39,15 +39,19 @@ DEB_DIR ?= $(CURDIR)/.build/deb
 DEB_ARCH = $$(dpkg --print-architecture)
 DEB_FILE = $(DEB_DIR)/ifmeter_$(VERSION)-$(DEB_REVISION)_$(DEB_ARCH).deb
 
-.PHONY: all deps test-deps bench-deps install-packages build release deb test soak fuzz fuzz-check asan bench memory link-order run install uninstall clean
+.PHONY: all toolchain deps test-deps bench-deps install-packages build release deb test soak fuzz fuzz-check asan bench memory link-order run install uninstall clean
 
 all: build
 
-deps:
+deps: toolchain
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(DEB_PACKAGES)"
 
-test-deps:
+test-deps: toolchain
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(DEB_PACKAGES) $(TEST_PACKAGES)"
+
+# The one thing `deps` cannot install: Swift is no Debian package.
+toolchain:
+	@command -v $(SWIFT) >/dev/null 2>&1 || { echo "make: $(SWIFT) not found: unpack the Swift 6 toolchain for Debian 12 (swift.org, Install, Linux) and put its usr/bin on PATH" >&2; exit 69; }
 
 # Installs the Debian packages in PACKAGES that are missing (root, or sudo).
 # Services they ship (prometheus on :9090, node_exporter on :9100) are not
