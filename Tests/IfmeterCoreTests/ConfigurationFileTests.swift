@@ -57,7 +57,8 @@ import Testing
     static let badFiles: [(text: String, error: String)] = [
         ("[Daemon]\nSampleIntervalSec=fast", "bad.conf:2: SampleIntervalSec=\"fast\": expected seconds from 0.1 to 86400.0"),
         ("[Daemon]\nSampleIntervalSec=0", "bad.conf:2: SampleIntervalSec=\"0\": expected seconds from 0.1 to 86400.0"),
-        ("[Daemon]\nSampelIntervalSec=5", "bad.conf:2: unknown key \"SampelIntervalSec\"= in [Daemon]"),
+        ("[Daemon]\nSampelIntervalSec=5", "bad.conf:2: unknown key \"SampelIntervalSec\" in [Daemon] (known: SampleIntervalSec= CommitIntervalSec= StateDirectory= MaxRate= CounterSource= EventBufferBytes= BootIDPath= MetricsFile= JournalFile= JournalMaxBytes= MetricsKeepGoneSec= SysfsRoot=)"),
+        ("[Interfaces]\nWatc=wifi", "bad.conf:2: unknown key \"Watc\" in [Interfaces] (known: Watch=)"),
         ("[Deamon]", "bad.conf:1: unknown section \"Deamon\" (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets], [Aliases])"),
         // A name from a 4 KiB line is shown as far as a person reads it.
         ("[" + String(repeating: "s", count: 4000) + "]", "bad.conf:1: unknown section \"" + String(repeating: "s", count: 40) + "…\" (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets], [Aliases])"),
@@ -69,7 +70,7 @@ import Testing
         ("[Daemon]\nStateDirectory=relative", "bad.conf:2: StateDirectory=\"relative\": expected an absolute path"),
         ("[Daemon]\nSampleIntervalSec=5\nSampleIntervalSec=6", "bad.conf:3: SampleIntervalSec= set twice in [Daemon]"),
         ("[Classes]\ntun*=tunnel\nwg*=tunnel\ntun*=wifi", "bad.conf:4: tun*= set twice in [Classes]; the first wins, this line would never apply"),
-        ("[Daemon]\n" + String(repeating: "k", count: 4000) + "=1", "bad.conf:2: unknown key \"" + String(repeating: "k", count: 40) + "…\"= in [Daemon]"),
+        ("[Daemon]\n" + String(repeating: "k", count: 4000) + "=1", "bad.conf:2: unknown key \"" + String(repeating: "k", count: 40) + "…\" in [Daemon] (known: SampleIntervalSec= CommitIntervalSec= StateDirectory= MaxRate= CounterSource= EventBufferBytes= BootIDPath= MetricsFile= JournalFile= JournalMaxBytes= MetricsKeepGoneSec= SysfsRoot=)"),
         ("[Interfaces]\nWatch=wifi satellite", "bad.conf:2: Watch=: unknown class \"satellite\" (known: wifi cellular tunnel wired other)"),
         ("[Classes]\nppp[0-9=cellular", "bad.conf:2: \"ppp[0-9\": invalid name pattern (unclosed [ or longer than 15 characters of name)"),
         ("[Classes]\nppp*=modem", "bad.conf:2: ppp*=\"modem\": expected wifi, cellular, tunnel, wired, other or ignore"),
@@ -103,7 +104,18 @@ import Testing
         #expect {
             _ = try ConfigurationFile.parse("[Daemon]\r\n\r\nBogus=1\r\n", path: "dos.conf")
         } throws: { error in
-            (error as? ConfigurationError)?.description == "dos.conf:3: unknown key \"Bogus\"= in [Daemon]"
+            (error as? ConfigurationError)?.description == "dos.conf:3: unknown key \"Bogus\" in [Daemon] (known: SampleIntervalSec= CommitIntervalSec= StateDirectory= MaxRate= CounterSource= EventBufferBytes= BootIDPath= MetricsFile= JournalFile= JournalMaxBytes= MetricsKeepGoneSec= SysfsRoot=)"
+        }
+    }
+
+    /// The keys an unknown key's error lists are keys the parser takes:
+    /// whatever a value does, none of them is "unknown".
+    @Test(arguments: ConfigurationFile.knownKeys.flatMap { section, keys in keys.map { (section, $0) } })
+    func everyKeyTheErrorListsIsTaken(section: String, key: String) {
+        do {
+            _ = try ConfigurationFile.parse("[\(section)]\n\(key)=x\n", path: "keys.conf")
+        } catch {
+            #expect(!error.description.contains("unknown key"), "\(error)")
         }
     }
 

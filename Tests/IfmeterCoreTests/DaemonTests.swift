@@ -120,7 +120,7 @@ struct DaemonTests {
     /// file keeps the running configuration; a setting read only at start
     /// waits for a restart.
     static let reloadsSaid: [(configuration: String, ending: String, said: String)] = [
-        ("Bogus=1\n", "reload failed", "ifmeter.conf:3: unknown key \"Bogus\"= in [Daemon]"),
+        ("Bogus=1\n", "reload failed", "ifmeter.conf:3: unknown key \"Bogus\" in [Daemon]"),
         ("CounterSource=getifaddrs\n", "reloaded", "reload: CounterSource= changes take effect at restart"),
     ]
 

@@ -101,6 +101,18 @@ package enum ConfigurationFile {
         text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
     }
 
+    /// The keys `apply` takes in the sections whose keys are not names
+    /// (`[Classes]`, `[Budgets]` and `[Aliases]` take globs, classes and
+    /// interface names), for the error that names an unknown one.
+    static let knownKeys: [String: [String]] = [
+        "Daemon": [
+            "SampleIntervalSec", "CommitIntervalSec", "StateDirectory", "MaxRate", "CounterSource", "EventBufferBytes",
+            "BootIDPath", "MetricsFile", "JournalFile", "JournalMaxBytes", "MetricsKeepGoneSec", "SysfsRoot",
+        ],
+        "Interfaces": ["Watch"],
+        "Retention": ["FiveMinuteHours", "HourlyDays", "DailyDays", "MonthlyMonths", "YearlyYears"],
+    ]
+
     private static func apply(section: String, key: String, value: String, to c: inout Configuration) throws(Message) {
         switch (section, key) {
         case ("Daemon", "SampleIntervalSec"): c.sampleInterval = try seconds(value, key: key, range: 0.1...86_400)
@@ -135,7 +147,9 @@ package enum ConfigurationFile {
             c.aliases[name] = alias
         case ("Retention", "MonthlyMonths"): c.retention.monthlyMonths = Int(try count(value, key: key, range: 0...100_000))
         case ("Retention", "YearlyYears"): c.retention.yearlyYears = Int(try count(value, key: key, range: 0...10_000))
-        default: throw Message(text: "unknown key \(quoted(key))= in [\(section)]")
+        default:
+            let known = knownKeys[section].map { " (known: \($0.map { $0 + "=" }.joined(separator: " ")))" } ?? ""
+            throw Message(text: "unknown key \(quoted(key)) in [\(section)]\(known)")
         }
     }
 
