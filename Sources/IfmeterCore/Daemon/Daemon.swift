@@ -710,12 +710,15 @@ package final class Daemon {
         // Before a commit is decided: one would otherwise open a new journal
         // after it and keep a file found at the path as unreadable, where
         // README promises it written again and the file kept as replaced.
-        if journal?.isAtItsPath == false, !reattachJournal(at: now) {
-            // It committed instead, this sample's deltas with it.
-        } else if SystemClock.boottime() - lastCommit >= configuration.commitInterval {
-            commit(at: now)
-        } else if meter.hasUncommittedLifeChanges {
-            journalLifeChanges(at: now)
+        // A journal that cannot be written again there committed instead,
+        // this sample's deltas with it.
+        let committedInstead = journal?.isAtItsPath == false && !reattachJournal(at: now)
+        if !committedInstead {
+            if SystemClock.boottime() - lastCommit >= configuration.commitInterval {
+                commit(at: now)
+            } else if meter.hasUncommittedLifeChanges {
+                journalLifeChanges(at: now)
+            }
         }
         publishMetrics()
     }
