@@ -285,7 +285,7 @@ enum Commands {
             rows = HistoryReport.rows(
                 kind, buckets: try store.buckets(kind.granularity, from: bounds.from, to: bounds.to), live: additions.deltas,
                 classes: additions.classes, now: now.wall, names: selection, from: bounds.from, to: bounds.to, limit: limit ?? kind.defaultLimit,
-                countingSince: additions.firstSeen, present: additions.present)
+                countingSince: additions.firstSeen, present: additions.present, unwatched: additions.unwatched)
         } catch {
             throw .store(error)
         }

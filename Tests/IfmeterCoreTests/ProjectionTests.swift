@@ -116,6 +116,32 @@ import Testing
         #expect(rows.first?.estimated?.rxBytes == testCase.estimated, "\(rows)")
     }
 
+    /// Nor while it is not counted: a link present but no longer watched
+    /// (`Watch=`, an `ignore` override) carries nothing anyone counts. A
+    /// merge adds such a member as it stands.
+    static let unwatched: [(selection: InterfaceSelection, present: Set<String>?, unwatched: Set<String>, estimated: UInt64?)] = [
+        ([], ["tun0"], [], 24_000),
+        ([], ["tun0"], ["tun0"], nil),
+        ([], nil, ["tun0"], nil),  // the kernel not read: the configuration alone says it
+        ([], ["tun0"], ["tun1"], 24_000),
+        (InterfaceSelection(groups: [["tun0", "tun1"]]), ["tun0", "tun1"], ["tun0"], 25_000),
+        (InterfaceSelection(groups: [["tun0", "tun1"]]), ["tun0", "tun1"], ["tun0", "tun1"], nil),
+    ]
+
+    @Test(arguments: unwatched)
+    func noEstimateForALinkNoLongerCounted(
+        _ testCase: (selection: InterfaceSelection, present: Set<String>?, unwatched: Set<String>, estimated: UInt64?)
+    ) {
+        let day: Int64 = 20_000 * 86_400
+        let buckets = ["tun0", "tun1"].map {
+            StoredBucket(name: $0, interfaceClass: "tunnel", granularity: .day, start: day, counters: LinkCounters(rxBytes: 1_000), incomplete: nil)
+        }
+        let rows = HistoryReport.rows(
+            .days, buckets: buckets, live: [:], classes: [:], now: day + 3_600, names: testCase.selection, from: .min, to: .max, limit: 10,
+            countingSince: ["tun0": 0, "tun1": 0], present: testCase.present, unwatched: testCase.unwatched)
+        #expect(rows.first?.estimated?.rxBytes == testCase.estimated, "\(rows)")
+    }
+
     /// `days -i wwan0+tun0`: each member is projected from when it was
     /// counted, not the merge from its earliest member. wwan0, counted all
     /// day, 1,000 in four hours: 6,000; tun0, counted from 02:00, 1,000 in
@@ -153,6 +179,7 @@ import Testing
         (1_000, true, 9_000, .up, nil),  // the daemon stopped committing: not "now"
         (nil, false, 1_060, .up, nil),
         (1_000, false, 1_060, .gone, nil),
+        (1_000, false, 1_060, .unwatched, nil),  // whatever passes, nobody counts it: no rate, not 0
     ]
 
     @Test(arguments: cases)

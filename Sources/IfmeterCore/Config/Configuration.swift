@@ -129,6 +129,26 @@ package struct Configuration: Sendable {
     package static let defaultJournalName = "ifmeterd.journal"
 
     package var classifier: Classifier { Classifier(sysfsRoot: sysfsRoot, overrides: overrides) }
+
+    /// Whether this configuration counts an interface: its class watched
+    /// and no `[Classes]` override ignoring it. Of a link the kernel shows,
+    /// the class is `classification`, the one the daemon's meter decides;
+    /// without the link (not read, or gone), the `stored` class under the
+    /// first override its name matches, which needs nothing from the kernel.
+    package func counts(_ name: String, stored: InterfaceClass, classification: Classification?) -> Bool {
+        let interfaceClass: InterfaceClass?
+        if let classification {
+            interfaceClass = classification.interfaceClass
+        } else if let rule = overrides.first(where: { $0.matches(name) }) {
+            switch rule.action {
+            case .assign(let assigned): interfaceClass = assigned
+            case .ignore: interfaceClass = nil
+            }
+        } else {
+            interfaceClass = stored
+        }
+        return interfaceClass.map(watchedClasses.contains) ?? false
+    }
 }
 
 /// Settings given on ifmeterd's command line. They win over the file, at

@@ -60,13 +60,14 @@ package enum HistoryReport {
     /// interface's current bucket, filtered by name, the latest `limit` per
     /// interface (or the `limit` largest days overall for `top`). The
     /// running bucket of a link not `present` gets no estimate: a link that
-    /// is gone carries nothing more (nil: unknown). A merge's estimate is
-    /// its members' each projected alone, a gone one's counters as they
-    /// stand; none when no member is projected.
+    /// is gone carries nothing more (nil: unknown). Nor does one of the
+    /// `unwatched` names: whatever its link carries, nobody counts it. A
+    /// merge's estimate is its members' each projected alone, a gone or
+    /// unwatched one's counters as they stand; none when no member is projected.
     package static func rows(
         _ kind: Kind, buckets: [StoredBucket], live: [String: LinkCounters], classes: [String: InterfaceClass],
         now: Int64, names: InterfaceSelection, from: Int64, to: Int64, limit: Int, countingSince: [String: Int64] = [:],
-        present: Set<String>? = nil
+        present: Set<String>? = nil, unwatched: Set<String> = []
     ) -> [HistoryRow] {
         var rows = buckets.map {
             HistoryRow(name: $0.name, interfaceClass: $0.interfaceClass, start: $0.start, counters: $0.counters, live: false, incomplete: $0.incomplete, estimated: nil)
@@ -89,7 +90,8 @@ package enum HistoryReport {
         // as one, a tunnel deleted this morning went on at the modem's rate.
         // A retired aggregate grows only when another name retires: no estimate.
         for index in rows.indices
-        where kind != .top && rows[index].start == current && !InterfaceName.isRetired(rows[index].name) && present?.contains(rows[index].name) != false {
+        where kind != .top && rows[index].start == current && !InterfaceName.isRetired(rows[index].name)
+            && present?.contains(rows[index].name) != false && !unwatched.contains(rows[index].name) {
             // Scaled from the time counted, as check projects: an interface
             // first seen mid-period is not diluted by time nobody counted.
             let counted = max(current, countingSince[rows[index].name] ?? current)

@@ -7,9 +7,18 @@ package enum LinkPresence: String, Sendable {
     /// Not a link: the totals of a class's retired interfaces (names gone
     /// for longer than the daily retention), `retired tunnel`.
     case retired
+    /// Counted once, not by the configuration in force (its class left out
+    /// of `Watch=`, or a `[Classes]` override ignores it): its totals stand
+    /// where counting stopped, whatever the link carries since.
+    case unwatched
 
     /// What a merge of interfaces shows: the first state any of them has.
-    static let liveliestFirst: [LinkPresence] = [.up, .down, .unknown, .gone, .retired]
+    static let liveliestFirst: [LinkPresence] = [.up, .down, .unknown, .unwatched, .gone, .retired]
+
+    /// Whether the daemon may be counting it now: a rate or an estimate
+    /// means something only then. A gone link, one no longer watched and a
+    /// retired aggregate carry nothing more.
+    package var mayBeCounted: Bool { self == .up || self == .down || self == .unknown }
 }
 
 /// One interface as `status` shows it: stored totals plus the live kernel
@@ -35,8 +44,10 @@ package struct InterfaceSnapshot: Sendable {
     /// When ifmeter first counted this interface.
     package var firstSeen: Int64
 
-    /// What the default screens show: neither gone nor a retired aggregate.
-    package var isPresent: Bool { presence != .gone && presence != .retired }
+    /// What the default screens show: an interface counted now (or where
+    /// the kernel was not read, perhaps), not one gone, unwatched or a
+    /// retired aggregate.
+    package var isShownByDefault: Bool { presence.mayBeCounted }
 }
 
 /// What the store says about the daemon that writes it.
@@ -111,6 +122,19 @@ package enum SnapshotReader {
         return (meter.pending.totalsByName, step.events, Set(appeared))
     }
 
+    /// An interface's state: a retired aggregate is retired; a name the
+    /// kernel (when read) does not show is gone; one the configuration
+    /// does not count (`counted`, `Configuration.counts`) is unwatched,
+    /// whatever the kernel says of the link, since nothing counts what it
+    /// carries; else the link's state, unknown where the kernel was not read.
+    static func presence(of name: String, kernelRead: Bool, link: LinkSample?, counted: Bool) -> LinkPresence {
+        if InterfaceName.isRetired(name) { return .retired }
+        if kernelRead && link == nil { return .gone }
+        if !counted { return .unwatched }
+        guard let link else { return .unknown }
+        return link.isUp && (link.operState == .up || link.operState == .unknown) ? .up : .down
+    }
+
     /// The links of `kernel` when they are the daemon's: read in the
     /// namespace the daemon last committed from (`namespace` is the
     /// caller's, `NamespaceIdentity.current()`; 0 when unknown). Another namespace's links
@@ -171,21 +195,15 @@ package enum SnapshotReader {
             func sum(from start: Int64) -> LinkCounters {
                 days.filter { $0.name == interface.name && $0.start >= start }.reduce(LinkCounters.zero) { $0 + $1.counters } + delta
             }
-            let presence: LinkPresence
-            if InterfaceName.isRetired(interface.name) {
-                presence = .retired
-            } else if kernel == nil {
-                presence = .unknown
-            } else if let link = kernelByName[interface.name] {
-                presence = link.isUp && (link.operState == .up || link.operState == .unknown) ? .up : .down
-            } else {
-                presence = .gone
-            }
+            let link = kernelByName[interface.name]
+            let presence = Self.presence(
+                of: interface.name, kernelRead: kernel != nil, link: link,
+                counted: configuration.counts(interface.name, stored: interface.interfaceClass, classification: link.map(classifier.classify)))
             return InterfaceSnapshot(
                 name: interface.name, interfaceClass: interface.interfaceClass.rawValue, signal: interface.signal, presence: presence,
                 liveDelta: delta, today: sum(from: todayStart), cycle: sum(from: cycleStart),
                 sinceBoot: (counted[interface.name] ?? .zero) + delta, allTime: interface.totals + delta,
-                rate: kernelByName[interface.name].flatMap { rates[$0.ifindex] }, rateWindow: nil,
+                rate: presence.mayBeCounted ? link.flatMap { rates[$0.ifindex] } : nil, rateWindow: nil,
                 lastEvent: lastEvents[interface.name], incomplete: interface.incomplete, firstSeen: interface.firstSeen)
         }
         let lastCommit = try store.meta("last_commit").flatMap { Int64($0) }
@@ -231,6 +249,9 @@ package struct LiveAdditions: Sendable {
     /// The links present in the daemon's namespace now; nil where the
     /// kernel was not read there.
     package var present: Set<String>? = nil
+    /// The names the configuration does not count (`Configuration.counts`):
+    /// whatever their links carry, nothing of it is counted.
+    package var unwatched: Set<String> = []
 }
 
 extension SnapshotReader {
@@ -244,16 +265,24 @@ extension SnapshotReader {
         let stored = try store.interfaces()
         var classes = Dictionary(stored.map { ($0.name, $0.interfaceClass) }, uniquingKeysWith: { first, _ in first })
         let firstSeen = Dictionary(stored.map { ($0.name, $0.firstSeen) }, uniquingKeysWith: { first, _ in first })
-        guard let kernel, !bootID.isEmpty else { return LiveAdditions(deltas: [:], classes: classes, firstSeen: firstSeen) }
+        let classifier = configuration.classifier
+        let kernelByName = Dictionary((kernel ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        // As status judges them: the stored ones only, since a link the
+        // store does not know is counted (below) or shown nowhere.
+        let unwatched = Set(classes.filter { name, interfaceClass in
+            !configuration.counts(name, stored: interfaceClass, classification: kernelByName[name].map(classifier.classify))
+        }.keys)
+        guard let kernel, !bootID.isEmpty else {
+            return LiveAdditions(deltas: [:], classes: classes, firstSeen: firstSeen, unwatched: unwatched)
+        }
         let live = liveDeltas(state: try store.loadState(), kernel: kernel, configuration: configuration, bootID: bootID, now: now)
         let deltas = live.deltas
         // Named as status names them: a link counted since it appeared is
         // the daemon's, with or without traffic yet.
-        let classifier = configuration.classifier
         for link in kernel where (deltas[link.name] != nil || live.appeared.contains(link.name)) && classes[link.name] == nil {
             classes[link.name] = classifier.classify(link).interfaceClass ?? .other
         }
-        return LiveAdditions(deltas: deltas, classes: classes, firstSeen: firstSeen, present: Set(kernel.map(\.name)))
+        return LiveAdditions(deltas: deltas, classes: classes, firstSeen: firstSeen, present: Set(kernel.map(\.name)), unwatched: unwatched)
     }
 }
 
@@ -283,7 +312,7 @@ extension Snapshot {
         guard let last = daemon.lastCommit, !daemon.stale, kernelRead else { return }
         let window = Double(now - last)
         guard window >= minimum else { return }
-        for index in interfaces.indices where interfaces[index].presence != .gone && interfaces[index].presence != .retired {
+        for index in interfaces.indices where interfaces[index].presence.mayBeCounted {
             let delta = interfaces[index].liveDelta
             interfaces[index].rate = (Double(delta.rxBytes) / window, Double(delta.txBytes) / window)
             interfaces[index].rateWindow = window

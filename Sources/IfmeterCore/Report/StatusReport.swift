@@ -54,14 +54,14 @@ package enum StatusReport {
     }
 
     /// The default screen: one line per interface within 80 columns, gone
-    /// interfaces left out unless `all`, names in natural order; the daemon's
-    /// health and the budgets as in the detailed view (`-i NAME`).
+    /// and unwatched interfaces left out unless `all`, names in natural
+    /// order; the daemon's health and the budgets as in the detailed view
+    /// (`-i NAME`).
     package static func summary(_ snapshot: Snapshot, units: Units, all: Bool, configPath: String = Configuration.defaultPath) -> String {
         var output = "ifmeter status at \(TimeText.moment(snapshot.now))\n" + daemonLine(snapshot) + "\n"
         output += kernelNote(snapshot)
-        let shown = snapshot.interfaces.filter { all || $0.isPresent }.sorted { NaturalOrder.less($0.name, $1.name) }
-        let hiddenRetired = all ? 0 : snapshot.interfaces.filter { $0.presence == .retired }.count
-        let hidden = snapshot.interfaces.count - shown.count - hiddenRetired
+        let shown = snapshot.interfaces.filter { all || $0.isShownByDefault }.sorted { NaturalOrder.less($0.name, $1.name) }
+        func hidden(_ presence: LinkPresence) -> Int { all ? 0 : snapshot.interfaces.filter { $0.presence == presence }.count }
         var table = TextTable([
             ("INTERFACE", .left), ("CLASS", .left), ("STATE", .left), ("TODAY", .right), ("CYCLE", .right), ("ALL TIME", .right), ("RATE", .right),
         ])
@@ -75,13 +75,18 @@ package enum StatusReport {
         if snapshot.interfaces.isEmpty {
             output += nothingCounted(snapshot, configPath: configPath)
         } else if shown.isEmpty {
-            output += "No interface present.\n"
+            output += "No interface counted now.\n"
         } else {
             output += table.rendered()
         }
-        let hiddenParts = (hidden > 0 ? ["\(hidden) gone interface\(hidden == 1 ? "" : "s")"] : [])
-            + (hiddenRetired > 0 ? ["\(hiddenRetired) retired total\(hiddenRetired == 1 ? "" : "s")"] : [])
-        if !hiddenParts.isEmpty { output += "\(hiddenParts.joined(separator: " and ")) not shown (--all shows them).\n" }
+        let hiddenParts = [(LinkPresence.gone, "gone interface"), (.unwatched, "unwatched interface"), (.retired, "retired total")].compactMap { presence, noun in
+            let count = hidden(presence)
+            return count > 0 ? "\(count) \(noun)\(count == 1 ? "" : "s")" : nil
+        }
+        if !hiddenParts.isEmpty {
+            let listed = hiddenParts.count > 2 ? hiddenParts.dropLast().joined(separator: ", ") + " and " + hiddenParts.last! : hiddenParts.joined(separator: " and ")
+            output += "\(listed) not shown (--all shows them).\n"
+        }
         output += "rx + tx; cycle since \(TimeText.format(snapshot.cycleStart, "%Y-%m-%d")); -i NAME for the detail.\n"
         if !snapshot.budgets.isEmpty { output += "\n" + budgetLines(snapshot, units: units) }
         return output + Estimate.basis + "\n"
@@ -91,7 +96,7 @@ package enum StatusReport {
     /// `;`, byte counts as integers: name;class;state;today rx;today tx;
     /// cycle rx;cycle tx;all-time rx;all-time tx;rx bytes/s;tx bytes/s.
     package static func oneline(_ snapshot: Snapshot, all: Bool) -> String {
-        snapshot.interfaces.filter { all || $0.isPresent }.sorted { NaturalOrder.less($0.name, $1.name) }.map { interface in
+        snapshot.interfaces.filter { all || $0.isShownByDefault }.sorted { NaturalOrder.less($0.name, $1.name) }.map { interface in
             let rate = interface.rate.map { [String(Int64($0.rx.rounded())), String(Int64($0.tx.rounded()))] } ?? ["", ""]
             return ([interface.name, interface.interfaceClass, interface.presence.rawValue]
                 + [interface.today, interface.cycle, interface.allTime].flatMap { [String($0.rxBytes), String($0.txBytes)] } + rate)
