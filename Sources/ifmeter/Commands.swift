@@ -240,6 +240,7 @@ enum Commands {
         _ selection: InterfaceSelection, _ layout: StatusLayout, _ display: DisplayOptions, all: Bool, _ context: Context
     ) throws(CommandFailure) -> Int32 {
         var snapshot = try readSnapshot(context, measureRates: true)
+        warnOfBudgets(snapshot)
         let selection = try checkSelection(selection, known: snapshot.interfaces.map(\.name), present: presentLinks(context), .status)
         snapshot.interfaces = selection.apply(snapshot.interfaces)
         if display.json {
@@ -265,6 +266,7 @@ enum Commands {
             throw .noBudgets(configPath: context.globals.configPath ?? Configuration.defaultPath)
         }
         let snapshot = try readSnapshot(context, measureRates: false)
+        warnOfBudgets(snapshot)
         let verdict = CheckVerdict(snapshot)
         try context.print(display.json
             ? StatusReport.checkJSON(snapshot, exitCode: verdict.rawValue).rendered() + "\n" : StatusReport.budgetLines(snapshot, units: display.units))
@@ -464,6 +466,11 @@ enum Commands {
         store.close()
         if measureRates { snapshot.setRatesSinceLastCommit() }
         return snapshot
+    }
+
+    /// Once per run, beside the rows: a budget on a name never counted.
+    static func warnOfBudgets(_ snapshot: Snapshot) {
+        for warning in snapshot.budgetWarnings { Log.warning("ifmeter: " + warning) }
     }
 
     static func storedNames(_ store: CounterStore) throws(CommandFailure) -> [String] {

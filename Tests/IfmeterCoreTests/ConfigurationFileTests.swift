@@ -85,8 +85,39 @@ import Testing
         ("[Budgets]\ncellular=lots", "bad.conf:2: cellular=\"lots\": expected an amount like 20GB (1000-based) or 5GiB (1024-based)"),
         ("[Budgets]\nwwan*=5G", "bad.conf:2: \"wwan*\": a budget names a class (wifi, cellular, tunnel, wired, other) or an interface"),
         ("[Budgets]\n" + String(repeating: "w", count: 4000) + "=5G", "bad.conf:2: \"" + String(repeating: "w", count: 40) + "…\": a budget names a class (wifi, cellular, tunnel, wired, other) or an interface"),
+        // A key that is no class but within two edits of one, five
+        // characters or more with no digit, is a misspelt class: taken for
+        // an interface, its budget would never alarm.
+        ("[Budgets]\ncelular=20GB", "bad.conf:2: \"celular\"=: not a class; did you mean cellular? " + misspeltClassNote),
+        ("[Budgets]\nBillingDay=3\ncellullar=20GB", "bad.conf:3: \"cellullar\"=: not a class; did you mean cellular? " + misspeltClassNote),
+        ("[Budgets]\nCellular=20GB", "bad.conf:2: \"Cellular\"=: not a class; did you mean cellular? " + misspeltClassNote),
+        ("[Budgets]\nwirde=1GB", "bad.conf:2: \"wirde\"=: not a class; did you mean wired? " + misspeltClassNote),  // a transposition is one edit
+        ("[Budgets]\ntunel=1GB", "bad.conf:2: \"tunel\"=: not a class; did you mean tunnel? " + misspeltClassNote),
+        ("[Budgets]\nwifii=1GB", "bad.conf:2: \"wifii\"=: not a class; did you mean wifi? " + misspeltClassNote),
+        ("[Budgets]\nothers=1GB", "bad.conf:2: \"others\"=: not a class; did you mean other? " + misspeltClassNote),
+        ("[Budgets]\ncelular=lots", "bad.conf:2: \"celular\"=: not a class; did you mean cellular? " + misspeltClassNote),
         ("[Budgets]\n" + String(repeating: "w", count: 4000) + "=lots", "bad.conf:2: \"" + String(repeating: "w", count: 40) + "…\": a budget names a class (wifi, cellular, tunnel, wired, other) or an interface"),
     ]
+
+    static let misspeltClassNote = "(a key this close to a class names an interface only if it has a digit, like wwan0)"
+
+    /// Keys of [Budgets] name interfaces too, before they are first seen:
+    /// one with a digit, shorter than five characters or more than two
+    /// edits from every class is an interface, never refused.
+    @Test(arguments: ["wifi0", "wwan0", "tun0", "wlan", "wifi", "celular0", "cell", "wire", "mobile", "office", "tethering", "wg-home", "ppp0"])
+    func budgetKeysThatNameInterfaces(_ key: String) throws {
+        let configuration = try ConfigurationFile.parse("[Budgets]\n\(key)=5GB\n", path: "names.conf")
+        let expected: Budget.Target = InterfaceClass(rawValue: key).map { .interfaceClass($0) } ?? .interface(key)
+        #expect(configuration.budgets.map(\.target) == [expected])
+    }
+
+    @Test(arguments: [
+        ("celular", "cellular", 1), ("cellualr", "cellular", 1), ("wirde", "wired", 1), ("tunnle", "tunnel", 1),
+        ("ohter", "other", 1), ("cellar", "cellular", 2), ("wwan0", "wifi", 4), ("", "wifi", 4), ("wifi", "wifi", 0),
+    ])
+    func editDistance(_ testCase: (String, String, Int)) {
+        #expect(ConfigurationFile.editDistance(Array(testCase.0), Array(testCase.1)) == testCase.2)
+    }
 
     @Test(arguments: badFiles)
     func rejectsWithFileAndLine(_ testCase: (text: String, error: String)) {

@@ -239,6 +239,40 @@ struct StatusCommandTests {
         #expect(try ifmeter(daemon, ["check"]).status == 0)
     }
 
+    /// A budget for an interface the store has never counted (named before
+    /// the link first appears, or misspelt) is said once on stderr by check
+    /// and status, and its row says so rather than "ok, too early": a cron
+    /// check on it would otherwise stay silent for good.
+    @Test func aBudgetForAnInterfaceNeverCountedIsSaidSo() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 2, size: 1000, persist: true)
+        try daemon.waitForLog("tun0: counting")
+        #expect(daemon.stop() == 0)
+        try daemon.writeConfiguration("[Budgets]\ntun0=1TB\nwwan1=5GB\n")
+        let warning = "ifmeter: budget wwan1: no interface of that name has been counted yet\n"
+        for arguments in [["check"], ["status"], ["status", "-i", "tun0"]] {
+            let result = try ifmeter(daemon, arguments)
+            #expect(result.status == 0, "\(arguments): \(result.standardError)")
+            #expect(result.standardError == warning, "\(arguments)")
+            let lines = result.standardOutput.split(separator: "\n")
+            let row = try #require(lines.first { $0.hasPrefix("  wwan1 ") }, "\(arguments): \(result.standardOutput)")
+            #expect(row.hasSuffix("  not counted yet"), "\(arguments): \(row)")
+            #expect(lines.first { $0.hasPrefix("  tun0 ") }?.hasSuffix("  ok, too early") == true, "\(arguments): \(result.standardOutput)")
+            #expect(row.count <= 80, "\(arguments): \(row)")
+        }
+        let checked = try ifmeter(daemon, ["check", "--json"])
+        #expect(checked.standardError == warning)
+        let budgets = try #require(try json(checked)["budgets"] as? [[String: Any]])
+        #expect(budgets.map { $0["interface_counted"] as? Bool } == [true, false], "\(budgets)")
+        // Counted once, it is an interface like any other.
+        try daemon.namespace.tunTraffic(name: "wwan1", rxPackets: 1, size: 1000, persist: true)
+        try daemon.runOnce()
+        let later = try ifmeter(daemon, ["check"])
+        #expect(later.standardError == "")
+        #expect(!later.standardOutput.contains("not counted yet"), "\(later.standardOutput)")
+    }
+
     @Test func everyReadCommandSpeaksVersionedJSON() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.start(interval: 60)

@@ -189,9 +189,15 @@ package enum ConfigurationFile {
     }
 
     /// A budget for a class (`cellular=20GB`) or an interface (`wwan0=5GiB`).
+    /// An interface may be budgeted before it is first seen, so a name
+    /// nothing knows is no error; but a key that is no class and close to
+    /// one (`misspeltClass`) is a typo, whose budget would never alarm.
     static func budget(target typed: String, value: String) throws(Message) -> Budget {
         let target = InterfaceClass(rawValue: typed) != nil ? typed : InterfaceName.fromUser(typed)
         let interfaceClass = InterfaceClass(rawValue: target)
+        if interfaceClass == nil, let meant = misspeltClass(typed) {
+            throw Message(text: "\(quoted(typed))=: not a class; did you mean \(meant.rawValue)? (a key this close to a class names an interface only if it has a digit, like wwan0)")
+        }
         // The key is judged first, as an alias's name: the amount's error
         // then names a class or an interface, never a 4 KiB line.
         guard interfaceClass != nil
@@ -203,6 +209,41 @@ package enum ConfigurationFile {
             throw Message(text: "\(target)=\(quoted(value)): expected an amount like 20GB (1000-based) or 5GiB (1024-based)")
         }
         return Budget(target: interfaceClass.map { .interfaceClass($0) } ?? .interface(target), bytes: bytes, decimal: decimal)
+    }
+
+    /// The class a key that is not one was meant to be: five characters or
+    /// more, no digit, and within two edits (`editDistance`, letter case
+    /// aside) of a class's name. Kernel names nearly always carry a digit
+    /// (`wwan0`, `wlp2s0`, `tun0`) and short ones (`wlan`) are too near
+    /// everything to judge: both stay interface names.
+    static func misspeltClass(_ key: String) -> InterfaceClass? {
+        guard key.count >= 5, !key.contains(where: { $0.isASCII && $0.isNumber }) else { return nil }
+        let typed = Array(key.lowercased())
+        return InterfaceClass.allCases
+            .filter { abs($0.rawValue.count - typed.count) <= 2 }
+            .map { ($0, editDistance(typed, Array($0.rawValue))) }
+            .filter { $0.1 <= 2 }
+            .min { $0.1 < $1.1 }?.0
+    }
+
+    /// Damerau-Levenshtein distance, in its optimal-string-alignment form:
+    /// insertions, deletions, substitutions and transpositions of adjacent
+    /// characters (`cellualr`) count one each.
+    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+        if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
+        var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { table[i][0] = i }
+        for j in 0...b.count { table[0][j] = j }
+        for i in 1...a.count {
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    table[i][j] = min(table[i][j], table[i - 2][j - 2] + 1)
+                }
+            }
+        }
+        return table[a.count][b.count]
     }
 
     /// Whether an amount byteAmount accepted is written in powers of 1000

@@ -70,6 +70,10 @@ package struct BudgetStatus: Sendable {
     /// A labelled linear projection of use at the end of the cycle, from the time observed.
     package var projection: BudgetProjection
     package var state: State
+    /// For a budget naming an interface, whether the store has counted one
+    /// of that name (it may be budgeted before it appears, or misspelt);
+    /// nil for a class.
+    package var interfaceCounted: Bool? = nil
 
     package var remaining: Int64 { Int64(clamping: budget.bytes) - Int64(clamping: used) }
 }
@@ -221,13 +225,15 @@ package enum SnapshotReader {
                 case .interface(let name): snapshot.name == name
                 }
             }
+            var interfaceCounted: Bool?
+            if case .interface = budget.target { interfaceCounted = !members.isEmpty }
             let used = members.reduce(UInt64(0)) { .saturating($0, plus: $1.cycle.totalBytes) }
             // With no member yet, counting for it begins now.
             let countingSince = members.map(\.firstSeen).min() ?? now
             let projection = BudgetProjection(used: used, cycleStart: cycleStart, cycleEnd: cycleEnd, countingSince: countingSince, now: now)
             let state: BudgetStatus.State =
                 used > budget.bytes ? .exceeded : projection.isTrusted && projection.projected > budget.bytes ? .projectedOver : .ok
-            return BudgetStatus(budget: budget, used: used, projection: projection, state: state)
+            return BudgetStatus(budget: budget, used: used, projection: projection, state: state, interfaceCounted: interfaceCounted)
         }
         return Snapshot(
             now: now, bootID: bootID, billingDay: configuration.billingDay, cycleStart: cycleStart, cycleEnd: cycleEnd,
@@ -283,6 +289,15 @@ extension SnapshotReader {
             classes[link.name] = classifier.classify(link).interfaceClass ?? .other
         }
         return LiveAdditions(deltas: deltas, classes: classes, firstSeen: firstSeen, present: Set(kernel.map(\.name)), unwatched: unwatched)
+    }
+}
+
+extension Snapshot {
+    /// What `status` and `check` say once on stderr: each budget naming an
+    /// interface the store has never counted. Its row alone would read as
+    /// a budget with room left, and `check` exits 0 on it for good.
+    package var budgetWarnings: [String] {
+        budgets.filter { $0.interfaceCounted == false }.map { "budget \($0.budget.label): no interface of that name has been counted yet" }
     }
 }
 

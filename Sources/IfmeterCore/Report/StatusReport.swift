@@ -137,6 +137,7 @@ package enum StatusReport {
             let verdict: String
             switch status.state {
             // Short: the row stays within 80 columns (projected shows "-").
+            case .ok where status.interfaceCounted == false: verdict = "not counted yet"
             case .ok: verdict = projection.isTrusted ? "ok" : "ok, too early"
             case .projectedOver: verdict = "at risk"
             case .exceeded: verdict = "EXCEEDED"
@@ -273,6 +274,7 @@ package enum StatusReport {
         }
         return .object([
             ("target", .string(status.budget.label)), ("target_kind", .string(kind)),
+            ("interface_counted", status.interfaceCounted.map { .bool($0) } ?? .null),
             ("budget_bytes", .uint(status.budget.bytes)), ("used_bytes", .uint(status.used)),
             ("remaining_bytes", .int(status.remaining)),
             // As the text's "-": no figure before a day is observed.
