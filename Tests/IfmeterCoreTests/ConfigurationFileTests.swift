@@ -57,8 +57,10 @@ import Testing
     static let badFiles: [(text: String, error: String)] = [
         ("[Daemon]\nSampleIntervalSec=fast", "bad.conf:2: SampleIntervalSec=\"fast\": expected seconds from 0.1 to 86400.0"),
         ("[Daemon]\nSampleIntervalSec=0", "bad.conf:2: SampleIntervalSec=\"0\": expected seconds from 0.1 to 86400.0"),
-        ("[Daemon]\nSampelIntervalSec=5", "bad.conf:2: unknown key \"SampelIntervalSec\" in [Daemon] (known: SampleIntervalSec= CommitIntervalSec= StateDirectory= MaxRate= CounterSource= EventBufferBytes= BootIDPath= MetricsFile= JournalFile= JournalMaxBytes= MetricsKeepGoneSec= SysfsRoot=)"),
-        ("[Interfaces]\nWatc=wifi", "bad.conf:2: unknown key \"Watc\" in [Interfaces] (known: Watch=)"),
+        ("[Daemon]\nSampelIntervalSec=5", "bad.conf:2: unknown key \"SampelIntervalSec\" in [Daemon]; did you mean SampleIntervalSec=?"),
+        ("[Interfaces]\nWatc=wifi", "bad.conf:2: unknown key \"Watc\" in [Interfaces]; did you mean Watch=?"),
+        ("[Interfaces]\nClasses=wifi", "bad.conf:2: unknown key \"Classes\" in [Interfaces] (known: Watch=)"),
+        ("[Retention]\ndailydays=40", "bad.conf:2: unknown key \"dailydays\" in [Retention]; did you mean DailyDays=?"),
         ("[Deamon]", "bad.conf:1: unknown section \"Deamon\" (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets], [Aliases])"),
         // A name from a 4 KiB line is shown as far as a person reads it.
         ("[" + String(repeating: "s", count: 4000) + "]", "bad.conf:1: unknown section \"" + String(repeating: "s", count: 40) + "…\" (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets], [Aliases])"),

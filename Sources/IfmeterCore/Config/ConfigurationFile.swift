@@ -148,8 +148,13 @@ package enum ConfigurationFile {
         case ("Retention", "MonthlyMonths"): c.retention.monthlyMonths = Int(try count(value, key: key, range: 0...100_000))
         case ("Retention", "YearlyYears"): c.retention.yearlyYears = Int(try count(value, key: key, range: 0...10_000))
         default:
-            let known = knownKeys[section].map { " (known: \($0.map { $0 + "=" }.joined(separator: " ")))" } ?? ""
-            throw Message(text: "unknown key \(quoted(key)) in [\(section)]\(known)")
+            // A typo names the key meant; anything else lists the section's keys.
+            let keys = knownKeys[section] ?? []
+            let typed = Array(key.lowercased())
+            let nearest = keys.map { ($0, editDistance(typed, Array($0.lowercased()))) }.min { $0.1 < $1.1 }
+            let hint = if let nearest, nearest.1 <= 2 { "; did you mean \(nearest.0)=?" }
+                else if keys.isEmpty { "" } else { " (known: \(keys.map { $0 + "=" }.joined(separator: " ")))" }
+            throw Message(text: "unknown key \(quoted(key)) in [\(section)]\(hint)")
         }
     }
 
