@@ -278,6 +278,23 @@ struct DaemonTests {
         #expect(try daemon.reasons("tun0") == ["history-unknown", "unwatched"])
     }
 
+    /// A configuration that appeared after the start is the daemon's own
+    /// file at the reload that reads it: a `MetricsFile=` naming it is
+    /// refused, and the file stays as written (it had been replaced by the
+    /// metrics, and every later reload and `ifmeter` failed on it).
+    @Test func aDefaultConfigurationCreatedAfterTheStartIsNeverAnOutput() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.startOnTheDefaultConfiguration(interval: 1)
+        let text = "[Daemon]\nMetricsFile=/etc/ifmeter/./ifmeter.conf\n"
+        try daemon.writeDefaultConfiguration(text)
+        daemon.signal(SIGHUP)
+        try daemon.waitForLog("reload: keeping MetricsFile=")
+        try daemon.waitForLog("the same file as /etc/ifmeter/ifmeter.conf")
+        usleep(1_500_000)  // a sample or more: the metrics file would have been written by now
+        #expect(try daemon.readDefaultConfiguration() == text)
+        #expect(daemon.stop() == 0)
+    }
+
     /// Renamed to a name an override ignores: counted up to the rename,
     /// closed under the name it was counted under; the ignored name gets
     /// no row, event or metrics series.

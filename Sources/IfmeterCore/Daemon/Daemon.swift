@@ -64,9 +64,9 @@ package final class Daemon {
     private var meter: Meter
     private var metrics: MetricsFile?
     private let journalPath: String
-    /// The store, its WAL, index, lock and pid file, and the configuration
-    /// file in use: no output may land on them. Found once, at start.
-    private let ownFiles: [String]
+    /// The store, its WAL, index, lock and pid file: no output may land on
+    /// them, nor on the configuration file (`ownFiles`).
+    private let storeFiles: [String]
     /// Where life changes wait for the next store commit; nil when it could
     /// not be written (they then go straight to the store).
     private var journal: CommitJournal?
@@ -155,11 +155,8 @@ package final class Daemon {
             queueOutlivesProcess: eventSocketWasKept, sampleInterval: configuration.sampleInterval)
         meter = Meter(bootID: bootID, namespace: namespace, width: linkSource.counterWidth, policy: Meter.Policy(configuration))
         journalPath = configuration.resolvedJournalFile(stateDirectory: stateDirectory)
-        // The configuration only when it is a file: `--config /dev/null` is no file of ours.
-        let configurationFile = [options.configurationPath].compactMap { $0 }.filter {
-            FileSystem.exists($0) && FileSystem.nonFileKind($0, followingSymbolicLinks: true) == nil
-        }
-        ownFiles = CounterStore.stateFiles(in: stateDirectory) + configurationFile
+        storeFiles = CounterStore.stateFiles(in: stateDirectory)
+        let ownFiles = Self.ownFiles(storeFiles: storeFiles, configurationPath: options.configurationPath)
         metrics = try Self.metricsFile(configuration.metricsFile, taken: ownFiles + [journalPath])
         // A journal is emptied and rewritten: it must never be a file the
         // daemon keeps for something else. A directory, device, FIFO or
@@ -168,6 +165,16 @@ package final class Daemon {
         try Self.checkOutputPath(
             journalPath, key: "JournalFile=", purpose: "journal", refusing: [.directory, .device, .fifo, .socket],
             taken: ownFiles + [configuration.metricsFile].compactMap { $0 })
+    }
+
+    /// The store's files and the configuration file, as they stand now: a
+    /// default configuration may appear after the start, and a reload that
+    /// reads it must not let an output land on it. The configuration only
+    /// when it is a file: `--config /dev/null` is no file of ours.
+    private static func ownFiles(storeFiles: [String], configurationPath: String?) -> [String] {
+        storeFiles + [configurationPath].compactMap { $0 }.filter {
+            FileSystem.exists($0) && FileSystem.nonFileKind($0, followingSymbolicLinks: true) == nil
+        }
     }
 
     /// The one check of a path the daemon writes besides its store
@@ -912,6 +919,7 @@ package final class Daemon {
         let metricsMoved = reloaded.metricsFile != configuration.metricsFile
         if metricsMoved {
             do {
+                let ownFiles = Self.ownFiles(storeFiles: storeFiles, configurationPath: configurationPath)
                 metrics = try Self.metricsFile(reloaded.metricsFile, taken: ownFiles + [journalPath])
                 configuration.metricsFile = reloaded.metricsFile
                 metricsWrites.reset()

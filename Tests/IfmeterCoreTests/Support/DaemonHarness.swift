@@ -100,6 +100,13 @@ final class DaemonHarness {
         #expect(result.status == 0, "\(result.standardError)")
     }
 
+    /// The default configuration file as the daemon that
+    /// `startOnTheDefaultConfiguration` started sees it.
+    func readDefaultConfiguration() throws -> String {
+        let pid = try #require(process?.processIdentifier)
+        return try runProcess("/usr/bin/nsenter", ["--target", String(pid), "--mount", "/bin/cat", "/etc/ifmeter/ifmeter.conf"]).standardOutput
+    }
+
     private func launch(_ arguments: [String], environment: [String: String]) throws {
         let process = Process()
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
