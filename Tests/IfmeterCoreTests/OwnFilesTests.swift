@@ -38,6 +38,57 @@ struct OwnFilesTests {
         try daemon.runOnce()
     }
 
+    /// The journal's directory swapped, while the daemon runs, for a link
+    /// into /sys: the journal is not written again there (its header had
+    /// gone into the link's alias); what it held and the lives after go to
+    /// the store, and a kill -9 loses none of them.
+    @Test func aJournalDirectorySwappedIntoTheKernelsFilesGetsNoJournal() throws {
+        let runtime = try TestEnvironment.temporaryDirectory("journal-swap")
+        defer { try? FileManager.default.removeItem(at: runtime) }
+        let directory = runtime.appendingPathComponent("jd").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "JournalFile=\(directory)/ifalias\n")
+        let alias = "/sys/class/net/lo/ifalias"
+        let aliasBefore = try daemon.namespace.exec(["cat", alias])
+        try daemon.start(interval: 3600, commitInterval: 3600)
+        try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 3, size: 100)
+        try daemon.waitForLog("vpn0: removed")
+        #expect(rename(directory, directory + ".old") == 0)
+        #expect(symlink("/sys/class/net/lo", directory) == 0)
+        try daemon.namespace.tunTraffic(name: "vpn1", rxPackets: 4, size: 100)
+        try daemon.waitForLog("vpn1: removed")
+        try daemon.waitForLog("among the kernel's files")
+        #expect(try daemon.namespace.exec(["cat", alias]) == aliasBefore)
+        #expect(daemon.stop(with: SIGKILL) == SIGKILL)
+        let stored = try daemon.storeFile().interfaces()
+        #expect(stored.first { $0.name == "vpn0" }?.totals.rxBytes == 300)
+        #expect(stored.first { $0.name == "vpn1" }?.totals.rxBytes == 400)
+        // Nor by the next generation the commit began.
+        #expect(try daemon.namespace.exec(["cat", alias]) == aliasBefore)
+    }
+
+    /// An atomic write (the metrics file, `graph --svg`) whose directory
+    /// resolves into /dev, directly or through a symbolic link, writes
+    /// nothing there: judged on the directory it opened.
+    @Test func anAtomicWriteIntoTheKernelsFilesWritesNothing() throws {
+        let scratch = try TestEnvironment.temporaryDirectory("atomic-dev")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let throughLink = scratch.appendingPathComponent("dev").path
+        #expect(symlink("/dev", throughLink) == 0)
+        for (path, created) in [
+            ("/dev/ifmeter-test-\(getpid()).prom", "/dev/ifmeter-test-\(getpid()).prom"),
+            (throughLink + "/ifmeter-test-\(getpid())-link.prom", "/dev/ifmeter-test-\(getpid())-link.prom"),
+        ] {
+            defer { unlink(created) }
+            #expect {
+                try FileSystem.writeAtomically(Array("x\n".utf8), to: path, synced: false)
+            } throws: { error in
+                "\(error)" == "\(path): replace: in /dev, among the kernel's files; nothing written there"
+            }
+            #expect(!FileSystem.exists(created))
+        }
+    }
+
     /// The configuration file in use, named as the metrics file (by another
     /// spelling: the same file, not the same text) or as the journal: the
     /// start is refused (exit 78) and the file kept. The metrics file had

@@ -197,20 +197,12 @@ package final class Daemon {
             throw DaemonStartError(message: "\(key)\(path): \(kind), not a file; left untouched: name a file of its own", exitCode: .config)
         }
         let directory = FileSystem.directoryName(path)
-        if let root = kernelFileSystem(holding: FileSystem.resolvedPath(directory) ?? directory) {
+        if let root = FileSystem.kernelTree(holding: directory) {
             throw DaemonStartError(message: "\(key)\(path): in \(root), among the kernel's files; choose a file of its own elsewhere", exitCode: .config)
         }
         guard FileSystem.isDirectory(directory) else {
             throw DaemonStartError(message: "\(path): \(purpose) directory \(directory) does not exist", exitCode: .cannotCreate)
         }
-    }
-
-    /// The kernel's tree (/dev, /proc, /sys) that `directory` (resolved) is
-    /// in, if any. /dev/shm is a tmpfs for anyone's files.
-    private static func kernelFileSystem(holding directory: String) -> String? {
-        func isIn(_ root: String) -> Bool { directory == root || directory.hasPrefix(root + "/") }
-        if isIn("/dev/shm") { return nil }
-        return ["/dev", "/proc", "/sys"].first(where: isIn)
     }
 
     /// The name the event socket is kept under in the service manager.

@@ -123,6 +123,7 @@ package final class CommitJournal {
     /// is written). Nil when another process holds it: two daemons on one
     /// journal would empty each other's records.
     package static func lock(_ path: String) throws(JournalError) -> (file: AppendFile, previous: [UInt8])? {
+        try refuseKernelTree(path)
         do {
             guard let (fd, size) = try FileSystem.openRegularFile(path, flags: O_RDWR | O_CREAT, mode: fileMode, limit: sizeLimit) else {
                 throw SystemError("open", path: path, errno: ENOENT)
@@ -164,11 +165,22 @@ package final class CommitJournal {
     /// Whether its path still names the file written (see `AppendFile`).
     package var isAtItsPath: Bool { file.isAtItsPath }
 
+    /// Before anything is moved aside or opened (which creates): a
+    /// directory swapped for a link into /sys or /dev while the daemon runs
+    /// (the start refused such a path already) gets no journal, and what
+    /// stands there is not renamed.
+    private static func refuseKernelTree(_ path: String) throws(JournalError) {
+        if let root = FileSystem.kernelTree(holding: FileSystem.directoryName(path)) {
+            throw JournalError(path: path, detail: "in \(root), among the kernel's files; nothing written there")
+        }
+    }
+
     /// This journal written again at its path, header and records, for when
     /// the path no longer names its file: whatever stands there now (another
     /// file, a copy) is moved aside first. Nil when another process holds
     /// a journal there.
     package func writtenAgainAtItsPath(now: Int64) throws(JournalError) -> CommitJournal? {
+        try Self.refuseKernelTree(path)
         // A directory or device put there is not moved: it is no file the
         // journal could have been, and someone meant it to stand there.
         if let kind = FileSystem.nonFileKind(path) { throw JournalError(path: path, detail: "\(kind) put there while the daemon ran; left untouched") }

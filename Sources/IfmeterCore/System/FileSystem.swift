@@ -155,6 +155,27 @@ package enum FileSystem {
         return String(cString: resolved)
     }
 
+    /// The kernel's tree (/dev, /proc, /sys) that `directory` is in once
+    /// resolved, if any: no output of ifmeter's belongs there (a journal
+    /// had written its header into a link's alias, /sys/class/net/LINK/
+    /// ifalias). /dev/shm is a tmpfs for anyone's files.
+    package static func kernelTree(holding directory: String) -> String? {
+        kernelTree(ofResolved: resolvedPath(directory) ?? directory)
+    }
+
+    /// The same for the directory `descriptor` holds open, where the path
+    /// it was opened by may since name another (a directory swapped for a
+    /// symbolic link into /sys while the daemon runs).
+    static func kernelTree(ofDirectoryDescriptor descriptor: Int32) -> String? {
+        symbolicLinkTarget("/proc/self/fd/\(descriptor)").flatMap(kernelTree(ofResolved:))
+    }
+
+    private static func kernelTree(ofResolved directory: String) -> String? {
+        func isIn(_ root: String) -> Bool { directory == root || directory.hasPrefix(root + "/") }
+        if isIn("/dev/shm") { return nil }
+        return ["/dev", "/proc", "/sys"].first(where: isIn)
+    }
+
     /// Whether path is a directory (following symlinks).
     package static func isDirectory(_ path: String) -> Bool {
         var info = stat()
@@ -532,6 +553,12 @@ extension FileSystem {
         if directoryFD < 0 && errno == EACCES { directoryFD = retrying { open(directory, openPathOnly | O_DIRECTORY | O_CLOEXEC) } }
         if directoryFD < 0 { throw SystemError("open its directory \(directory)", path: path, errno: errno) }
         defer { close(directoryFD) }
+        // Judged on the directory opened, which every step below goes
+        // through: a check of the path before could be answered by one
+        // directory and the write land in another.
+        if let root = kernelTree(ofDirectoryDescriptor: directoryFD) {
+            throw SystemError("replace", path: path, errno: EPERM, explanation: "in \(root), among the kernel's files; nothing written there")
+        }
         // The rename would replace a device as it replaces a file (`--svg
         // /dev/null` as root: the system's /dev/null), and cannot replace a
         // directory (`--svg dir`). A FIFO or socket holds nothing to lose,
