@@ -116,14 +116,14 @@ import Testing
     /// test writes in its place (`_`, `.`, `:` included).
     @Test(arguments: [
         "3f1c9a52-8d4e-4b7a-9c0f-2e6d5a1b7c84\n", "3f1c9a52-8d4e-4b7a-9c0f-2e6d5a1b7c84", "test-boot-1\n", "host_1.boot:7\n",
-        "vm.example:boot_2", String(repeating: "a", count: 64) + "\n",
+        "vm.example:boot_2", String(repeating: "a", count: 64) + "\n", "written-on-windows\r\n",
     ])
     func bootIDsAccepted(_ content: String) throws {
         let directory = try TestEnvironment.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("boot_id").path
         try content.write(toFile: path, atomically: true, encoding: .utf8)
-        #expect(try BootID.read(from: path) == content.filter { $0 != "\n" })
+        #expect(try BootID.read(from: path) == content.filter { $0 != "\n" && $0 != "\r\n" })
     }
 
     @Test func theKernelsBootIDIsAccepted() throws {
@@ -138,6 +138,13 @@ import Testing
         ("a space", "boot 1\n"),
         ("a slash", "boot/1\n"),
         ("two lines", "boot-1\nboot-2\n"),
+        // Only the final line break is dropped: spaces and a lone CR are
+        // no part of an id (they had been trimmed into one).
+        ("a leading space", " boot-1\n"),
+        ("a trailing space", "boot-1 \n"),
+        ("a tab", "\tboot-1"),
+        ("a lone CR", "boot-1\r"),
+        ("nothing at all", ""),
     ]
 
     @Test(arguments: notBootIDs)

@@ -48,17 +48,23 @@ package enum BootID {
     /// wrong, where a device or FIFO is no input at all.
     package static func read(from path: String) throws -> String {
         guard let text = try FileSystem.readText(path, atMost: fileLimit) else { throw SystemError("open", path: path, errno: ENOENT) }
-        // The kernel ends its line with a break; a second line is no boot id.
-        let id = (text.last == "\n" ? text.dropLast() : Substring(text)).trimmingWhitespace()
-        guard !id.isEmpty else { throw SystemError("read boot id (empty)", path: path, errno: EINVAL) }
+        // The kernel ends its line with a break (a file written elsewhere,
+        // perhaps with CRLF): that alone is dropped. Bytes, not Characters:
+        // "\r\n" is one Character in Swift. Spaces around an id are no part
+        // of any, and a second line is no boot id.
+        var id = Array(text.utf8)
+        if id.last == UInt8(ascii: "\n") {
+            id.removeLast()
+            if id.last == UInt8(ascii: "\r") { id.removeLast() }
+        }
         // The kernel's is a UUID; a BootIDPath= naming some other file
         // (/etc/passwd) must not become every life's and event's boot id.
-        guard id.utf8.count <= 64, id.utf8.allSatisfy(isBootIDByte) else {
+        guard !id.isEmpty, id.count <= 64, id.allSatisfy(isBootIDByte) else {
             throw SystemError(
                 "read boot id", path: path, errno: EINVAL,
-                explanation: "not a boot id (one line of at most 64 letters, digits, '-', '_', '.' and ':', as \(defaultPath) holds)")
+                explanation: "\(id.isEmpty ? "empty, " : "")not a boot id (one line of at most 64 letters, digits, '-', '_', '.' and ':', as \(defaultPath) holds)")
         }
-        return id
+        return String(decoding: id, as: UTF8.self)
     }
 
     private static func isBootIDByte(_ byte: UInt8) -> Bool {
