@@ -130,6 +130,12 @@ import Testing
         }
     }
 
+    /// A file saved with a byte-order mark reads as the same file.
+    @Test func aByteOrderMarkIsNoPartOfTheFirstLine() throws {
+        let configuration = try ConfigurationFile.parse("\u{FEFF}[Daemon]\r\nSampleIntervalSec=5\r\n", path: "bom.conf")
+        #expect(configuration.sampleInterval == 5)
+    }
+
     @Test func crlfLineEndsAreLinesToo() throws {
         let configuration = try ConfigurationFile.parse("[Daemon]\r\nSampleIntervalSec=5\r\n[Classes]\r\nppp*=tunnel\r\n", path: "dos.conf")
         #expect(configuration.sampleInterval == 5)

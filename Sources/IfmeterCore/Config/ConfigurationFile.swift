@@ -56,6 +56,9 @@ package enum ConfigurationFile {
         var configuration = base
         var section: String?
         var seen: Set<String> = []
+        // A byte-order mark (editors on Windows write one) is no part of the
+        // first line: invisible, it had made "[Daemon]" no section.
+        let text = text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
         for (offset, rawLine) in lines(of: text).enumerated() {
             let number = offset + 1
             func fail(_ message: String) -> ConfigurationError {
