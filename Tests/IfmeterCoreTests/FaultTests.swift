@@ -185,6 +185,25 @@ struct FaultTests {
         #expect(try daemon.totals("tun0") == totals)
     }
 
+    /// A symbolic link at the store's -wal or -shm: the writers (the daemon,
+    /// forget) name it in their one line, where SQLite's failure to open it
+    /// (O_NOFOLLOW) named the store; the file it points at is untouched.
+    @Test(arguments: ["-wal", "-shm"])
+    func aSymbolicLinkBesideTheStoreIsNamed(_ suffix: String) throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.runOnce()
+        let target = daemon.directory.appendingPathComponent("elsewhere").path
+        #expect(FileManager.default.createFile(atPath: target, contents: Data("kept".utf8)))
+        #expect(symlink(target, daemon.stateDirectory + "/ifmeter.db" + suffix) == 0)
+        let result = try daemon.runOnceAllowingFailure()
+        #expect(result.status == ExitCode.cannotCreate.rawValue, "\(result.standardError)")
+        #expect(result.standardError == "ifmeterd: \(daemon.stateDirectory)/ifmeter.db\(suffix): a symbolic link, never written through; to keep the store elsewhere, point the state directory (--state-dir, StateDirectory=) there\n")
+        let forget = try daemon.namespace.run([TestEnvironment.binary("ifmeter"), "--config", daemon.configPath, "--state-dir", daemon.stateDirectory, "forget", "tun0"])
+        #expect(forget.status == ExitCode.cannotCreate.rawValue, "\(forget.standardError)")
+        #expect(forget.standardError.contains("ifmeter.db\(suffix): a symbolic link, never written through"), "\(forget.standardError)")
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "kept")
+    }
+
     /// The daemon never creates or writes its store through a symbolic
     /// link: the file would be made wherever it points, readable by all.
     @Test func aSymbolicLinkAsTheStoreIsRefused() throws {

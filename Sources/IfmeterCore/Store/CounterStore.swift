@@ -126,8 +126,12 @@ package final class CounterStore {
         // created wherever it points, at whatever mode. (Not SQLite's
         // NOFOLLOW, which also refuses a state directory reached through
         // one, as /var/lib/ifmeter moved to a larger disk is.) A reader
-        // follows one, as it always did.
-        if !readOnly && FileSystem.isSymbolicLink(path) { throw .symbolicLink(path: path) }
+        // follows one, as it always did. One at -wal or -shm, which SQLite
+        // opens with O_NOFOLLOW, is named here: SQLite's own failure names
+        // the store ("unable to open database file").
+        if !readOnly, let link = [path, path + "-wal", path + "-shm"].first(where: FileSystem.isSymbolicLink) {
+            throw .symbolicLink(path: link)
+        }
         // Here, once, for the daemon and every command: SQLite would open a
         // FIFO and block in its first read, waiting for a writer forever,
         // and fail on a directory with an I/O error that names nothing.
