@@ -214,7 +214,8 @@ enum Commands {
     /// empty screen with exit 0. A link the kernel shows (`present`) but
     /// nothing counts is said to be so.
     static func checkSelection(
-        _ selection: InterfaceSelection, known: some Collection<String>, present: @autoclosure () -> [LinkSample] = [], _ command: CommandName
+        _ selection: InterfaceSelection, known: some Collection<String>, present: @autoclosure () -> [LinkSample] = [],
+        configuration: Configuration = Configuration(), _ command: CommandName
     ) throws(CommandFailure) -> InterfaceSelection {
         let selection = selection.resolvingNames(among: known)
         guard var unknown = selection.unknown(among: known) else { return selection }
@@ -224,13 +225,27 @@ enum Commands {
             let whole = group.joined(separator: "+")
             if links.contains(where: { $0.name == whole }) { unknown = whole }
         }
-        if links.contains(where: { $0.name == unknown }) {
+        if let link = links.first(where: { $0.name == unknown }) {
             throw .usage(CommandLineError(
-                "\(unknown) is a link here that ifmeter does not count (its class is not in Watch=, or it is ignored): 'ifmeter interfaces --all' says why",
+                "\(unknown) is a link here \(whyNotStored(link, configuration)): 'ifmeter interfaces --all' lists every link",
                 command: command, pointsToHelp: false))
         }
         let list = known.isEmpty ? "none yet" : NaturalOrder.sorted(Array(known)).joined(separator: " ")
         throw .usage(CommandLineError("no interface \(unknown) (known: \(list))", command: command))
+    }
+
+    /// Why a link the kernel shows has nothing in the store, as this
+    /// configuration classifies it: never counted (loopback, an ignore),
+    /// a class not watched, or counted but not yet committed.
+    static func whyNotStored(_ link: LinkSample, _ configuration: Configuration) -> String {
+        let classification = configuration.classifier.classify(link)
+        guard let interfaceClass = classification.interfaceClass else {
+            return "that ifmeter does not count (\(classification.signal))"
+        }
+        guard configuration.watchedClasses.contains(interfaceClass) else {
+            return "that ifmeter does not count (\(interfaceClass.rawValue) by \(classification.signal), not in Watch=\(InterfaceClass.spelled(configuration.watchedClasses)))"
+        }
+        return "of a class ifmeter counts, of which the store holds nothing yet (the daemon commits it within CommitIntervalSec=, if it runs with this configuration)"
     }
 
     /// The kernel's links for an error message; none when they cannot be read.
@@ -241,7 +256,7 @@ enum Commands {
     ) throws(CommandFailure) -> Int32 {
         var snapshot = try readSnapshot(context, measureRates: true)
         warnOfBudgets(snapshot)
-        let selection = try checkSelection(selection, known: snapshot.interfaces.map(\.name), present: presentLinks(context), .status)
+        let selection = try checkSelection(selection, known: snapshot.interfaces.map(\.name), present: presentLinks(context), configuration: context.configuration, .status)
         snapshot.interfaces = selection.apply(snapshot.interfaces)
         if display.json {
             try context.print(StatusReport.json(snapshot))
@@ -280,7 +295,7 @@ enum Commands {
         let store = try context.openStore()
         let now = context.now
         let additions = try liveAdditions(store, context, now: now)
-        let selection = try checkSelection(selection, known: additions.classes.keys, present: presentLinks(context), name)
+        let selection = try checkSelection(selection, known: additions.classes.keys, present: presentLinks(context), configuration: context.configuration, name)
         let rows: [HistoryRow]
         let bounds = range.bounds
         do {
@@ -298,7 +313,7 @@ enum Commands {
 
     static func events(_ selection: InterfaceSelection, limit: Int, json: Bool, _ context: Context) throws(CommandFailure) -> Int32 {
         let store = try context.openStore()
-        let selection = try checkSelection(selection, known: try storedNames(store), present: presentLinks(context), .events)
+        let selection = try checkSelection(selection, known: try storedNames(store), present: presentLinks(context), configuration: context.configuration, .events)
         let all: [StoredEvent]
         do { all = try store.events() } catch { throw .store(error) }
         store.close()
@@ -312,7 +327,7 @@ enum Commands {
         _ selection: InterfaceSelection, _ format: ExportFormat, _ granularity: Granularity, _ range: TimeRange, _ context: Context
     ) throws(CommandFailure) -> Int32 {
         let store = try context.openStore()
-        let selection = try checkSelection(selection, known: try storedNames(store), present: presentLinks(context), .export)
+        let selection = try checkSelection(selection, known: try storedNames(store), present: presentLinks(context), configuration: context.configuration, .export)
         let buckets: [StoredBucket]
         let bounds = range.bounds
         do { buckets = try store.buckets(granularity, from: bounds.from, to: bounds.to) } catch { throw .store(error) }
@@ -338,7 +353,7 @@ enum Commands {
         let store = try context.openStore()
         let now = context.now
         let additions = try liveAdditions(store, context, now: now)
-        let selection = try checkSelection(selection, known: additions.classes.keys, present: presentLinks(context), .graph)
+        let selection = try checkSelection(selection, known: additions.classes.keys, present: presentLinks(context), configuration: context.configuration, .graph)
         var failure: StoreError?
         // A panel per class; with -i, a panel per interface or merge.
         let panels = SVGGraph.panels(kind, rows: { granularity, from in
@@ -400,7 +415,7 @@ enum Commands {
         let classifier = configuration.classifier
         var previous = try kernelSample(source)
         let watched = previous.links.filter { classifier.classify($0).interfaceClass.map(shownClasses.contains) ?? false }
-        let selection = try checkSelection(selection, known: watched.map(\.name), present: previous.links, .live)
+        let selection = try checkSelection(selection, known: watched.map(\.name), present: previous.links, configuration: configuration, .live)
         func include(_ link: LinkSample) -> String? {
             guard let interfaceClass = classifier.classify(link).interfaceClass, shownClasses.contains(interfaceClass),
                 selection.isEmpty || selection.members.contains(link.name)
