@@ -39,12 +39,12 @@ func report(_ failure: CommandFailure) -> (String, ExitCode) {
         let directory = FileSystem.directoryName(path)
         if !FileSystem.exists(directory) {
             // A daemon never started, or a mistyped --state-dir.
-            return ("\(directory): no such directory, so no store yet: start the daemon (systemctl start ifmeterd, or make run), or check the state directory (--state-dir, StateDirectory=)", .noInput)
+            return ("\(directory): no such directory, so no store yet: start the daemon (systemctl start ifmeterd, make run, or ifmeterd --state-dir \(directory)), or check the state directory (--state-dir, StateDirectory=)", .noInput)
         }
         if !FileSystem.isDirectory(directory) {
             return ("\(directory): not a directory; the state directory (--state-dir, StateDirectory=) is where the daemon keeps its store", .noInput)
         }
-        return ("\(path): no store yet: start the daemon (systemctl start ifmeterd, or make run)", .noInput)
+        return ("\(path): no store yet: start the daemon (systemctl start ifmeterd, make run, or ifmeterd --state-dir \(directory))", .noInput)
     case .store(let error):
         return (error.description, error.exitCode)
     case .kernel(let message), .unavailable(let message):

@@ -207,7 +207,7 @@ import Testing
         let missing = directory.appendingPathComponent("stat").path
         let typo = try runProcess(ifmeter, ["--state-dir", missing] + command.split(separator: " ").map(String.init))
         #expect(typo.status == ExitCode.noInput.rawValue)
-        #expect(typo.standardError == "ifmeter: \(missing): no such directory, so no store yet: start the daemon (systemctl start ifmeterd, or make run), or check the state directory (--state-dir, StateDirectory=)\n")
+        #expect(typo.standardError == "ifmeter: \(missing): no such directory, so no store yet: start the daemon (systemctl start ifmeterd, make run, or ifmeterd --state-dir \(missing)), or check the state directory (--state-dir, StateDirectory=)\n")
     }
 
     @Test func daemonHelpAndUsageErrors() throws {
