@@ -65,17 +65,23 @@ package struct Classifier: Sendable {
         ("tun*", .tunnel), ("tap*", .tunnel), ("wg*", .tunnel), ("utun*", .tunnel),
     ]
 
+    /// What the first `[Classes]` override matching `name` decides: its
+    /// class, or nil for an ignore; nil when none matches. One rule for a
+    /// link the kernel shows and for a stored name without one.
+    package func override(for name: String) -> Classification? {
+        guard let rule = overrides.first(where: { $0.matches(name) }) else { return nil }
+        switch rule.action {
+        case .assign(let interfaceClass): return Classification(interfaceClass, by: .override(pattern: rule.pattern))
+        case .ignore: return Classification(nil, by: .override(pattern: rule.pattern))
+        }
+    }
+
     package func classify(_ link: LinkSample) -> Classification {
         // Loopback traffic never crosses a link: no override or Watch= counts it.
         if link.arpType == Self.arpLoopback || link.flags & Self.loopbackFlag != 0 {
             return Classification(nil, by: .loopback)
         }
-        if let rule = overrides.first(where: { $0.matches(link.name) }) {
-            switch rule.action {
-            case .assign(let interfaceClass): return Classification(interfaceClass, by: .override(pattern: rule.pattern))
-            case .ignore: return Classification(nil, by: .override(pattern: rule.pattern))
-            }
-        }
+        if let overridden = override(for: link.name) { return overridden }
         if let decided = Self.kindClasses[link.kind] {
             return Classification(decided, by: .linkKind(link.kind))
         }

@@ -136,18 +136,8 @@ package struct Configuration: Sendable {
     /// without the link (not read, or gone), the `stored` class under the
     /// first override its name matches, which needs nothing from the kernel.
     package func counts(_ name: String, stored: InterfaceClass, classification: Classification?) -> Bool {
-        let interfaceClass: InterfaceClass?
-        if let classification {
-            interfaceClass = classification.interfaceClass
-        } else if let rule = overrides.first(where: { $0.matches(name) }) {
-            switch rule.action {
-            case .assign(let assigned): interfaceClass = assigned
-            case .ignore: interfaceClass = nil
-            }
-        } else {
-            interfaceClass = stored
-        }
-        return interfaceClass.map(watchedClasses.contains) ?? false
+        let decided = classification ?? classifier.override(for: name) ?? Classification(stored, by: .noSignal)
+        return decided.interfaceClass.map(watchedClasses.contains) ?? false
     }
 }
 
