@@ -1,11 +1,16 @@
 // Process-wide settings the daemon's loop needs that Swift cannot call
-// directly (prctl is variadic; mallopt is in malloc.h, outside Glibc's
-// module).
+// directly (prctl is variadic; mallopt is in malloc.h and statfs in
+// sys/vfs.h, outside Glibc's module).
+#define _GNU_SOURCE  // statx
 #include "ckernel.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
+#include <linux/magic.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 
 int ifm_set_timer_slack(uint64_t nanoseconds) {
     return prctl(PR_SET_TIMERSLACK, (unsigned long)nanoseconds, 0, 0, 0) == 0 ? 0 : errno;
@@ -13,4 +18,20 @@ int ifm_set_timer_slack(uint64_t nanoseconds) {
 
 int ifm_set_heap_trim_threshold(int bytes) {
     return mallopt(M_TRIM_THRESHOLD, bytes) == 1 ? 0 : -1;
+}
+
+int ifm_is_tmpfs(const char *path) {
+    struct statfs info;
+    if (statfs(path, &info) != 0) return -1;
+    return info.f_type == TMPFS_MAGIC;
+}
+
+int ifm_is_mount_root(const char *path) {
+    struct statx info;
+    if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &info) != 0) return -1;
+    if (!(info.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)) {
+        errno = ENOTSUP;
+        return -1;
+    }
+    return (info.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
 }

@@ -7,6 +7,7 @@ let usage = """
     Usage: ifmeterd [--config FILE] [--state-dir DIR] [--interval SECONDS]
                     [--commit-interval SECONDS] [--metrics-file PATH] [--once]
                     [--benchmark-samples N]
+           ifmeterd [--config FILE] [--state-dir DIR] --wal-index-in DIR
 
     Counts traffic on Wi-Fi, cellular and tunnel interfaces from the kernel's
     interface counters and keeps totals across interface recreation, driver
@@ -25,6 +26,10 @@ let usage = """
                                  (node_exporter's textfile directory)
       --once                     one sample pass, commit, exit (tests, cron)
       --benchmark-samples N      after start-up, time N sample passes (make bench)
+      --wal-index-in DIR         do not run: bind a file in DIR, a tmpfs, over the store's
+                                 WAL index (ifmeter.db-shm) so its writes stay in memory,
+                                 unless a process has it open; as root, before the daemon
+                                 starts (ifmeterd.service does), then exit
       -h, --help                 this help
       --version                  the version
 
@@ -72,6 +77,7 @@ func main() -> Never {
     let interval: String?
     let commitInterval: String?
     let metricsFile: String?
+    let walIndexDirectory: String?
     do {
         configPath = try arguments.option("--config")
         stateDirectory = try arguments.option("--state-dir")
@@ -79,6 +85,7 @@ func main() -> Never {
         commitInterval = try arguments.option("--commit-interval")
         metricsFile = try arguments.option("--metrics-file")
         benchmarkSamples = try arguments.option("--benchmark-samples")
+        walIndexDirectory = try arguments.option("--wal-index-in")
         try arguments.finish()
     } catch {
         usageFailure(error.message)
@@ -118,6 +125,13 @@ func main() -> Never {
     configuration = overrides.applied(to: configuration)
     let environment = Dictionary(
         CommandLine.environment.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+    if let walIndexDirectory {
+        guard walIndexDirectory.hasPrefix("/") else { usageFailure("--wal-index-in \(walIndexDirectory): expected an absolute path") }
+        guard !once, benchmarkCount == nil, interval == nil, commitInterval == nil, metricsFile == nil else {
+            usageFailure("--wal-index-in runs alone: only --config and --state-dir go with it")
+        }
+        placeWALIndex(storeDirectory: configuration.resolvedStateDirectory(environment: environment), runtimeDirectory: walIndexDirectory)
+    }
 
     // Run.
     LocalZone.pinForProcess()
@@ -136,6 +150,37 @@ func main() -> Never {
         exit((once ? daemon.finishOnce() : daemon.run()).rawValue)
     } catch {
         Output.fail(program, error.message, error.exitCode)
+    }
+}
+
+/// `--wal-index-in`: one line on what was done, exit 0 unless it failed.
+func placeWALIndex(storeDirectory: String, runtimeDirectory: String) -> Never {
+    let index = WALIndexPlacement.indexPath(storeDirectory: storeDirectory)
+    let memory = "\(runtimeDirectory)/\(CounterStore.fileName)-shm"
+    do {
+        switch try WALIndexPlacement.place(storeDirectory: storeDirectory, runtimeDirectory: runtimeDirectory) {
+        case .placed:
+            Output.standardError("\(program): WAL index \(index) bound to \(memory): its writes stay in memory\n")
+        case .alreadyPlaced:
+            Output.standardError("\(program): WAL index \(index) already bound to \(memory)\n")
+        case .inUse(let pid):
+            let holder = pid > 0 ? "process \(pid) has" : "a process has"
+            Output.standardError("\(program): WAL index \(index) left on disk: \(holder) the store open (tried again at the next start)\n")
+        case .otherMount:
+            Output.standardError("\(program): WAL index \(index) left as it is: something else is mounted there\n")
+        case .runtimeDirectoryOnDisk:
+            Output.standardError("\(program): WAL index \(index) left on disk: \(runtimeDirectory) is not a tmpfs\n")
+        }
+        exit(0)
+    } catch {
+        Output.fail(program, "WAL index not moved to \(runtimeDirectory): \(error)", exitCode(error.errno))
+    }
+    func exitCode(_ number: Int32) -> ExitCode {
+        switch number {
+        case ENOENT, ENOTDIR: .noInput
+        case EPERM, EACCES: .noPermission
+        default: .ioError
+        }
     }
 }
 
