@@ -234,6 +234,18 @@ if in_ns journalctl "_PID=$main_pid" -o cat | grep -F "EventBufferBytes="; then 
 status=$(in_ns systemctl show -P StatusText ifmeterd)
 case $status in "counting "*) ;; *) fail "STATUS= after start is '$status'";; esac
 ok "dpkg -i $v1 over $v0: user ifmeter, ifmeterd.socket and ifmeterd enabled, started; READY=1 then STATUS=$status"
+# The store's WAL index: bound from /run/ifmeter by the unit's ExecStartPre
+# (at $v0's start; the upgrade's restart found it bound), and the daemon
+# maps that file. Every sqlite3 read below goes through it too.
+index_inode() { in_ns stat -c %i /run/ifmeter/ifmeter.db-shm; }
+mapped_index() { in_ns awk '/ifmeter\.db-shm/ {print $5}' "/proc/$(in_ns systemctl show -P MainPID ifmeterd)/maps" | sort -u; }
+[ "$(in_ns findmnt -n -o FSTYPE --mountpoint /var/lib/ifmeter/ifmeter.db-shm)" = tmpfs ] \
+  || fail "the WAL index is not bound from /run: $(in_ns journalctl -u ifmeterd -o cat | grep -F 'WAL index')"
+[ "$(mapped_index)" = "$(index_inode)" ] || fail "ifmeterd maps WAL index inode '$(mapped_index)', not /run/ifmeter/ifmeter.db-shm's $(index_inode)"
+journal_has_line() { in_ns journalctl -u ifmeterd -o cat | grep -qxF "$1"; }
+journal_has_line "ifmeterd: WAL index /var/lib/ifmeter/ifmeter.db-shm already bound to /run/ifmeter/ifmeter.db-shm" \
+  || fail "the upgrade's restart did not find the WAL index bound"
+ok "the WAL index is /run/ifmeter/ifmeter.db-shm (tmpfs), bound over /var/lib/ifmeter/ifmeter.db-shm; the daemon maps it"
 [ "$(in_ns readlink /var/lib/prometheus/node-exporter/ifmeter.prom)" = /run/ifmeter/ifmeter.prom ] || fail "no link in node_exporter's textfile directory"
 in_ns test -s /run/ifmeter/ifmeter.prom || fail "no metrics file in /run/ifmeter"
 ok "the metrics file is in /run/ifmeter, linked from /var/lib/prometheus/node-exporter"
@@ -567,11 +579,15 @@ in_ns test ! -e /usr/sbin/ifmeterd || fail "remove left /usr/sbin/ifmeterd"
 for unit in ifmeterd.service ifmeterd.socket; do
   [ "$(in_ns readlink /etc/systemd/system/$unit)" = /dev/null ] || fail "remove did not mask $unit"
 done
-ok "dpkg -r: daemon and socket stopped and masked, binaries and link gone, store and configuration kept"
+! in_ns mountpoint -q /var/lib/ifmeter/ifmeter.db-shm && in_ns test ! -e /run/ifmeter/ifmeter.db-shm \
+  || fail "remove left the WAL index bound from /run: $(in_ns findmnt -n --mountpoint /var/lib/ifmeter/ifmeter.db-shm)"
+ok "dpkg -r: daemon and socket stopped and masked, binaries and link gone, WAL index back on disk, store and configuration kept"
 in_ns dpkg -i /root/ifmeter-test/ifmeter-v2.deb > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -i $v2 after remove"; }
 [ "$(in_ns systemctl is-active ifmeterd)" = active ] || fail "ifmeterd not active after reinstalling"
 [ "$(stored_rx tun7)" = 500 ] || fail "after remove and reinstall the store holds '$(stored_rx tun7)' for tun7, expected 500 (the journal of the killed daemon)"
 ok "a life only the journal held (daemon killed before dpkg -r) is in the store after a reinstall: 500 bytes"
+[ "$(mapped_index)" = "$(index_inode)" ] \
+  || fail "after the reinstall ifmeterd maps WAL index inode '$(mapped_index)', not /run's $(index_inode): $(in_ns journalctl -u ifmeterd -o cat | grep -F 'WAL index' | tail -1)"
 in_ns dpkg -P ifmeter > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -P"; }
 in_ns test ! -e /var/lib/ifmeter || fail "purge left /var/lib/ifmeter"
 in_ns test ! -e /etc/ifmeter || fail "purge left /etc/ifmeter"
