@@ -100,8 +100,14 @@ package enum WALIndexPlacement {
             let pid = fcntl(onDisk, F_GETLK, &holder) == 0 && holder.l_type != Int16(F_UNLCK) ? holder.l_pid : 0
             return .inUse(pid: pid)
         }
-        close(try openIndexFile(memory, owner: directory))
-        guard mount(memory, index, nil, UInt(MS_BIND), nil) == 0 else {
+        let inMemory = try openIndexFile(memory, owner: directory)
+        defer { close(inMemory) }
+        // Both ends by their descriptors, never by their paths again: the
+        // two directories belong to the daemon's user, who could otherwise
+        // swap a checked file for a symlink before the mount (which
+        // follows them) and have root bind a file it writes over
+        // /etc/passwd.
+        guard mount("/proc/self/fd/\(inMemory)", "/proc/self/fd/\(onDisk)", nil, UInt(MS_BIND), nil) == 0 else {
             throw SystemError("bind \(memory) over it", path: index, errno: errno)
         }
         return .placed
