@@ -20,15 +20,15 @@ int ifm_set_heap_trim_threshold(int bytes) {
     return mallopt(M_TRIM_THRESHOLD, bytes) == 1 ? 0 : -1;
 }
 
-int ifm_is_tmpfs(const char *path) {
+int ifm_is_tmpfs(int fd) {
     struct statfs info;
-    if (statfs(path, &info) != 0) return -1;
+    if (fstatfs(fd, &info) != 0) return -1;
     return info.f_type == TMPFS_MAGIC;
 }
 
-int ifm_is_mount_root(const char *path) {
+int ifm_is_mount_root(int fd) {
     struct statx info;
-    if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &info) != 0) return -1;
+    if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &info) != 0) return -1;
     if (!(info.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)) {
         errno = ENOTSUP;
         return -1;

@@ -143,14 +143,14 @@ int ifm_set_timer_slack(uint64_t nanoseconds);
  * (mallopt M_TRIM_THRESHOLD); 0, or -1 if refused. */
 int ifm_set_heap_trim_threshold(int bytes);
 
-/* Whether path is on a tmpfs (statfs(2), which Swift's Glibc module does
- * not reach): 1 or 0, or -1 with errno set. */
-int ifm_is_tmpfs(const char *path);
-/* Whether path (not followed if a symlink) is the root of a mount, a bind
- * mount of a file included (statx's STATX_ATTR_MOUNT_ROOT, Linux 5.8+;
- * comparing st_dev with the parent's cannot tell on overlayfs, where a
- * file reports its layer's device): 1 or 0, or -1 with errno set. */
-int ifm_is_mount_root(const char *path);
+/* Whether the file open at fd is on a tmpfs (fstatfs(2), which Swift's
+ * Glibc module does not reach): 1 or 0, or -1 with errno set. */
+int ifm_is_tmpfs(int fd);
+/* Whether the file open at fd is the root of a mount, a bind mount of a
+ * file included (statx's STATX_ATTR_MOUNT_ROOT, Linux 5.8+; comparing
+ * st_dev with the parent's cannot tell on overlayfs, where a file reports
+ * its layer's device): 1 or 0, or -1 with errno set. */
+int ifm_is_mount_root(int fd);
 
 /* ---- Service manager notification (sd_notify(3)) ---- */
 
