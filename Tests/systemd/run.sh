@@ -588,12 +588,19 @@ in_ns dpkg -i /root/ifmeter-test/ifmeter-v2.deb > "$work/dpkg.log" 2>&1 || { cat
 ok "a life only the journal held (daemon killed before dpkg -r) is in the store after a reinstall: 500 bytes"
 [ "$(mapped_index)" = "$(index_inode)" ] \
   || fail "after the reinstall ifmeterd maps WAL index inode '$(mapped_index)', not /run's $(index_inode): $(in_ns journalctl -u ifmeterd -o cat | grep -F 'WAL index' | tail -1)"
+# A reader with the store open through the purge: prerm leaves the WAL
+# index bound under it, and postrm unmounts it as it deletes the store.
+in_ns sh -c '{ echo "SELECT count(*) FROM meta;"; sleep 4; } | sqlite3 -readonly /var/lib/ifmeter/ifmeter.db > /dev/null 2>&1 &'
+sleep 1
 in_ns dpkg -P ifmeter > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -P"; }
+grep -qF "left bound to /run/ifmeter/ifmeter.db-shm: process" "$work/dpkg.log" \
+  || { cat "$work/dpkg.log"; fail "dpkg -P with a reader: prerm did not leave the WAL index bound under it"; }
+in_ns sh -c "grep -q ' /var/lib/ifmeter/ifmeter.db-shm ' /proc/self/mountinfo" && fail "purge left the WAL index mounted"
 in_ns test ! -e /var/lib/ifmeter || fail "purge left /var/lib/ifmeter"
 in_ns test ! -e /etc/ifmeter || fail "purge left /etc/ifmeter"
 left=$(in_ns find /etc/systemd/system -name 'ifmeterd*')
 [ -z "$left" ] || fail "purge left masks or links of the units: $left"
-ok "dpkg -P: store, configuration and the units' masks gone"
+ok "dpkg -P with a reader holding the store: the WAL index unmounted with it; store, configuration and the units' masks gone"
 
 # --- Power off and clean up (the trap), then check nothing is left.
 in_ns systemctl poweroff >/dev/null 2>&1 || true
