@@ -164,8 +164,8 @@ func main() -> Never {
 /// `--wal-index-in` and `--wal-index-out`: one line on what was done,
 /// exit 0 unless it failed.
 func moveWALIndex(in placing: Bool, storeDirectory: String, runtimeDirectory: String) -> Never {
-    let index = WALIndexPlacement.indexPath(storeDirectory: storeDirectory)
-    let memory = "\(runtimeDirectory)/\(CounterStore.fileName)-shm"
+    let index = WALIndexPlacement.indexPath(in: storeDirectory)
+    let memory = WALIndexPlacement.indexPath(in: runtimeDirectory)
     func holder(_ pid: Int32) -> String { pid > 0 ? "process \(pid) has" : "a process has" }
     do {
         let line: String

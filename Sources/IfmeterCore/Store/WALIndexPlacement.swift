@@ -63,8 +63,9 @@ package enum WALIndexPlacement {
     /// The file name of the index, beside the store and in the runtime directory.
     static let indexName = "\(CounterStore.fileName)-shm"
 
-    /// The index's path beside the store in `storeDirectory`.
-    package static func indexPath(storeDirectory: String) -> String { "\(storeDirectory)/\(indexName)" }
+    /// The index's path in `directory`: beside the store in the state
+    /// directory, or the file bound over it in the runtime directory.
+    package static func indexPath(in directory: String) -> String { "\(directory)/\(indexName)" }
 
     /// SQLite's lock bytes in a database file (os_unix.c: the pending
     /// byte at 1 GiB, the reserved byte, then 510 shared bytes).
@@ -86,8 +87,8 @@ package enum WALIndexPlacement {
         }
         var owner = stat()
         guard fstat(store, &owner) == 0 else { throw SystemError("stat", path: storeDirectory, errno: errno) }
-        let indexPath = indexPath(storeDirectory: storeDirectory)
-        let memoryPath = "\(runtimeDirectory)/\(indexName)"
+        let indexPath = Self.indexPath(in: storeDirectory)
+        let memoryPath = Self.indexPath(in: runtimeDirectory)
 
         let onDisk = try openIndex(in: store, path: indexPath, owner: owner)
         defer { close(onDisk) }
@@ -99,11 +100,9 @@ package enum WALIndexPlacement {
                   bound.st_dev == memory.st_dev, bound.st_ino == memory.st_ino else { return .otherMount }
             return .alreadyPlaced
         }
-        let storeFile = try openStoreIfAny(in: store, storeDirectory: storeDirectory)
-        defer { if storeFile >= 0 { close(storeFile) } }
-        if storeFile >= 0, let holder = try lockOrHolder(storeFile, storeLockBytes, path: "\(storeDirectory)/\(CounterStore.fileName)") {
-            return .inUse(pid: holder)
-        }
+        let storeLock = try lockStore(in: store, storeDirectory: storeDirectory)
+        defer { storeLock.release() }
+        if let holder = storeLock.holder { return .inUse(pid: holder) }
         let inMemory = try openIndex(in: runtime, path: memoryPath, owner: owner)
         defer { close(inMemory) }
         guard ifm_is_tmpfs(inMemory) == 1 else { return .runtimeDirectoryOnDisk }
@@ -118,7 +117,7 @@ package enum WALIndexPlacement {
     package static func remove(storeDirectory: String, runtimeDirectory: String) throws(SystemError) -> Removal {
         let store = try openDirectory(storeDirectory)
         defer { close(store) }
-        let indexPath = indexPath(storeDirectory: storeDirectory)
+        let indexPath = Self.indexPath(in: storeDirectory)
         let index = FileSystem.retrying { openat(store, indexName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
         if index < 0 {
             // Nothing there, or a symlink: no mount of ours either way.
@@ -128,11 +127,9 @@ package enum WALIndexPlacement {
         let mounted = try isMountRoot(index, path: indexPath)
         close(index)  // an open file keeps its mount busy
         guard mounted else { return .notPlaced }
-        let storeFile = try openStoreIfAny(in: store, storeDirectory: storeDirectory)
-        defer { if storeFile >= 0 { close(storeFile) } }
-        if storeFile >= 0, let holder = try lockOrHolder(storeFile, storeLockBytes, path: "\(storeDirectory)/\(CounterStore.fileName)") {
-            return .inUse(pid: holder)
-        }
+        let storeLock = try lockStore(in: store, storeDirectory: storeDirectory)
+        defer { storeLock.release() }
+        if let holder = storeLock.holder { return .inUse(pid: holder) }
         // By name, not following a symlink: the name is a mount point, which
         // no process in this namespace can rename or replace meanwhile.
         guard umount2(indexPath, Int32(UMOUNT_NOFOLLOW)) == 0 else {
@@ -180,12 +177,32 @@ package enum WALIndexPlacement {
         return fd
     }
 
-    /// The store file, to lock; -1 when there is none yet (then no process
-    /// can have it open).
-    private static func openStoreIfAny(in directory: Int32, storeDirectory: String) throws(SystemError) -> Int32 {
+    /// The write lock on the store file's SQLite lock bytes, held until
+    /// `release`, or who holds them.
+    private struct StoreLock {
+        /// The store file, -1 when there is none yet (then no process can
+        /// have it open, and there is nothing to lock).
+        let descriptor: Int32
+        /// The process holding a lock there (0 when unknown), nil when
+        /// this one took it.
+        let holder: Int32?
+
+        func release() { if descriptor >= 0 { close(descriptor) } }
+    }
+
+    private static func lockStore(in directory: Int32, storeDirectory: String) throws(SystemError) -> StoreLock {
+        let path = "\(storeDirectory)/\(CounterStore.fileName)"
         let fd = FileSystem.retrying { openat(directory, CounterStore.fileName, O_RDWR | O_NOFOLLOW | O_CLOEXEC) }
-        if fd < 0 && errno != ENOENT { throw SystemError("open", path: "\(storeDirectory)/\(CounterStore.fileName)", errno: errno) }
-        return fd
+        if fd < 0 {
+            guard errno == ENOENT else { throw SystemError("open", path: path, errno: errno) }
+            return StoreLock(descriptor: -1, holder: nil)
+        }
+        do {
+            return StoreLock(descriptor: fd, holder: try lockOrHolder(fd, storeLockBytes, path: path))
+        } catch {
+            close(fd)
+            throw error
+        }
     }
 
     private static func isMountRoot(_ fd: Int32, path: String) throws(SystemError) -> Bool {
