@@ -500,7 +500,7 @@ package struct CounterTracker: Sendable {
                     .removed, name: life.name, old: life.ifindex, new: nil, loss: finalUnknown ? .unknown : .none,
                     detail: finalUnknown
                         ? "deleted; its final message read counters below the last sample (a veth reads rx 0), so what those counted since that sample is unknown"
-                        : "deleted; its final counters were counted"))
+                        : ResetEvent.countedRemovalDetail))
             }
         }
         return outcome

@@ -65,4 +65,11 @@ package struct ResetEvent: Sendable, Hashable {
         self.loss = loss
         self.detail = detail
     }
+
+    /// The detail of a removal whose final counters were all counted.
+    package static let countedRemovalDetail = "deleted; its final counters were counted"
+
+    /// A link deleted under the daemon's eyes with nothing lost: its life's
+    /// end, not a reset. The store keeps it as that life's row alone.
+    package var isCountedRemoval: Bool { reason == .removed && loss == .none }
 }

@@ -23,7 +23,7 @@ struct FaultTests {
             try Data("this is a shopping list, not a database\n".utf8).write(to: URL(fileURLWithPath: path))
         }, "corrupt"),
         ("newer schema", { path in
-            try mustRun("/usr/bin/sqlite3", [path, "PRAGMA user_version = 7;"])
+            try mustRun("/usr/bin/sqlite3", [path, "PRAGMA user_version = \(CounterStore.schemaVersion + 1);"])
         }, "newer than this ifmeter supports"),
     ]
 

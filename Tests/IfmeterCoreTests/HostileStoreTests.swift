@@ -187,6 +187,7 @@ import Testing
     @Test(arguments: [
         "UPDATE interface SET rx_bytes = 'abc'",
         "UPDATE bucket SET tx_bytes = x'00ff'",
+        "INSERT INTO reset_count VALUES (1, 'removed', 'abc')",
     ])
     func textInACountIsRefusedNotReadAsZero(_ statements: String) throws {
         let (directory, state) = try hostileStore(statements)
@@ -203,6 +204,7 @@ import Testing
     /// exit 65, and leaves the file as it was.
     @Test(arguments: [
         "UPDATE interface SET rx_bytes = 9223372036854775000",
+        "INSERT INTO reset_count VALUES (1, 'removed', -5)",
         "UPDATE interface SET tx_dropped = \((1 << 62) - 10); UPDATE bucket SET tx_dropped = 100 WHERE granularity = '5min'; UPDATE meta SET value = '0' WHERE key = 'folded_through'",
     ])
     func theDaemonRefusesTotalsTooLargeToCountOn(_ statements: String) throws {

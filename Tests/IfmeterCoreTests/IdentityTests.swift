@@ -231,7 +231,7 @@ struct IdentityTests {
         #expect(daemon.stop(with: SIGKILL) == SIGKILL)
         try daemon.runOnce()
         #expect(try daemon.reasons("tun1") == ["removed-while-stopped"])
-        #expect(try daemon.store().events().last?.loss == .unknown)
+        #expect(try daemon.store().events().last { $0.name == "tun1" }?.loss == .unknown)
         #expect(try daemon.totalsIfAny("tun1")?.rxBytes ?? 0 <= 50_000)
     }
 

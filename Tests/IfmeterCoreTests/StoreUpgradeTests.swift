@@ -59,11 +59,17 @@ import Testing
         #expect(read.buckets.map(\.count) == [3, 2, 2, 2, 2])
         #expect(read.buckets[2].first { $0.name == "tun0" }?.incomplete == "history-unknown at 1767225600: first seen")
         #expect(read.openLives.map(\.life.name) == ["wwan0"])
+        // tun0's removal is an event row and a life ended 'removed' (version
+        // 7 writes the life alone): listed once, counted once.
+        #expect(read.events.map(\.reason) == [.removed])
+        #expect(read.events.first?.detail == "deleted; final counters counted")
+        #expect(try CounterStore(directory: directory.path, readOnly: true).resetCounts() == ["tun0": ["removed": 1]])
 
         // The daemon's open upgrades it; every figure reads back the same.
         let store = try CounterStore(directory: directory.path)
         #expect(try store.database.query("PRAGMA user_version") { $0.integer(0) } == [CounterStore.schemaVersion])
         #expect(try contents(store) == read)
+        #expect(try store.resetCounts() == ["tun0": ["removed": 1]])
         #expect(try store.integrityCheck() == "ok")
         #expect(try store.database.query("PRAGMA foreign_key_check") { $0.text(0) } == [])
         // Version 3's bucket key, and no index left on what it now orders.

@@ -79,7 +79,7 @@ package final class CounterStore {
     /// checkpointed back: it grows for as long as the daemon commits
     /// (README 'Security'). Readers are the owner and the group's members.
     package static let fileMode: mode_t = 0o640
-    package static let schemaVersion: Int64 = 6
+    package static let schemaVersion: Int64 = 7
     /// The label stored on every row.
     package static let basis = "estimate: kernel interface counters"
 
@@ -195,6 +195,7 @@ package final class CounterStore {
             // than by the first statement that needs it.
             let tables = Set(try database.query("SELECT name FROM sqlite_schema WHERE type = 'table'") { $0.text(0) })
             let needed = ["meta", "interface", "life", "bucket", "event"] + (version >= 2 ? ["present_link", "boot_total"] : [])
+                + (version >= 7 ? ["reset_count"] : [])
             if let missing = needed.first(where: { !tables.contains($0) }) {
                 throw .unexpectedSchema(path: path, version: version, detail: "no table \(missing)")
             }
@@ -249,6 +250,7 @@ package final class CounterStore {
         if version <= 3 { try upgradeFromVersion3() }
         if version <= 4 { try upgradeFromVersion4() }
         if version <= 5 { try upgradeFromVersion5() }
+        if version <= 6 { try upgradeFromVersion6() }
     }
 
     /// Version 2 records the network namespace of each life, the links present
@@ -354,6 +356,23 @@ package final class CounterStore {
         }
     }
 
+    /// Version 7 writes no event row for a removal whose final counters
+    /// were all counted: its life row (`end_reason` 'removed', kept by
+    /// `FiveMinuteHours=`) already says when and which ifindex, and under
+    /// a tunnel restarted every few seconds that row and its `event_time`
+    /// entry were ten of a commit's 22 pages (README Footprint). Readers
+    /// list those removals from `life` (`countedRemovals`); what the prune
+    /// deletes is counted on in `reset_count`. Version 6's event rows of
+    /// such removals stay, and are listed once.
+    private func upgradeFromVersion6() throws(StoreError) {
+        try database.transaction { () throws(StoreError) in
+            try database.execute("""
+                \(Self.resetCountTable)
+                PRAGMA user_version = 7;
+                """)
+        }
+    }
+
     /// The largest counter a writer builds on: 2^62 bytes (4 EiB) leaves the
     /// daemon room to add any delta without overflowing SQLite's signed 64
     /// bits (where `+` silently turns into floating point) or its own sums.
@@ -367,6 +386,7 @@ package final class CounterStore {
             ("life", ["counted_rx_bytes", "counted_tx_bytes", "counted_rx_packets", "counted_tx_packets"]),
             ("bucket", (foundVersion >= 5 ? Self.counterColumns : Self.byteAndPacketColumns).components),
         ] + (foundVersion >= 2 ? [("boot_total", Self.byteAndPacketColumns.components)] : [])
+            + (foundVersion >= 7 ? [("reset_count", ["count"])] : [])
     }
 
     /// For readers: SQL sums text or a blob as 0, and reading one gives 0,
@@ -555,6 +575,7 @@ package final class CounterStore {
         \(bucketTable(named: "bucket"))
         \(eventTable(named: "event"))
         CREATE INDEX event_time ON event(time);
+        \(resetCountTable)
         """
 
     /// The event table: the resets and ends of lives, and what each lost.
@@ -576,6 +597,21 @@ package final class CounterStore {
         );
         """
     }
+
+    /// How many resets of each reason an interface had whose rows are gone:
+    /// events past `DailyDays=`, removals past `FiveMinuteHours=` (version
+    /// 7). The prune adds them here as it deletes them, so that
+    /// `ifmeter_resets_total` never goes down at a restart (Prometheus would
+    /// read that as a counter reset and count it all again). No foreign
+    /// key, as `bucket`: retirement and `forget` delete a name's rows first.
+    static let resetCountTable = """
+        CREATE TABLE reset_count (
+            interface_id INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            count INTEGER NOT NULL,
+            PRIMARY KEY (interface_id, reason)
+        ) WITHOUT ROWID;
+        """
 
     /// A CHECK that `column` holds one of `values`, as comparisons joined by
     /// OR. SQLite (3.40, Debian 12's) evaluates `column IN ('a', 'b', 'c')`
@@ -1120,6 +1156,8 @@ package final class CounterStore {
     }
 
     private func writeEvent(_ event: ResetEvent, at time: Int64, bootID: String) throws(StoreError) {
+        // Its life's row, written in this commit, is its record (version 7).
+        guard !event.isCountedRemoval else { return }
         let id = try interfaceID(event.name, info: nil, at: time)
         var discarded: [SQLiteValue] = [.null, .null]
         if case .discarded(let rx, let tx) = event.loss { discarded = [Self.value(rx), Self.value(tx)] }
@@ -1229,14 +1267,30 @@ package final class CounterStore {
         lastDetailPrune = now
         // Before ended lives go: how long each name has been gone.
         try notePresenceFromLives()
+        // Each reset counted on before its row goes (`resetCountTable`).
         if retention.fiveMinuteHours > 0 {
-            try database.run("DELETE FROM life WHERE ended IS NOT NULL AND ended < ?", [.integer(now - Int64(retention.fiveMinuteHours) * 3600)])
+            let cutoff = now - Int64(retention.fiveMinuteHours) * 3600
+            try addToResetCounts("""
+                SELECT i.id, 'removed', count(*) FROM (\(Self.countedRemovals) AND l.ended < ?1) AS r JOIN interface i ON i.name = r.name
+                GROUP BY i.id
+                """, cutoff)
+            try database.run("DELETE FROM life WHERE ended IS NOT NULL AND ended < ?", [.integer(cutoff)])
         }
         if retention.dailyDays > 0 {
-            try database.run("DELETE FROM event WHERE time < ?", [.integer(now - Int64(retention.dailyDays) * 86400)])
+            let cutoff = now - Int64(retention.dailyDays) * 86400
+            try addToResetCounts("SELECT interface_id, reason, count(*) FROM event WHERE time < ?1 GROUP BY interface_id, reason", cutoff)
+            try database.run("DELETE FROM event WHERE time < ?", [.integer(cutoff)])
         }
         // Names themselves (Retirement.swift), once their events are gone.
         try pruneNamesAndBoots(retention, at: now)
+    }
+
+    /// Adds the (interface id, reason, count) rows of `query` to `reset_count`.
+    private func addToResetCounts(_ query: String, _ cutoff: Int64) throws(StoreError) {
+        try database.run("""
+            INSERT INTO reset_count(interface_id, reason, count) \(query)
+            ON CONFLICT(interface_id, reason) DO UPDATE SET count = count + excluded.count
+            """, [.integer(cutoff)])
     }
 
     private var lastDetailPrune: Int64?
@@ -1407,10 +1461,11 @@ package final class CounterStore {
                     WHERE interface_id = ? AND name != ?
                     """, [.integer(id), .text(name)])
             }
-            for table in ["bucket", "event", "boot_total"] {
+            for table in ["bucket", "event", "boot_total", "reset_count"] {
                 try database.run("DELETE FROM \(table) WHERE interface_id = ?", [.integer(id)])
             }
-            try database.run("DELETE FROM life WHERE interface_id = ? AND ended IS NOT NULL", [.integer(id)])
+            // An ended life renamed to this name lists its removal under it (`countedRemovals`).
+            try database.run("DELETE FROM life WHERE (interface_id = ? OR name = ?) AND ended IS NOT NULL", [.integer(id), .text(name)])
             // Or renamed to this name: its life is the old name's row, and goes on.
             stillCounted = try database.query(
                 "SELECT count(*) FROM life WHERE interface_id = ? OR (name = ? AND ended IS NULL)", [.integer(id), .text(name)], row: { $0.integer(0) }

@@ -154,7 +154,8 @@ extension CounterStore {
             UPDATE life SET interface_id = (SELECT a.id FROM temp.retiring r JOIN interface a ON \(aggregate) WHERE r.id = life.interface_id)
             WHERE interface_id IN (SELECT id FROM temp.retiring)
             """)
-        for table in ["bucket", "boot_total"] {
+        // Its resets counted past the log are its own series' (no aggregate has one).
+        for table in ["bucket", "boot_total", "reset_count"] {
             try database.run("DELETE FROM \(table) WHERE interface_id IN (SELECT id FROM temp.retiring)")
         }
         let retired = try database.run("DELETE FROM interface WHERE id IN (SELECT id FROM temp.retiring)")

@@ -160,15 +160,57 @@ extension CounterStore {
         return merged
     }
 
-    /// The reset log, oldest first.
+    /// The reset log, oldest first, with the removals read from `life`
+    /// (`countedRemovals`) in their place: after the event rows of the
+    /// same second, which are mostly the beginning of the life it ends.
     package func events() throws(StoreError) -> [StoredEvent] {
-        try events(where: "")
+        let logged = try events(where: "")
+        let removals = try countedRemovals(latestOnly: false)
+        var merged: [StoredEvent] = []
+        merged.reserveCapacity(logged.count + removals.count)
+        var next = removals.startIndex
+        for event in logged {
+            while next < removals.endIndex, removals[next].time < event.time {
+                merged.append(removals[next])
+                next += 1
+            }
+            merged.append(event)
+        }
+        return merged + removals[next...]
     }
 
     /// Each interface's latest reset, without reading the whole log.
     package func lastEvents() throws(StoreError) -> [String: StoredEvent] {
         let latest = try events(where: "WHERE e.id IN (SELECT max(id) FROM event GROUP BY interface_id)")
-        return Dictionary(latest.map { ($0.name, $0) }, uniquingKeysWith: { _, newer in newer })
+        var last = Dictionary(latest.map { ($0.name, $0) }, uniquingKeysWith: { _, newer in newer })
+        for removal in try countedRemovals(latestOnly: true) where removal.time > last[removal.name]?.time ?? .min {
+            last[removal.name] = removal
+        }
+        return last
+    }
+
+    /// Removals whose final counters were all counted: version 7 writes no
+    /// event row for them, their life row (ended, `end_reason` 'removed')
+    /// says it all. Less those an event row lists already: a removal that
+    /// lost something (a veth's final rx), and every removal a version-6
+    /// daemon wrote. Columns: time, name, ifindex, the life's id.
+    static let countedRemovals = """
+        SELECT l.ended AS time, l.name AS name, l.ifindex AS ifindex, l.id AS id FROM life l
+        WHERE l.end_reason = 'removed' AND l.ended IS NOT NULL AND NOT EXISTS (SELECT 1 FROM event e
+          WHERE e.time = l.ended AND e.reason = 'removed' AND e.old_ifindex = l.ifindex AND e.boot_id = l.boot_id)
+        """
+
+    /// The counted removals of names that have a row, oldest first; or
+    /// only each name's latest.
+    private func countedRemovals(latestOnly: Bool) throws(StoreError) -> [StoredEvent] {
+        try database.query("""
+            SELECT \(latestOnly ? "max(r.time)" : "r.time"), r.name, r.ifindex FROM (\(Self.countedRemovals)) AS r
+            JOIN interface i ON i.name = r.name \(latestOnly ? "GROUP BY r.name" : "ORDER BY r.time, r.id")
+            """) { (row) throws(StoreError) in
+            StoredEvent(
+                time: try time(row, 0), name: interfaceName(row, 1), reason: .removed, oldIfindex: try ifindex(row, 2), newIfindex: nil,
+                loss: .none, detail: ResetEvent.countedRemovalDetail)
+        }
     }
 
     private func events(where condition: String) throws(StoreError) -> [StoredEvent] {
@@ -312,19 +354,33 @@ extension CounterStore {
 }
 
 extension CounterStore {
-    /// How many reset events each interface has, by reason.
-    /// One interface's reset events, by reason.
+    /// One interface's resets, by reason.
     package func resetCounts(of name: String) throws(StoreError) -> [String: UInt64] {
-        let rows = try database.query("""
-            SELECT e.reason, count(*) FROM event e JOIN interface i ON i.id = e.interface_id WHERE i.name = ? GROUP BY e.reason
-            """, [.text(name)]) { ($0.text(0), UInt64($0.integer(1))) }
-        return Dictionary(rows, uniquingKeysWith: { first, _ in first })
+        try resetCounts(named: name)[name] ?? [:]
     }
 
+    /// Each interface's resets, by reason: those the log and the lives
+    /// list, and those the prune deleted (`reset_count`), so a count read
+    /// at a start is never below the one the last process wrote.
     package func resetCounts() throws(StoreError) -> [String: [String: UInt64]] {
+        try resetCounts(named: nil)
+    }
+
+    private func resetCounts(named name: String?) throws(StoreError) -> [String: [String: UInt64]] {
+        let only = name == nil ? "" : "WHERE i.name = ?1"
+        let pruned = foundVersion >= 7
+            ? "SELECT i.name AS name, c.reason AS reason, c.count AS n FROM reset_count c JOIN interface i ON i.id = c.interface_id \(only) UNION ALL"
+            : ""
         let rows = try database.query("""
-            SELECT i.name, e.reason, count(*) FROM event e JOIN interface i ON i.id = e.interface_id GROUP BY i.name, e.reason
-            """) { (interfaceName($0, 0), $0.text(1), UInt64($0.integer(2))) }
+            SELECT name, reason, sum(n) FROM (
+              \(pruned)
+              SELECT i.name AS name, e.reason AS reason, count(*) AS n FROM event e JOIN interface i ON i.id = e.interface_id \(only)
+                GROUP BY i.name, e.reason
+              UNION ALL
+              SELECT r.name, 'removed', count(*) FROM (\(Self.countedRemovals)) AS r JOIN interface i ON i.name = r.name \(only)
+                GROUP BY r.name)
+            GROUP BY name, reason
+            """, name.map { [.text($0)] } ?? []) { (interfaceName($0, 0), $0.text(1), UInt64(clamping: $0.integer(2))) }
         return rows.reduce(into: [:]) { counts, row in counts[row.0, default: [:]][row.1] = row.2 }
     }
 }
