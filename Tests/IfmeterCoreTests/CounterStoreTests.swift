@@ -190,6 +190,43 @@ import Testing
         #expect(try store.integrityCheck() == "ok")
     }
 
+    /// `FiveMinuteHours=0` keeps ended lives past the reset log. A removal
+    /// that lost something (a veth's final rx) is its event row's: once
+    /// that row is pruned, its life is never taken for a removal with
+    /// nothing lost, listed or counted again.
+    @Test func aLossyRemovalOutlivedByItsLifeIsCountedOnce() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var retention = Retention()
+        retention.fiveMinuteHours = 0
+        retention.dailyDays = 32
+        retention.metricsKeepGone = 60 * 86_400
+        let store = try CounterStore(directory: directory.path)
+        var tracker = CounterTracker(bootID: "boot-1")
+        var pending = PendingWrites()
+        let start: Int64 = 1_767_225_600
+        for (ifindex, name, kind) in [(Int32(10), "veth0", "veth"), (11, "tun0", "tun")] {
+            let link = LinkSample(ifindex: ifindex, name: name, kind: kind)
+            var gone = link
+            gone.counters = LinkCounters(rxBytes: 1000, txBytes: 10)
+            let begun = Instant(wall: start, sinceBoot: 10)
+            let ended = Instant(wall: start + 50, sinceBoot: 60)
+            pending.record(tracker.observe(event: LinkEvent(kind: .new, link: link), at: begun), at: begun)
+            pending.record(tracker.observe(event: LinkEvent(kind: .deleted(movedToOtherNamespace: false), link: gone), at: ended), at: ended)
+        }
+        try store.commit(pending, openLives: tracker.lives.values, bootID: "boot-1", at: start + 60, retention: retention, intervals: (15, 300))
+        let counts: [String: [String: UInt64]] = ["veth0": ["removed": 1], "tun0": ["removed": 1]]
+        #expect(try store.resetCounts() == counts)
+        #expect(try store.events().map { "\($0.name) \($0.loss.name)" } == ["veth0 unknown", "tun0 none"])
+        #expect(try store.rowCount("event") == 1)
+
+        // 40 days on: veth0's event row is pruned, both lives are kept.
+        try store.commit(PendingWrites(), openLives: [], bootID: "boot-1", at: start + 40 * 86_400, retention: retention, intervals: (15, 300))
+        #expect(try store.rowCount("event") == 0)
+        #expect(try store.rowCount("life") == 2)
+        #expect(try store.resetCounts() == counts)
+        #expect(try store.events().map { "\($0.name) \($0.loss.name)" } == ["tun0 none"])
+    }
+
     /// An error names the statement that failed on one line, whatever
     /// lines the statement spans.
     @Test(arguments: [

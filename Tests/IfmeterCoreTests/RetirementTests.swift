@@ -359,6 +359,68 @@ private func classTotals(_ store: CounterStore, bootID: String, at now: Int64) t
         #expect(try store.interface(named: "retired tunnel") == nil)
     }
 
+    /// A life renamed at once and idle for 40 days, then removed with
+    /// nothing lost: its removal (no event row, version 7) is the new
+    /// name's, and the name is not gone until the retention has passed
+    /// since, though its life is the first name's row. Kept forever
+    /// (`FiveMinuteHours=0`), the life stays the new name's when the
+    /// first name retires.
+    @Test func aRenamedIdleLifeRemovedHoldsOffItsNamesRetirement() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try CounterStore(directory: directory.path)
+        var retention = Self.monthly
+        retention.fiveMinuteHours = 0
+        var simulation = Simulation(store, retention: retention)
+        var pending = PendingWrites()
+        pending.interfaces["tun-old"] = InterfaceInfo(interfaceClass: .tunnel, signal: "test", kind: "tun")
+        let begun = Instant(wall: Self.start, sinceBoot: 10)
+        pending.record(simulation.tracker.observe(event: LinkEvent(kind: .new, link: LinkSample(ifindex: 30, name: "tun-old", kind: "tun")), at: begun), at: begun)
+        try simulation.commit(pending, at: Self.start + 10)
+        let link = LinkSample(ifindex: 30, name: "vpn0", kind: "tun")
+        let renamed = Instant(wall: Self.start + 20, sinceBoot: 30)
+        pending = PendingWrites()
+        pending.interfaces["vpn0"] = InterfaceInfo(interfaceClass: .tunnel, signal: "test", kind: "tun")
+        pending.record(simulation.tracker.observe(event: LinkEvent(kind: .new, link: link), at: renamed), at: renamed)
+        try simulation.commit(pending, at: renamed.wall)
+        let removed = Instant(wall: Self.start + 40 * 86_400, sinceBoot: 40 * 86_400)
+        pending = PendingWrites()
+        pending.record(simulation.tracker.observe(event: LinkEvent(kind: .deleted(movedToOtherNamespace: false), link: link), at: removed), at: removed)
+        try simulation.commit(pending, at: removed.wall)
+        #expect(try store.events().map { "\($0.name) \($0.reason.rawValue)" } == ["vpn0 removed"])
+        // The hourly prunes of the next day: vpn0 was there yesterday.
+        try simulation.commit(at: removed.wall + 86_400)
+        #expect(try store.interface(named: "vpn0") != nil)
+        #expect(try store.resetCounts()["vpn0"] == ["removed": 1])
+
+        // vpn0 comes back a month later; tun-old, gone for 33 days, retires.
+        try simulation.life("vpn0", rx: 1, tx: 1, at: removed.wall + 30 * 86_400)
+        try simulation.commit(at: removed.wall + 33 * 86_400)
+        #expect(try store.interface(named: "tun-old") == nil)
+        #expect(try store.resetCounts()["vpn0"] == ["removed": 2])
+        #expect(try store.events().filter { $0.name == "vpn0" }.count == 2)
+    }
+
+    /// `FiveMinuteHours=0`: a retired name's ended lives stay, under its
+    /// name. Seen again, the name counts its resets from zero too: the
+    /// removals of its old lives are the retired name's, not the new row's.
+    @Test func aNameSeenAgainAfterRetirementCountsItsResetsFromZero() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try CounterStore(directory: directory.path)
+        var retention = Self.monthly
+        retention.fiveMinuteHours = 0
+        var simulation = Simulation(store, retention: retention)
+        try simulation.life("tun-a", rx: 1000, tx: 2000, at: Self.start)
+        #expect(try store.resetCounts() == ["tun-a": ["removed": 1]])
+        try simulation.life("tun-b", rx: 1, tx: 1, at: Self.start + 40 * 86_400)
+        #expect(try store.interface(named: "tun-a") == nil)
+        #expect(try store.rowCount("life WHERE name = 'tun-a'") == 1)
+
+        let back = Self.start + 41 * 86_400
+        try simulation.life("tun-a", rx: 5, tx: 6, at: back)
+        #expect(try store.resetCounts()["tun-a"] == ["removed": 1])
+        #expect(try store.events().filter { $0.name == "tun-a" }.map(\.time) == [back + 50])
+    }
+
     /// `FiveMinuteHours=0` keeps ended lives forever, so retirement moves
     /// them to the aggregate under their own names. Forgetting the
     /// aggregate removes them with it: a retired name is not made again.

@@ -357,13 +357,13 @@ package final class CounterStore {
     }
 
     /// Version 7 writes no event row for a removal whose final counters
-    /// were all counted: its life row (`end_reason` 'removed', kept by
+    /// were all counted: its life row (`end_reason` 'deleted', kept by
     /// `FiveMinuteHours=`) already says when and which ifindex, and under
     /// a tunnel restarted every few seconds that row and its `event_time`
     /// entry were ten of a commit's 22 pages (README Footprint). Readers
     /// list those removals from `life` (`countedRemovals`); what the prune
-    /// deletes is counted on in `reset_count`. Version 6's event rows of
-    /// such removals stay, and are listed once.
+    /// deletes is counted on in `reset_count`. Version 6 ended every
+    /// removed life `removed` and logged it: those rows stay as they are.
     private func upgradeFromVersion6() throws(StoreError) {
         try database.transaction { () throws(StoreError) in
             try database.execute("""
@@ -810,6 +810,22 @@ package final class CounterStore {
         try writeDeltas(deltas, lastCounted: lastCounted, bootID: bootID)
     }
 
+    /// A life by its name and ifindex, within one record.
+    private struct LifeName: Hashable {
+        var name: String
+        var ifindex: Int32
+        init(_ name: String, _ ifindex: Int32) {
+            self.name = name
+            self.ifindex = ifindex
+        }
+    }
+
+    /// The `end_reason` of a life deleted while the daemon ran whose final
+    /// counters were all counted: the record of that removal, with no
+    /// event row (version 7). Lives a version 6 daemon ended `removed` all
+    /// have one, as a removal that lost something still does.
+    static let countedRemovalEnd = "deleted"
+
     /// One commit's rows but its deltas (`write(_:bootID:namespace:)`),
     /// less those a later record of its segment overwrites.
     private func write(_ segment: CommitSegment, record offset: Int, bootID: String, namespace: NamespaceCookie) throws(StoreError) {
@@ -818,9 +834,24 @@ package final class CounterStore {
         for (name, info) in pending.interfaces where !segment.repeatsInterface(name, of: offset) {
             _ = try interfaceID(name, info: info, at: record.time)
         }
-        for (time, event) in pending.events { try writeEvent(event, at: time, bootID: bootID) }
+        // A removal with nothing lost is kept as its life's row alone, ended
+        // `deleted` (version 7): the two come from one outcome, so one record.
+        let removedLives = Set(pending.endedLives.lazy.filter { $0.ended.end == .removed }.map { LifeName($0.ended.life.name, $0.ended.life.ifindex) })
+        var countedRemovals: Set<LifeName> = []
+        for (time, event) in pending.events {
+            if event.isCountedRemoval, let ifindex = event.oldIfindex, removedLives.contains(LifeName(event.name, ifindex)) {
+                countedRemovals.insert(LifeName(event.name, ifindex))
+                // Its name has a row, as the event's would have made (a
+                // rename seen only in the deletion), and readers list it there.
+                _ = try interfaceID(event.name, info: nil, at: time)
+            } else {
+                try writeEvent(event, at: time, bootID: bootID)
+            }
+        }
         for (ended, time) in pending.endedLives {
-            try writeLife(ended.life, bootID: ended.bootID, namespace: ended.namespace, ended: (time, ended.end))
+            let counted = ended.end == .removed && countedRemovals.contains(LifeName(ended.life.name, ended.life.ifindex))
+            try writeLife(ended.life, bootID: ended.bootID, namespace: ended.namespace,
+                          ended: (time, counted ? Self.countedRemovalEnd : ended.end.rawValue))
         }
         for (index, life) in record.batch.changedLives.enumerated() {
             // Its insert may be the first write of its name's row (last_seen
@@ -1156,8 +1187,6 @@ package final class CounterStore {
     }
 
     private func writeEvent(_ event: ResetEvent, at time: Int64, bootID: String) throws(StoreError) {
-        // Its life's row, written in this commit, is its record (version 7).
-        guard !event.isCountedRemoval else { return }
         let id = try interfaceID(event.name, info: nil, at: time)
         var discarded: [SQLiteValue] = [.null, .null]
         if case .discarded(let rx, let tx) = event.loss { discarded = [Self.value(rx), Self.value(tx)] }
@@ -1182,9 +1211,9 @@ package final class CounterStore {
     /// Updates the open row of a life (boot id, namespace, ifindex), or
     /// inserts it when it was never committed open (a life shorter than the
     /// commit interval).
-    private func writeLife(_ life: TrackedLife, bootID: String, namespace: NamespaceCookie, ended: (time: Int64, end: LifeEnd)?) throws(StoreError) {
+    private func writeLife(_ life: TrackedLife, bootID: String, namespace: NamespaceCookie, ended: (time: Int64, reason: String)?) throws(StoreError) {
         let counters = life.counters.fields.map(Self.value)
-        let end: [SQLiteValue] = ended.map { [.integer($0.time), .text($0.end.rawValue)] } ?? [.null, .null]
+        let end: [SQLiteValue] = ended.map { [.integer($0.time), .text($0.reason)] } ?? [.null, .null]
         let identity: [SQLiteValue] = [.text(bootID), Self.value(namespace), .integer(Int64(life.ifindex))]
         let scope = LifeScope(bootID: bootID, namespace: namespace)
         if try openLifeRows()[scope]?.contains(life.ifindex) == true {
@@ -1270,10 +1299,7 @@ package final class CounterStore {
         // Each reset counted on before its row goes (`resetCountTable`).
         if retention.fiveMinuteHours > 0 {
             let cutoff = now - Int64(retention.fiveMinuteHours) * 3600
-            try addToResetCounts("""
-                SELECT i.id, 'removed', count(*) FROM (\(Self.countedRemovals) AND l.ended < ?1) AS r JOIN interface i ON i.name = r.name
-                GROUP BY i.id
-                """, cutoff)
+            try addToResetCounts("SELECT r.interface_id, 'removed', count(*) FROM (\(Self.countedRemovals)) AS r WHERE r.time < ?1 GROUP BY r.interface_id", cutoff)
             try database.run("DELETE FROM life WHERE ended IS NOT NULL AND ended < ?", [.integer(cutoff)])
         }
         if retention.dailyDays > 0 {

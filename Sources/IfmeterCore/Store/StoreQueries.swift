@@ -190,14 +190,16 @@ extension CounterStore {
     }
 
     /// Removals whose final counters were all counted: version 7 writes no
-    /// event row for them, their life row (ended, `end_reason` 'removed')
-    /// says it all. Less those an event row lists already: a removal that
-    /// lost something (a veth's final rx), and every removal a version-6
-    /// daemon wrote. Columns: time, name, ifindex, the life's id.
+    /// event row for them, their life row (ended `deleted`) says it all.
+    /// Each is its name's, as its event would have been (a life renamed
+    /// while running is its first name's row); but not one retirement
+    /// moved to a `retired` row with its name: a name retired and seen
+    /// again counts from zero. Columns: time, name, ifindex, the life's id,
+    /// the name's interface id.
     static let countedRemovals = """
-        SELECT l.ended AS time, l.name AS name, l.ifindex AS ifindex, l.id AS id FROM life l
-        WHERE l.end_reason = 'removed' AND l.ended IS NOT NULL AND NOT EXISTS (SELECT 1 FROM event e
-          WHERE e.time = l.ended AND e.reason = 'removed' AND e.old_ifindex = l.ifindex AND e.boot_id = l.boot_id)
+        SELECT l.ended AS time, l.name AS name, l.ifindex AS ifindex, l.id AS id, i.id AS interface_id
+        FROM life l JOIN interface i ON i.name = l.name JOIN interface owner ON owner.id = l.interface_id
+        WHERE l.end_reason = '\(countedRemovalEnd)' AND owner.kind != 'retired'
         """
 
     /// The counted removals of names that have a row, oldest first; or
@@ -205,7 +207,7 @@ extension CounterStore {
     private func countedRemovals(latestOnly: Bool) throws(StoreError) -> [StoredEvent] {
         try database.query("""
             SELECT \(latestOnly ? "max(r.time)" : "r.time"), r.name, r.ifindex FROM (\(Self.countedRemovals)) AS r
-            JOIN interface i ON i.name = r.name \(latestOnly ? "GROUP BY r.name" : "ORDER BY r.time, r.id")
+            \(latestOnly ? "GROUP BY r.name" : "ORDER BY r.time, r.id")
             """) { (row) throws(StoreError) in
             StoredEvent(
                 time: try time(row, 0), name: interfaceName(row, 1), reason: .removed, oldIfindex: try ifindex(row, 2), newIfindex: nil,
@@ -377,7 +379,7 @@ extension CounterStore {
               SELECT i.name AS name, e.reason AS reason, count(*) AS n FROM event e JOIN interface i ON i.id = e.interface_id \(only)
                 GROUP BY i.name, e.reason
               UNION ALL
-              SELECT r.name, 'removed', count(*) FROM (\(Self.countedRemovals)) AS r JOIN interface i ON i.name = r.name \(only)
+              SELECT r.name, 'removed', count(*) FROM (\(Self.countedRemovals)) AS r \(name == nil ? "" : "WHERE r.name = ?1")
                 GROUP BY r.name)
             GROUP BY name, reason
             """, name.map { [.text($0)] } ?? []) { (interfaceName($0, 0), $0.text(1), UInt64(clamping: $0.integer(2))) }
