@@ -227,6 +227,32 @@ import Testing
         #expect(try store.events().map { "\($0.name) \($0.loss.name)" } == ["tun0 none"])
     }
 
+    /// One ifindex twice in one commit under one name (a link made with an
+    /// explicit index): a veth that lost its final rx, then a tun with
+    /// nothing lost. Each removal is its own life's: one event row, one
+    /// life ended `deleted`, two removals listed and counted.
+    @Test func twoRemovalsOfOneIfindexInOneCommitAreEachTheirOwnLifes() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try CounterStore(directory: directory.path)
+        var tracker = CounterTracker(bootID: "boot-1")
+        var pending = PendingWrites()
+        let start: Int64 = 1_767_225_600
+        for (offset, kind) in [(Int64(0), "veth"), (100, "tun")] {
+            let link = LinkSample(ifindex: 5, name: "x0", kind: kind)
+            var gone = link
+            gone.counters = LinkCounters(rxBytes: 1000, txBytes: 10)
+            let begun = Instant(wall: start + offset, sinceBoot: Double(offset) + 10)
+            let ended = Instant(wall: start + offset + 50, sinceBoot: Double(offset) + 60)
+            pending.record(tracker.observe(event: LinkEvent(kind: .new, link: link), at: begun), at: begun)
+            pending.record(tracker.observe(event: LinkEvent(kind: .deleted(movedToOtherNamespace: false), link: gone), at: ended), at: ended)
+        }
+        try store.commit(pending, openLives: tracker.lives.values, bootID: "boot-1", at: start + 200, retention: Retention(), intervals: (15, 300))
+        #expect(try store.rowCount("event") == 1)
+        #expect(try store.database.query("SELECT end_reason FROM life ORDER BY ended") { $0.text(0) } == ["removed", CounterStore.countedRemovalEnd])
+        #expect(try store.events().map { "\($0.time) \($0.loss.name)" } == ["\(start + 50) unknown", "\(start + 150) none"])
+        #expect(try store.resetCounts() == ["x0": ["removed": 2]])
+    }
+
     /// An error names the statement that failed on one line, whatever
     /// lines the statement spans.
     @Test(arguments: [

@@ -400,6 +400,40 @@ private func classTotals(_ store: CounterStore, bootID: String, at now: Int64) t
         #expect(try store.events().filter { $0.name == "vpn0" }.count == 2)
     }
 
+    /// `FiveMinuteHours=0`: a life begun as tun-old and renamed to vpn0 is
+    /// tun-old's row, vpn0's removal. tun-old lives on, vpn0 retires; seen
+    /// again, vpn0 counts its resets from zero.
+    @Test func aNameRetiredUnderAnotherNamesLifeCountsFromZeroWhenSeenAgain() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try CounterStore(directory: directory.path)
+        var retention = Self.monthly
+        retention.fiveMinuteHours = 0
+        var simulation = Simulation(store, retention: retention)
+        var pending = PendingWrites()
+        pending.interfaces["tun-old"] = InterfaceInfo(interfaceClass: .tunnel, signal: "test", kind: "tun")
+        let begun = Instant(wall: Self.start, sinceBoot: 10)
+        pending.record(simulation.tracker.observe(event: LinkEvent(kind: .new, link: LinkSample(ifindex: 30, name: "tun-old", kind: "tun")), at: begun), at: begun)
+        try simulation.commit(pending, at: Self.start + 10)
+        let link = LinkSample(ifindex: 30, name: "vpn0", kind: "tun")
+        pending = PendingWrites()
+        pending.interfaces["vpn0"] = InterfaceInfo(interfaceClass: .tunnel, signal: "test", kind: "tun")
+        let renamed = Instant(wall: Self.start + 20, sinceBoot: 30)
+        pending.record(simulation.tracker.observe(event: LinkEvent(kind: .new, link: link), at: renamed), at: renamed)
+        let removed = Instant(wall: Self.start + 30, sinceBoot: 40)
+        pending.record(simulation.tracker.observe(event: LinkEvent(kind: .deleted(movedToOtherNamespace: false), link: link), at: removed), at: removed)
+        try simulation.commit(pending, at: removed.wall)
+        #expect(try store.resetCounts()["vpn0"] == ["removed": 1])
+        // tun-old comes and goes every ten days; vpn0 is gone for 40.
+        for day in stride(from: 10, through: 40, by: 10) {
+            try simulation.life("tun-old", rx: 1, tx: 1, at: Self.start + Int64(day) * 86_400)
+        }
+        #expect(try store.interface(named: "vpn0") == nil)
+        let back = Self.start + 41 * 86_400
+        try simulation.life("vpn0", rx: 1, tx: 1, at: back)
+        #expect(try store.resetCounts()["vpn0"] == ["removed": 1])
+        #expect(try store.events().filter { $0.name == "vpn0" }.map(\.time) == [back + 50])
+    }
+
     /// `FiveMinuteHours=0`: a retired name's ended lives stay, under its
     /// name. Seen again, the name counts its resets from zero too: the
     /// removals of its old lives are the retired name's, not the new row's.

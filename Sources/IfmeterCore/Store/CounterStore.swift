@@ -835,23 +835,41 @@ package final class CounterStore {
             _ = try interfaceID(name, info: info, at: record.time)
         }
         // A removal with nothing lost is kept as its life's row alone, ended
-        // `deleted` (version 7): the two come from one outcome, so one record.
-        let removedLives = Set(pending.endedLives.lazy.filter { $0.ended.end == .removed }.map { LifeName($0.ended.life.name, $0.ended.life.ifindex) })
-        var countedRemovals: Set<LifeName> = []
-        for (time, event) in pending.events {
-            if event.isCountedRemoval, let ifindex = event.oldIfindex, removedLives.contains(LifeName(event.name, ifindex)) {
-                countedRemovals.insert(LifeName(event.name, ifindex))
-                // Its name has a row, as the event's would have made (a
-                // rename seen only in the deletion), and readers list it there.
-                _ = try interfaceID(event.name, info: nil, at: time)
-            } else {
-                try writeEvent(event, at: time, bootID: bootID)
-            }
+        // `deleted` (version 7). The tracker gives each removed life its
+        // event in one outcome, so in one record and in the same order: of
+        // one name and ifindex (a reused ifindex), the n-th removal event
+        // is the n-th removed life's.
+        var removalEvents: [LifeName: [Bool]] = [:]
+        for (_, event) in pending.events where event.reason == .removed {
+            guard let ifindex = event.oldIfindex else { continue }
+            removalEvents[LifeName(event.name, ifindex), default: []].append(event.isCountedRemoval)
         }
-        for (ended, time) in pending.endedLives {
-            let counted = ended.end == .removed && countedRemovals.contains(LifeName(ended.life.name, ended.life.ifindex))
+        var removedLives: [LifeName: Int] = [:]
+        var countedLives: Set<Int> = []
+        for (index, entry) in pending.endedLives.enumerated() where entry.ended.end == .removed {
+            let key = LifeName(entry.ended.life.name, entry.ended.life.ifindex)
+            let order = removedLives[key, default: 0]
+            removedLives[key] = order + 1
+            if let events = removalEvents[key], order < events.count, events[order] { countedLives.insert(index) }
+        }
+        var removalsSeen: [LifeName: Int] = [:]
+        for (time, event) in pending.events {
+            if event.reason == .removed, let ifindex = event.oldIfindex {
+                let key = LifeName(event.name, ifindex)
+                let order = removalsSeen[key, default: 0]
+                removalsSeen[key] = order + 1
+                if event.isCountedRemoval, order < removedLives[key, default: 0] {
+                    // Its name has a row, as the event's would have made (a
+                    // rename seen only in the deletion), and readers list it there.
+                    _ = try interfaceID(event.name, info: nil, at: time)
+                    continue
+                }
+            }
+            try writeEvent(event, at: time, bootID: bootID)
+        }
+        for (index, (ended, time)) in pending.endedLives.enumerated() {
             try writeLife(ended.life, bootID: ended.bootID, namespace: ended.namespace,
-                          ended: (time, counted ? Self.countedRemovalEnd : ended.end.rawValue))
+                          ended: (time, countedLives.contains(index) ? Self.countedRemovalEnd : ended.end.rawValue))
         }
         for (index, life) in record.batch.changedLives.enumerated() {
             // Its insert may be the first write of its name's row (last_seen

@@ -156,13 +156,19 @@ extension CounterStore {
             """)
         // A life begun under a retiring name and renamed since is its
         // current name's, as `forget` moves it: that name's removal (version
-        // 7) stays its own. The others, kept by FiveMinuteHours=, go to the
-        // aggregate with their own name column, and are no name's removals.
+        // 7) stays its own. One renamed to a retiring name is that name's,
+        // and goes with it. So do the others, kept by FiveMinuteHours=: to
+        // the aggregate with their own name column, no name's removals.
+        let retiringNames = "SELECT i.name FROM temp.retiring r JOIN interface i ON i.id = r.id"
         try database.run("""
             UPDATE life SET interface_id = (SELECT n.id FROM interface n WHERE n.name = life.name)
-            WHERE interface_id IN (SELECT id FROM temp.retiring)
-              AND name NOT IN (SELECT i.name FROM temp.retiring r JOIN interface i ON i.id = r.id)
+            WHERE interface_id IN (SELECT id FROM temp.retiring) AND name NOT IN (\(retiringNames))
               AND EXISTS (SELECT 1 FROM interface n WHERE n.name = life.name)
+            """)
+        try database.run("""
+            UPDATE life SET interface_id =
+              (SELECT a.id FROM temp.retiring r JOIN interface i ON i.id = r.id JOIN interface a ON \(aggregate) WHERE i.name = life.name)
+            WHERE ended IS NOT NULL AND interface_id NOT IN (SELECT id FROM temp.retiring) AND name IN (\(retiringNames))
             """)
         try database.run("""
             UPDATE life SET interface_id = (SELECT a.id FROM temp.retiring r JOIN interface a ON \(aggregate) WHERE r.id = life.interface_id)
