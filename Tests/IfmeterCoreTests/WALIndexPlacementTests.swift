@@ -42,7 +42,7 @@ struct WALIndexPlacementTests {
             echo "same file: $(stat -c %d:%i "$S/ifmeter.db-shm") $(stat -c %d:%i "$RUN/ifmeter.db-shm")"
             ip netns exec "$NS" "$D" --config "$C" --state-dir "$S" --interval 0.2 --commit-interval 0 2>"$LOG" &
             daemon=$!
-            for _ in $(seq 200); do grep -q "watched interfaces" "$LOG" && break; sleep 0.05; done
+            for _ in $(seq 200); do grep -qs "watched interfaces" "$LOG" && break; sleep 0.05; done
             ip netns exec "$NS" "$T" --name vpn0 --rx-packets 3 --tx-packets 2 --size 100 >/dev/null
             ip netns exec "$NS" "$T" --name vpn0 --rx-packets 4 --size 100 >/dev/null
             query="SELECT sum(rx_bytes) || ' ' || sum(tx_bytes) || ' ' || count(*) FROM life WHERE name = 'vpn0' AND ended IS NOT NULL"
