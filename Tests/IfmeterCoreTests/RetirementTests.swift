@@ -46,6 +46,29 @@ private struct Simulation {
         counted[interfaceClass.rawValue, default: .zero] += traffic
     }
 
+    /// A life begun as `first` at `time` and renamed to `second` 20 s
+    /// later, as udev renames, each name's class recorded; its link under
+    /// the new name.
+    mutating func renamedLife(_ first: String, to second: String, at time: Int64) throws -> LinkSample {
+        ifindex += 1
+        for (name, offset) in [(first, Int64(0)), (second, 20)] {
+            var pending = PendingWrites()
+            pending.interfaces[name] = InterfaceInfo(interfaceClass: .tunnel, signal: "test", kind: "tun")
+            let now = Instant(wall: time + offset, sinceBoot: Double(time % 1_000_000 + offset))
+            pending.record(tracker.observe(event: LinkEvent(kind: .new, link: LinkSample(ifindex: ifindex, name: name, kind: "tun")), at: now), at: now)
+            try commit(pending, at: now.wall)
+        }
+        return LinkSample(ifindex: ifindex, name: second, kind: "tun")
+    }
+
+    /// `link` deleted at `time` with nothing lost, and committed.
+    mutating func remove(_ link: LinkSample, at time: Int64) throws {
+        var pending = PendingWrites()
+        let now = Instant(wall: time, sinceBoot: Double(time % 1_000_000))
+        pending.record(tracker.observe(event: LinkEvent(kind: .deleted(movedToOtherNamespace: false), link: link), at: now), at: now)
+        try commit(pending, at: time)
+    }
+
     func commit(_ pending: PendingWrites = PendingWrites(), at time: Int64) throws {
         try store.commit(pending, openLives: tracker.lives.values, bootID: bootID, at: time, retention: retention, intervals: (15, 300))
     }
@@ -86,6 +109,22 @@ private func classTotals(_ store: CounterStore, bootID: String, at now: Int64) t
         var retention = Retention()
         retention.dailyDays = 32
         return retention
+    }
+
+    /// `monthly`, ended lives kept forever (`FiveMinuteHours=0`).
+    static var monthlyKeepingLives: Retention {
+        var retention = monthly
+        retention.fiveMinuteHours = 0
+        return retention
+    }
+
+    /// tun-a's life at the start, then tun-b's 40 days later, whose commit
+    /// retires tun-a; its ended life is kept (`monthlyKeepingLives`).
+    private func retireTunA(_ simulation: inout Simulation) throws {
+        try simulation.life("tun-a", rx: 1000, tx: 2000, at: Self.start)
+        try simulation.life("tun-b", rx: 1, tx: 1, at: Self.start + 40 * 86_400)
+        #expect(try simulation.store.interface(named: "tun-a") == nil)
+        #expect(try simulation.store.rowCount("life WHERE name = 'tun-a'") == 1)
     }
 
     /// A VPN server's churn: four tunnels a day, each under a name never
@@ -368,33 +407,19 @@ private func classTotals(_ store: CounterStore, bootID: String, at now: Int64) t
     @Test func aRenamedIdleLifeRemovedHoldsOffItsNamesRetirement() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try CounterStore(directory: directory.path)
-        var retention = Self.monthly
-        retention.fiveMinuteHours = 0
-        var simulation = Simulation(store, retention: retention)
-        var pending = PendingWrites()
-        pending.interfaces["tun-old"] = InterfaceInfo(interfaceClass: .tunnel, signal: "test", kind: "tun")
-        let begun = Instant(wall: Self.start, sinceBoot: 10)
-        pending.record(simulation.tracker.observe(event: LinkEvent(kind: .new, link: LinkSample(ifindex: 30, name: "tun-old", kind: "tun")), at: begun), at: begun)
-        try simulation.commit(pending, at: Self.start + 10)
-        let link = LinkSample(ifindex: 30, name: "vpn0", kind: "tun")
-        let renamed = Instant(wall: Self.start + 20, sinceBoot: 30)
-        pending = PendingWrites()
-        pending.interfaces["vpn0"] = InterfaceInfo(interfaceClass: .tunnel, signal: "test", kind: "tun")
-        pending.record(simulation.tracker.observe(event: LinkEvent(kind: .new, link: link), at: renamed), at: renamed)
-        try simulation.commit(pending, at: renamed.wall)
-        let removed = Instant(wall: Self.start + 40 * 86_400, sinceBoot: 40 * 86_400)
-        pending = PendingWrites()
-        pending.record(simulation.tracker.observe(event: LinkEvent(kind: .deleted(movedToOtherNamespace: false), link: link), at: removed), at: removed)
-        try simulation.commit(pending, at: removed.wall)
+        var simulation = Simulation(store, retention: Self.monthlyKeepingLives)
+        let link = try simulation.renamedLife("tun-old", to: "vpn0", at: Self.start)
+        let removed = Self.start + 40 * 86_400
+        try simulation.remove(link, at: removed)
         #expect(try store.events().map { "\($0.name) \($0.reason.rawValue)" } == ["vpn0 removed"])
         // The hourly prunes of the next day: vpn0 was there yesterday.
-        try simulation.commit(at: removed.wall + 86_400)
+        try simulation.commit(at: removed + 86_400)
         #expect(try store.interface(named: "vpn0") != nil)
         #expect(try store.resetCounts()["vpn0"] == ["removed": 1])
 
         // vpn0 comes back a month later; tun-old, gone for 33 days, retires.
-        try simulation.life("vpn0", rx: 1, tx: 1, at: removed.wall + 30 * 86_400)
-        try simulation.commit(at: removed.wall + 33 * 86_400)
+        try simulation.life("vpn0", rx: 1, tx: 1, at: removed + 30 * 86_400)
+        try simulation.commit(at: removed + 33 * 86_400)
         #expect(try store.interface(named: "tun-old") == nil)
         #expect(try store.resetCounts()["vpn0"] == ["removed": 2])
         #expect(try store.events().filter { $0.name == "vpn0" }.count == 2)
@@ -406,22 +431,8 @@ private func classTotals(_ store: CounterStore, bootID: String, at now: Int64) t
     @Test func aNameRetiredUnderAnotherNamesLifeCountsFromZeroWhenSeenAgain() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try CounterStore(directory: directory.path)
-        var retention = Self.monthly
-        retention.fiveMinuteHours = 0
-        var simulation = Simulation(store, retention: retention)
-        var pending = PendingWrites()
-        pending.interfaces["tun-old"] = InterfaceInfo(interfaceClass: .tunnel, signal: "test", kind: "tun")
-        let begun = Instant(wall: Self.start, sinceBoot: 10)
-        pending.record(simulation.tracker.observe(event: LinkEvent(kind: .new, link: LinkSample(ifindex: 30, name: "tun-old", kind: "tun")), at: begun), at: begun)
-        try simulation.commit(pending, at: Self.start + 10)
-        let link = LinkSample(ifindex: 30, name: "vpn0", kind: "tun")
-        pending = PendingWrites()
-        pending.interfaces["vpn0"] = InterfaceInfo(interfaceClass: .tunnel, signal: "test", kind: "tun")
-        let renamed = Instant(wall: Self.start + 20, sinceBoot: 30)
-        pending.record(simulation.tracker.observe(event: LinkEvent(kind: .new, link: link), at: renamed), at: renamed)
-        let removed = Instant(wall: Self.start + 30, sinceBoot: 40)
-        pending.record(simulation.tracker.observe(event: LinkEvent(kind: .deleted(movedToOtherNamespace: false), link: link), at: removed), at: removed)
-        try simulation.commit(pending, at: removed.wall)
+        var simulation = Simulation(store, retention: Self.monthlyKeepingLives)
+        try simulation.remove(try simulation.renamedLife("tun-old", to: "vpn0", at: Self.start), at: Self.start + 30)
         #expect(try store.resetCounts()["vpn0"] == ["removed": 1])
         // tun-old comes and goes every ten days; vpn0 is gone for 40.
         for day in stride(from: 10, through: 40, by: 10) {
@@ -440,14 +451,9 @@ private func classTotals(_ store: CounterStore, bootID: String, at now: Int64) t
     @Test func aNameSeenAgainAfterRetirementCountsItsResetsFromZero() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try CounterStore(directory: directory.path)
-        var retention = Self.monthly
-        retention.fiveMinuteHours = 0
-        var simulation = Simulation(store, retention: retention)
-        try simulation.life("tun-a", rx: 1000, tx: 2000, at: Self.start)
-        #expect(try store.resetCounts() == ["tun-a": ["removed": 1]])
-        try simulation.life("tun-b", rx: 1, tx: 1, at: Self.start + 40 * 86_400)
-        #expect(try store.interface(named: "tun-a") == nil)
-        #expect(try store.rowCount("life WHERE name = 'tun-a'") == 1)
+        var simulation = Simulation(store, retention: Self.monthlyKeepingLives)
+        try retireTunA(&simulation)
+        #expect(try store.resetCounts()["tun-a"] == nil)
 
         let back = Self.start + 41 * 86_400
         try simulation.life("tun-a", rx: 5, tx: 6, at: back)
@@ -461,13 +467,8 @@ private func classTotals(_ store: CounterStore, bootID: String, at now: Int64) t
     @Test func forgettingAnAggregateBringsNoRetiredNameBack() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try CounterStore(directory: directory.path)
-        var retention = Self.monthly
-        retention.fiveMinuteHours = 0
-        var simulation = Simulation(store, retention: retention)
-        try simulation.life("tun-a", rx: 1000, tx: 2000, at: Self.start)
-        try simulation.life("tun-b", rx: 1, tx: 1, at: Self.start + 40 * 86_400)
-        #expect(try store.interface(named: "tun-a") == nil)
-        #expect(try store.rowCount("life WHERE name = 'tun-a'") == 1)
+        var simulation = Simulation(store, retention: Self.monthlyKeepingLives)
+        try retireTunA(&simulation)
 
         #expect(try store.forget("retired tunnel") == false)
         #expect(try store.interface(named: "retired tunnel") == nil)
