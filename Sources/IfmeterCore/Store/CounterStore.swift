@@ -814,10 +814,30 @@ package final class CounterStore {
     private struct LifeName: Hashable {
         var name: String
         var ifindex: Int32
-        init(_ name: String, _ ifindex: Int32) {
-            self.name = name
-            self.ifindex = ifindex
+    }
+
+    /// The removals with nothing lost among `pending`, which are kept as
+    /// their life's row alone, ended `deleted` (version 7): the indexes of
+    /// their events, written as no row, and of their lives. The tracker
+    /// gives each removed life its event in one outcome, so in one record
+    /// and in the same order: of one name and ifindex (a reused ifindex),
+    /// the n-th removal event is the n-th removed life's.
+    private static func countedRemovals(in pending: PendingWrites) -> (events: Set<Int>, lives: Set<Int>) {
+        var removals: [LifeName: ArraySlice<Int>] = [:]
+        for (index, (_, event)) in pending.events.enumerated() where event.reason == .removed {
+            guard let ifindex = event.oldIfindex else { continue }
+            removals[LifeName(name: event.name, ifindex: ifindex), default: []].append(index)
         }
+        var counted: (events: Set<Int>, lives: Set<Int>) = ([], [])
+        for (index, (ended, _)) in pending.endedLives.enumerated() where ended.end == .removed {
+            let key = LifeName(name: ended.life.name, ifindex: ended.life.ifindex)
+            guard let event = removals[key]?.popFirst() else { continue }
+            if pending.events[event].event.isCountedRemoval {
+                counted.events.insert(event)
+                counted.lives.insert(index)
+            }
+        }
+        return counted
     }
 
     /// The `end_reason` of a life deleted while the daemon ran whose final
@@ -834,42 +854,19 @@ package final class CounterStore {
         for (name, info) in pending.interfaces where !segment.repeatsInterface(name, of: offset) {
             _ = try interfaceID(name, info: info, at: record.time)
         }
-        // A removal with nothing lost is kept as its life's row alone, ended
-        // `deleted` (version 7). The tracker gives each removed life its
-        // event in one outcome, so in one record and in the same order: of
-        // one name and ifindex (a reused ifindex), the n-th removal event
-        // is the n-th removed life's.
-        var removalEvents: [LifeName: [Bool]] = [:]
-        for (_, event) in pending.events where event.reason == .removed {
-            guard let ifindex = event.oldIfindex else { continue }
-            removalEvents[LifeName(event.name, ifindex), default: []].append(event.isCountedRemoval)
-        }
-        var removedLives: [LifeName: Int] = [:]
-        var countedLives: Set<Int> = []
-        for (index, entry) in pending.endedLives.enumerated() where entry.ended.end == .removed {
-            let key = LifeName(entry.ended.life.name, entry.ended.life.ifindex)
-            let order = removedLives[key, default: 0]
-            removedLives[key] = order + 1
-            if let events = removalEvents[key], order < events.count, events[order] { countedLives.insert(index) }
-        }
-        var removalsSeen: [LifeName: Int] = [:]
-        for (time, event) in pending.events {
-            if event.reason == .removed, let ifindex = event.oldIfindex {
-                let key = LifeName(event.name, ifindex)
-                let order = removalsSeen[key, default: 0]
-                removalsSeen[key] = order + 1
-                if event.isCountedRemoval, order < removedLives[key, default: 0] {
-                    // Its name has a row, as the event's would have made (a
-                    // rename seen only in the deletion), and readers list it there.
-                    _ = try interfaceID(event.name, info: nil, at: time)
-                    continue
-                }
+        let counted = Self.countedRemovals(in: pending)
+        for (index, (time, event)) in pending.events.enumerated() {
+            guard !counted.events.contains(index) else {
+                // Its name has a row, as the event's would have made (a
+                // rename seen only in the deletion), and readers list it there.
+                _ = try interfaceID(event.name, info: nil, at: time)
+                continue
             }
             try writeEvent(event, at: time, bootID: bootID)
         }
         for (index, (ended, time)) in pending.endedLives.enumerated() {
             try writeLife(ended.life, bootID: ended.bootID, namespace: ended.namespace,
-                          ended: (time, countedLives.contains(index) ? Self.countedRemovalEnd : ended.end.rawValue))
+                          ended: (time, counted.lives.contains(index) ? Self.countedRemovalEnd : ended.end.rawValue))
         }
         for (index, life) in record.batch.changedLives.enumerated() {
             // Its insert may be the first write of its name's row (last_seen
