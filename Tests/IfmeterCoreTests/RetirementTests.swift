@@ -461,6 +461,27 @@ private func classTotals(_ store: CounterStore, bootID: String, at now: Int64) t
         #expect(try store.events().filter { $0.name == "tun-a" }.map(\.time) == [back + 50])
     }
 
+    /// `forget` takes a name's removals with it, those of a life begun
+    /// under another name too (its row is the first name's), though the
+    /// name's row stays for the life it has open.
+    @Test func forgettingANameTakesTheRemovalOfALifeRenamedToIt() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try CounterStore(directory: directory.path)
+        var simulation = Simulation(store, retention: Self.monthly)
+        try simulation.remove(try simulation.renamedLife("tun-old", to: "vpn0", at: Self.start), at: Self.start + 30)
+        var pending = PendingWrites()
+        let begun = Instant(wall: Self.start + 60, sinceBoot: 60)
+        pending.record(simulation.tracker.observe(event: LinkEvent(kind: .new, link: LinkSample(ifindex: 90, name: "vpn0", kind: "tun")), at: begun), at: begun)
+        try simulation.commit(pending, at: begun.wall)
+        #expect(try store.events().map(\.name) == ["vpn0"])
+
+        #expect(try store.forget("vpn0") == true)
+        #expect(try store.interface(named: "vpn0") != nil)
+        #expect(try store.events().isEmpty)
+        #expect(try store.resetCounts()["vpn0"] == nil)
+        #expect(try store.interface(named: "tun-old") != nil)
+    }
+
     /// `FiveMinuteHours=0` keeps ended lives forever, so retirement moves
     /// them to the aggregate under their own names. Forgetting the
     /// aggregate removes them with it: a retired name is not made again.
