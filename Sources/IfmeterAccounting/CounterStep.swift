@@ -14,10 +14,9 @@ package enum CounterStep: Sendable, Hashable {
         }
     }
 
-    /// Judges `current` against `previous`. A drop on a 32-bit source is a
-    /// wrap only when both values fit in 32 bits and the drop exceeds 2^31;
-    /// anything else that goes down is a reset, counted from zero, so neither
-    /// a negative delta nor ~4 GiB of phantom traffic is ever produced.
+    /// Judges `current` against `previous`: a drop on a 32-bit source is a wrap only when both values
+    /// fit in 32 bits and the drop exceeds 2^31; any other drop is a reset, counted from zero, so a
+    /// delta is never negative nor a phantom wrap.
     package static func between(_ previous: UInt64, _ current: UInt64, width: CounterWidth) -> CounterStep {
         if current >= previous { return .forward(current - previous) }
         let limit = UInt64(UInt32.max)

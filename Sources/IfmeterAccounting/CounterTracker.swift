@@ -1,5 +1,4 @@
-/// One interface life being counted: (boot id, namespace, ifindex). The name
-/// is a label that can change; totals go under the current name.
+/// One interface life being counted: (boot id, namespace, ifindex); the name is only its label.
 package struct TrackedLife: Sendable, Hashable {
     package var ifindex: Int32
     package var name: String
@@ -20,10 +19,8 @@ package struct TrackedLife: Sendable, Hashable {
     }
 }
 
-/// A network namespace as the kernel names it: the netns cookie
-/// (SO_NETNS_COOKIE), unique within a boot and never reused. Zero stands for
-/// "not known" (a kernel before 5.14, or a store written before namespaces
-/// were recorded) and matches any namespace.
+/// A network namespace, named by its netns cookie (SO_NETNS_COOKIE): unique within a boot,
+/// never reused. Zero is "not known" (a kernel before 5.14, an older store) and matches any.
 package typealias NamespaceCookie = UInt64
 
 extension NamespaceCookie {
@@ -50,19 +47,15 @@ package struct StoredState: Sendable {
     package var lastBootID: String?
     /// The namespace of the last commit (0: not recorded).
     package var lastNamespace: NamespaceCookie
-    /// Lives still open at the last commit.
     package var openLives: [StoredLife]
     /// Every interface name the store has totals for.
     package var knownNames: Set<String>
-    /// Every link present at the last commit, watched or not, by ifindex;
-    /// nil when the store predates this record (then absence cannot be told
-    /// from "present but not watched").
+    /// Every link present at the last commit, watched or not, by ifindex; nil when the store
+    /// lacks the record, and then absence cannot be told from "present but not watched".
     package var presentLinks: IfindexTable<String>?
-    /// The width of the source the open lives' counters were read from;
-    /// nil when the store predates this record (taken as the source's now).
+    /// The width the open lives' counters were read at; nil in an older store (taken as now's).
     package var counterWidth: CounterWidth?
-    /// The ifindexes of lives that ended in the last commit's boot and
-    /// namespace (as far as the store still keeps them).
+    /// The ifindexes of lives that ended in the last commit's boot and namespace.
     package var endedIndexes: Set<Int32>
 
     package init(
@@ -105,8 +98,7 @@ package enum LifeEnd: String, Sendable, CaseIterable {
     case renamedOrReplaced = "renamed-or-replaced"
 }
 
-/// A life that stopped being counted, with the boot it belongs to (a life
-/// ended by a reboot belongs to the boot before).
+/// A life that stopped being counted, with its boot (one ended by a reboot belongs to the boot before).
 package struct EndedLife: Sendable, Hashable {
     package var life: TrackedLife
     package var end: LifeEnd
@@ -121,17 +113,14 @@ package struct EndedLife: Sendable, Hashable {
     }
 }
 
-/// The result of one accounting step: what to add, what to log, which lives
-/// began and ended.
+/// One accounting step's result: what to add, what to log, which lives began and ended.
 package struct AccountingOutcome: Sendable {
     package var deltas: [Delta] = []
     package var events: [ResetEvent] = []
     package var endedLives: [EndedLife] = []
-    /// Lives that started being counted: until a commit records them, a crash
-    /// would lose them without a trace.
+    /// Lives begun: until a commit records them, a crash would lose them without a trace.
     package var begunLives: [TrackedLife] = []
-    /// Lives counted on under a new name: no reset, but the reason one
-    /// name's totals stop growing and another's start.
+    /// Lives counted on under a new name: no reset, but why one name's totals stop and another's start.
     package var renames: [Rename] = []
 
     package struct Rename: Sendable, Equatable {
@@ -151,15 +140,9 @@ package struct AccountingOutcome: Sendable {
     }
 }
 
-/// The counter rules of ACCOUNTING.md as a value type: (state, observation)
-/// -> (deltas, events, new state). No clock, no I/O: every input, including
-/// the time and which links are watched, is an argument, so each rule is a
-/// table test.
-///
-/// The tracker follows every link of its namespace, watched or not
-/// (`presentLinks`): a link that starts being watched (a Watch= change, a
-/// rename into an override) was already there, so its past is not counted,
-/// while a link that was never there is new and counted from zero.
+/// The counter rules of docs/ACCOUNTING.md as a pure value; time and the watch policy are arguments.
+/// It follows every link of its namespace, watched or not (`presentLinks`): a link that starts
+/// being watched was already there, so its past is not counted; a link never there counts from zero.
 package struct CounterTracker: Sendable {
     package struct Settings: Sendable {
         /// The source's counter width, which decides the wrap rule.
@@ -179,7 +162,6 @@ package struct CounterTracker: Sendable {
     package let bootID: String
     package let namespace: NamespaceCookie
     package var settings: Settings
-    /// Open lives by ifindex.
     package private(set) var lives = IfindexTable<TrackedLife>()
     /// Every link of the namespace by ifindex, with its current name.
     package private(set) var presentLinks = IfindexTable<String>()
@@ -204,17 +186,12 @@ package struct CounterTracker: Sendable {
         let links = listed.firstOfEachIfindex
         let byIndex = Dictionary(firstOf: links.map { ($0.ifindex, $0) })
         let byName = Dictionary(firstOf: links.map { ($0.name, $0) })
-        // The daemon ran earlier in this boot and namespace: what its last
-        // commit saw tells "appeared while stopped" from "was not watched".
+        // Ran earlier in this boot and namespace: its last commit tells "appeared while stopped" from "unwatched".
         let sameRun = stored.lastBootID == bootID && isOurs(stored.lastNamespace)
         let earlierPresence = sameRun ? stored.presentLinks : nil
-        // A device created while we were stopped gets an ifindex this
-        // namespace never used (they are handed out cyclically), unless an
-        // earlier life moved in above the namespace's own count (README
-        // 'Limits': then its traffic until now is lost, never doubled); one
-        // absent at the last save on an ifindex an earlier life here had
-        // moved in from another namespace (that life itself, back), counters
-        // and all.
+        // A device created while we were stopped gets an ifindex this namespace never used (they
+        // are handed out cyclically); one absent at the last save on an ended life's ifindex moved
+        // in from another namespace, counters and all (README 'Limits' has the exception).
         func movedIn(_ link: LinkSample) -> Bool {
             guard let earlierPresence, earlierPresence[link.ifindex] == nil else { return false }
             return stored.endedIndexes.contains(link.ifindex)
@@ -233,8 +210,7 @@ package struct CounterTracker: Sendable {
                     .reboot, name: life.name, old: life.ifindex, new: byName[life.name]?.ifindex, loss: .unknown,
                     detail: "rebooted; traffic between the last save and the reboot is unknown; counted from zero since boot"))
             } else if !isOurs(entry.namespace) {
-                // Its namespace is not ours: whatever carries its ifindex or
-                // name here is another device.
+                // Not our namespace: whatever carries its ifindex or name here is another device.
                 outcome.ended(life, .namespaceChanged, bootID: bootID, namespace: entry.namespace)
                 outcome.events.append(ResetEvent(
                     .namespaceChanged, name: life.name, old: life.ifindex, new: nil, loss: .unknown,
@@ -255,10 +231,8 @@ package struct CounterTracker: Sendable {
                         outcome.append(unwatch(continued))
                     }
                 } else {
-                    // A rename while stopped, or another device given the
-                    // free ifindex (moved in, counters and all): the kernel
-                    // keeps no trace that tells them apart. Count only what
-                    // is certain: from the current counters on.
+                    // A rename while stopped, or another device on the free ifindex: no kernel trace tells
+                    // them apart, so count only what is certain, from the current counters on.
                     let watched = isWatched(current)
                     outcome.ended(life, .renamedOrReplaced, bootID: bootID, namespace: namespace)
                     outcome.events.append(ResetEvent(
@@ -278,8 +252,7 @@ package struct CounterTracker: Sendable {
                     .recreated, name: life.name, old: life.ifindex, new: successor.ifindex, loss: .unknown,
                     detail: "recreated while the daemon was stopped; the old life's traffic after the last save is unknown"))
                 if earlierPresence?[successor.ifindex] != nil {
-                    // The successor was there at the last save under another
-                    // name, unwatched: its past is not ours to count.
+                    // There at the last save under another name, unwatched: its past is not ours to count.
                     outcome.append(begin(successor, at: now, baseline: successor.counters))
                 } else if movedIn(successor) {
                     outcome.events.append(Self.movedInWhileStopped(successor))
@@ -298,8 +271,7 @@ package struct CounterTracker: Sendable {
         for link in links where !claimed.contains(link.ifindex) && lives[link.ifindex] == nil && isWatched(link) {
             if sameRun {
                 if let earlierPresence, earlierPresence[link.ifindex] != nil {
-                    // Rule 5: present at the last save but not watched (Watch=
-                    // or an override changed): its past is not counted.
+                    // Rule 5: present at the last save but not watched: its past is not counted.
                     outcome.events.append(ResetEvent(
                         .historyUnknown, name: link.name, old: nil, new: link.ifindex, loss: .unknown,
                         detail: "watched from now on; it was present but not watched before, and that traffic is not counted"))
@@ -308,8 +280,7 @@ package struct CounterTracker: Sendable {
                     outcome.events.append(Self.movedInWhileStopped(link))
                     outcome.append(begin(link, at: now, baseline: link.counters))
                 } else {
-                    // Rule 5: absent at our last save in this boot, so created
-                    // while we were stopped: all of its counters are new.
+                    // Rule 5: absent at our last save in this boot, so created while stopped: counted from zero.
                     outcome.events.append(ResetEvent(
                         .appearedWhileStopped, name: link.name, old: nil, new: link.ifindex, loss: .none,
                         detail: "appeared while the daemon was stopped; counted from zero"))
@@ -319,8 +290,7 @@ package struct CounterTracker: Sendable {
                 // Rule 4: a known interface after a reboot counts since boot.
                 outcome.append(begin(link, at: now, baseline: .zero))
             } else {
-                // Rule 5: first sight in this boot and namespace; never count
-                // what happened before we could know it.
+                // Rule 5: first sight in this boot and namespace; never count what came before we could know it.
                 outcome.events.append(ResetEvent(
                     .historyUnknown, name: link.name, old: nil, new: link.ifindex, loss: .unknown,
                     detail: "first seen now; traffic before this moment is not counted"))
@@ -338,22 +308,17 @@ package struct CounterTracker: Sendable {
 
     // MARK: While running
 
-    /// Records a link as present under its name. Written only when that
-    /// changes: the record is shared with the last commit's copy, and an
-    /// unchanged write would copy it whole at every sample.
+    /// Records a link as present under its name, only when that changes: the table is shared
+    /// with the last commit's copy, and an unchanged write would copy it whole.
     private mutating func notePresent(_ link: LinkSample) {
         if presentLinks[link.ifindex] != link.name { presentLinks[link.ifindex] = link.name }
     }
 
     // MARK: Events a stopped daemon left unread
 
-    /// Takes up the state the store kept of this boot and namespace as the
-    /// tracker's own, as it stood after the last events the daemon's
-    /// previous process read, so that the events still queued in the
-    /// socket it left behind (kept by the service manager while it
-    /// restarted) are observed as that process would have observed them:
-    /// a deletion with its final counters, a life that began and ended
-    /// meanwhile. False, and nothing taken, unless `isContinuation(of:)`.
+    /// Takes up the state the previous process saved in this boot and namespace, so that the
+    /// events still queued in the socket it left behind are observed as it would have observed
+    /// them. False, and nothing taken, unless `isContinuation(of:)`.
     package mutating func resume(_ stored: StoredState) -> Bool {
         guard isContinuation(of: stored), let presence = stored.presentLinks else { return false }
         let ours = stored.openLives.filter(isOurs)
@@ -362,21 +327,17 @@ package struct CounterTracker: Sendable {
         return true
     }
 
-    /// Whether events read after `stored` was saved can be applied to it as
-    /// they come: it was saved in this boot and namespace, with a presence
-    /// record, from a source of this counter width (counters of another
-    /// width differ by multiples of 2^32 that are no traffic: only `start`
-    /// compares across widths).
+    /// Whether events read after `stored` was saved apply to it as they come: same boot,
+    /// namespace and counter width, with a presence record (counters of another width differ
+    /// by multiples of 2^32 that are no traffic; only `start` compares across widths).
     package func isContinuation(of stored: StoredState) -> Bool {
         stored.lastBootID == bootID && isOurs(stored.lastNamespace) && stored.presentLinks != nil
             && (stored.counterWidth ?? settings.width) == settings.width
     }
 
-    /// The state after the events observed since `resume`, as the store
-    /// would hold it had the previous process saved it then: what `start`
-    /// reconciles with the links present now, by its usual rules. Leaves
-    /// the tracker empty for `start`. `deleted`: the ifindexes of the links
-    /// those events deleted (earlier lives here, for `start`'s rules).
+    /// The state after the events observed since `resume`, as the previous process would have
+    /// saved it, for `start` to reconcile; leaves the tracker empty.
+    /// - Parameter deleted: The ifindexes those events deleted (earlier lives, for `start`).
     package mutating func suspended(onto stored: StoredState, deleted: Set<Int32>) -> StoredState {
         var state = stored
         state.openLives = stored.openLives.filter { !isOurs($0) }
@@ -391,12 +352,9 @@ package struct CounterTracker: Sendable {
         return state
     }
 
-    /// A fresh dump of every link (rules 6, 8 and, after an event overrun,
-    /// 9). A life missing from an ordinary dump is left open: its
-    /// RTM_DELLINK, with the final counters, is still to be read. A link
-    /// never seen before is left to its RTM_NEWLINK, still queued, whose
-    /// counters tell a new device from one moved in; only when events were
-    /// lost does the dump start it.
+    /// A fresh dump of every link (rules 6, 8 and, after lost events, 9). A life missing from an
+    /// ordinary dump stays open for its RTM_DELLINK's final counters; a new link is left to its
+    /// queued RTM_NEWLINK, whose counters tell a new device from one moved in.
     package mutating func observe(
         dump links: [LinkSample], at now: Instant, eventsWereLost: Bool, isWatched: WatchPolicy = { _ in true }
     ) -> AccountingOutcome {
@@ -422,8 +380,7 @@ package struct CounterTracker: Sendable {
             } else if eventsWereLost {
                 notePresent(link)
                 guard isWatched(link) else { continue }
-                // Created or moved in while events were lost: which one, no
-                // message says. Count what is certain.
+                // Created or moved in while events were lost: no message says which, so count what is certain.
                 outcome.events.append(ResetEvent(
                     .eventsLost, name: link.name, old: nil, new: link.ifindex, loss: .unknown,
                     detail: Self.appearedWhileEventsWereLost))
@@ -449,21 +406,18 @@ package struct CounterTracker: Sendable {
         return outcome
     }
 
-    /// Why the messages read may not hold a link's creation, so that its
-    /// first message with traffic need not be a move from another namespace.
+    /// Why the messages read may lack a link's creation, so its first message with traffic need not be a move.
     package enum MissedMessages: Sendable {
         /// The socket overran: some messages before them were lost.
         case lost
-        /// Read at start: the socket opened while links already existed, or
-        /// was kept from a process that may have read some of its messages
-        /// and stopped before saving what they said.
+        /// Read at start: the socket opened while links existed, or was kept from a process
+        /// that may have read some messages and stopped before saving what they said.
         case beforeStart
     }
 
-    /// A link event from the kernel (rules 1 and 7). Event messages may be
-    /// older than the last dump, so they never move a counter back and never
-    /// signal a reset: only dumps judge resets. `missed`: why earlier
-    /// messages may be missing (nil: none can be).
+    /// A link event from the kernel (rules 1 and 7). Event messages may be older than the last
+    /// dump, so they never move a counter back nor signal a reset: only dumps judge resets.
+    /// - Parameter missed: Why earlier messages may be missing (nil: none can be).
     package mutating func observe(
         event: LinkEvent, at now: Instant, isWatched: WatchPolicy = { _ in true }, missed: MissedMessages? = nil
     ) -> AccountingOutcome {
@@ -479,18 +433,16 @@ package struct CounterTracker: Sendable {
             } else if wasPresent {
                 if isWatched(link) { outcome.append(startWatching(link, at: now)) }
             } else if isWatched(link) {
-                // Rule 1: created under our eyes. The message's counters are
-                // the baseline: zero for a new device, the unseen past of one
-                // moved in from another namespace.
+                // Rule 1: created under our eyes. The message's counters are the baseline: zero for a new
+                // device, the unseen past of one moved in from another namespace.
                 if link.counters.bytesOrPacketsMoved { outcome.events.append(Self.arrivedWithTraffic(link, missed: missed)) }
                 outcome.append(begin(link, at: now, baseline: link.counters))
             }
         case .deleted(let moved):
             presentLinks[link.ifindex] = nil
             guard var life = lives[link.ifindex] else { return outcome }
-            // Rule 7: the message carries the final counters. veth clears its
-            // peer before the snapshot (final rx reads 0): the guard keeps it,
-            // and what it received since the last sample is lost, so said.
+            // Rule 7: the message carries the final counters. veth clears its peer before the snapshot
+            // (rx reads 0): the guard keeps the counter, and the loss since the last sample is said.
             let finalUnknown = link.kind == "veth" || zip(link.counters.fields, life.counters.fields).contains { $0 < $1 }
             advance(&life, to: link, at: now, detectResets: false, into: &outcome)
             lives[link.ifindex] = nil
@@ -506,9 +458,8 @@ package struct CounterTracker: Sendable {
         return outcome
     }
 
-    /// A link first seen in a message with traffic already counted: moved
-    /// in, when no message before it can be missing; else its creation may
-    /// be among those missed, and its traffic here is lost.
+    /// A link first seen in a message with traffic already counted: moved in, when no earlier message
+    /// can be missing; else its creation may be among those missed, and its traffic here is lost.
     private static func arrivedWithTraffic(_ link: LinkSample, missed: MissedMessages?) -> ResetEvent {
         switch missed {
         case nil:
@@ -526,9 +477,8 @@ package struct CounterTracker: Sendable {
         }
     }
 
-    /// Applies a changed watch policy (a reload) to a fresh dump: a life no
-    /// longer watched is counted up to now and closed; a present link newly
-    /// watched starts from its current counters, its past not counted.
+    /// Applies a changed watch policy (a reload) to a fresh dump: a life no longer watched is counted
+    /// up to now and closed; a present link newly watched starts from its current counters.
     package mutating func rewatch(links: [LinkSample], at now: Instant, isWatched: WatchPolicy) -> AccountingOutcome {
         var outcome = AccountingOutcome()
         for link in links {
@@ -579,11 +529,9 @@ package struct CounterTracker: Sendable {
         return outcome
     }
 
-    /// Rule 2 after a change of counter source (CounterSource=): getifaddrs
-    /// kept the low 32 bits of each counter, netlink has all 64, so the two
-    /// differ by multiples of 2^32 that are no traffic. Only the low 32 bits
-    /// compare: this step is judged as a 32-bit source would judge it
-    /// (wrap, reset, MaxRate=), and the life goes on from the full counters.
+    /// Rule 2 across a change of counter source: getifaddrs kept the low 32 bits, netlink has
+    /// all 64, and they differ by multiples of 2^32 that are no traffic. So the step is judged on
+    /// the low 32 bits, as a 32-bit source would be, and the life goes on from the full counters.
     private func advanceAcrossWidths(_ life: inout TrackedLife, to sample: LinkSample, at now: Instant, into outcome: inout AccountingOutcome) {
         var narrowed = sample
         narrowed.counters = sample.counters.low32
@@ -592,11 +540,9 @@ package struct CounterTracker: Sendable {
         life.counters = sample.counters
     }
 
-    /// Moves `life` to `sample`'s counters and adds to `outcome` what that
-    /// adds (in place: a dump advances every life, most by nothing).
-    /// With `detectResets` a counter that went down is a wrap or a reset
-    /// (rule 6); without it (event messages) it is a late message and the
-    /// counter keeps its later value (`LinkCounters.later`).
+    /// Moves `life` to `sample`'s counters in place and adds to `outcome` what that adds. With
+    /// `detectResets` a counter that went down is a wrap or a reset (rule 6); without it (event
+    /// messages) it is a late message and the counter keeps its later value.
     private func advance(
         _ life: inout TrackedLife, to sample: LinkSample, at now: Instant, detectResets: Bool, width: CounterWidth? = nil,
         into outcome: inout AccountingOutcome
@@ -629,8 +575,7 @@ package struct CounterTracker: Sendable {
                 delta = .zero
             }
         }
-        // A sample under a new name (a rename's message) carries the
-        // counters of the rename: what they add passed under the old name.
+        // A rename's message carries the counters at the rename: what they add passed under the old name.
         let countedUnder = life.name
         if sample.name != life.name { outcome.renames.append(.init(ifindex: sample.ifindex, from: life.name, to: sample.name)) }
         life.counters = target
@@ -654,9 +599,8 @@ extension AccountingOutcome {
 }
 
 extension [LinkSample] {
-    /// The links with the first listing of each ifindex only. A source can
-    /// list an ifindex twice (getifaddrs races a rename): the first is the
-    /// link, for every rule alike.
+    /// The links with the first listing of each ifindex only: a source can list an ifindex twice
+    /// (getifaddrs races a rename), and the first is the link for every rule alike.
     package var firstOfEachIfindex: [LinkSample] {
         var seen = Set<Int32>()
         return filter { seen.insert($0.ifindex).inserted }
@@ -668,9 +612,8 @@ extension LinkCounters {
     var bytesOrPacketsMoved: Bool { rxBytes | txBytes | rxPackets | txPackets != 0 }
 }
 
-// The counter rules also build in Embedded Swift (bench/embedded): no key
-// paths, and no Dictionary(_:uniquingKeysWith:), whose rethrowing error path
-// is a dynamic cast Embedded Swift cannot compile.
+// The counter rules also build in Embedded Swift (bench/embedded): no key paths, and no
+// Dictionary(_:uniquingKeysWith:), whose rethrowing path is a dynamic cast it cannot compile.
 extension Dictionary {
     /// The pairs as a dictionary; of equal keys the first wins.
     init(firstOf pairs: [(Key, Value)]) {

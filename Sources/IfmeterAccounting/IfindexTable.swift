@@ -1,26 +1,14 @@
-/// Values keyed by ifindex, kept in ascending ifindex order.
-///
-/// Why not a dictionary: the sample pass looks up every link of a dump,
-/// and at thousands of links a dictionary's look-ups land at random in
-/// tables that no longer fit the cache (measured at 4,000 links: the
-/// accounting cost twice as much per link as at 1,000). The kernels here
-/// (6.18) dump links in ascending ifindex order, so a pass that looks up
-/// with a `Cursor` finds each link in the slot after the last one and reads
-/// the table front to back. A dump in another order (older kernels walked
-/// their ifindex hash table) costs a binary search a link.
-///
-/// Links come and go a few at a time, so inserting and removing in the
-/// middle (moving the tail) costs less than the order saves.
+/// Values keyed by ifindex, in ascending ifindex order: the order the kernel dumps links in, so a
+/// pass looking up with a `Cursor` reads the table front to back, not at random (bench/TRIES.md).
+/// Links come and go a few at a time, so moving the tail on insert costs less than the order saves.
 public struct IfindexTable<Value> {
     /// Ascending, no duplicates; `values[i]` belongs to `keys[i]`.
     @inlinable public var keys: [Int32] { storedKeys }
     @inlinable public var values: [Value] { storedValues }
 
-    // The sample pass uses the table from other modules too: its code is
-    // inlinable so that each use is specialized for its value type instead
-    // of going through generic witness tables (at 50 links that made the
-    // pass a fifth slower). Public, not package: Swift 6.3 gave the other
-    // modules no body of an @inlinable package declaration to specialize.
+    // Inlinable so that other modules' sample passes specialize it for their value type instead of
+    // going through witness tables; public, not package: Swift 6.3 gives other modules no body of an
+    // @inlinable package declaration.
     @usableFromInline var storedKeys: [Int32] = []
     @usableFromInline var storedValues: [Value] = []
 
@@ -65,8 +53,7 @@ public struct IfindexTable<Value> {
         }
     }
 
-    /// Where a pass in ascending order looks first: the slot after the last
-    /// one found.
+    /// Where an ascending pass looks first: the slot after the last one found.
     public struct Cursor {
         @usableFromInline var next = 0
         @inlinable public init() {}

@@ -1,6 +1,5 @@
-/// A moment as the accounting sees it. The wall clock decides which time
-/// bucket bytes land in; the boot clock decides rates. Neither is read here:
-/// callers pass them in, so the accounting stays a pure function.
+/// A moment as the accounting sees it: the wall clock picks the time bucket, the boot clock
+/// decides rates. Callers pass both in, so the accounting stays a pure function.
 package struct Instant: Sendable, Hashable {
     /// Seconds since the Unix epoch (UTC).
     package var wall: Int64

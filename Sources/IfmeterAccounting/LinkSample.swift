@@ -43,10 +43,8 @@ package struct LinkCounters: Sendable, Hashable {
             rxErrors: fields[4], txErrors: fields[5], rxDropped: fields[6], txDropped: fields[7])
     }
 
-    /// `combine` applied to each counter of these and the same counter of
-    /// `other`, in `fields` order. Without an array in between: the sample
-    /// pass does this for every link, and arrays there were five heap
-    /// allocations a link (at 4,000 links, a fifth of the pass).
+    /// `combine` applied to each counter of these and the same counter of `other`, in `fields`
+    /// order, with no array in between: the sample pass runs this for every link.
     package func combined(with other: LinkCounters, _ combine: (UInt64, UInt64) -> UInt64) -> LinkCounters {
         // Arguments are evaluated left to right: `combine` sees `fields` order.
         LinkCounters(
@@ -56,8 +54,7 @@ package struct LinkCounters: Sendable, Hashable {
             rxDropped: combine(rxDropped, other.rxDropped), txDropped: combine(txDropped, other.txDropped))
     }
 
-    /// Field-wise sum, saturating at UInt64.max: totals never come near it
-    /// from real traffic, but a hostile or damaged store may hold anything,
+    /// Field-wise sum, saturating at UInt64.max: a hostile or damaged store may hold anything,
     /// and a sum must never stop a reader or the daemon.
     package static func + (lhs: LinkCounters, rhs: LinkCounters) -> LinkCounters {
         lhs.combined(with: rhs) { UInt64.saturating($0, plus: $1) }
@@ -65,12 +62,9 @@ package struct LinkCounters: Sendable, Hashable {
 
     package static func += (lhs: inout LinkCounters, rhs: LinkCounters) { lhs = lhs + rhs }
 
-    /// Of these counters and another read of the same link (`read`, a
-    /// message that may be older than them), each field's later, judged as
-    /// a dump judges a step (rule 6): a message that arrives late never moves
-    /// a counter back. On a 64-bit source the later is the larger; on a
-    /// 32-bit one a fall of more than 2^31 went round and is ahead, and a
-    /// rise of more is a read from before that wrap.
+    /// Each field's later of these counters and `read`, a message that may be older (rule 6): a late
+    /// message never moves a counter back. On a 64-bit source the later is the larger; on a 32-bit one
+    /// a fall of more than 2^31 went round and is ahead, and a rise of more predates that wrap.
     package func later(_ read: LinkCounters, width: CounterWidth) -> LinkCounters {
         combined(with: read) { counted, read in
             switch (CounterStep.between(counted, read, width: width), CounterStep.between(read, counted, width: width)) {

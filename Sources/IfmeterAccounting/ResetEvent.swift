@@ -1,5 +1,4 @@
-/// Something that broke the continuity of an interface's counters, and what
-/// is known to be missing because of it.
+/// Something that broke the continuity of an interface's counters, and what it leaves missing.
 package struct ResetEvent: Sendable, Hashable {
     package enum Reason: String, Sendable, CaseIterable {
         /// Same name, new ifindex: recreated while the daemon was not watching.
@@ -18,11 +17,9 @@ package struct ResetEvent: Sendable, Hashable {
         case removed
         /// The interface disappeared while the daemon was stopped.
         case removedWhileStopped = "removed-while-stopped"
-        /// The event socket overran: the interface was gone at the re-dump,
-        /// or appeared meanwhile and is counted from then on.
+        /// The event socket overran: gone at the re-dump, or appeared meanwhile and counted from then.
         case eventsLost = "events-lost"
-        /// Its ifindex came back under another name after a stop: a rename or
-        /// another device in its place, which the kernel cannot tell apart.
+        /// Its ifindex came back under another name after a stop: renamed or replaced, no telling which.
         case renamedOrReplaced = "renamed-or-replaced"
         /// The daemon now runs in another network namespace than at its last save.
         case namespaceChanged = "namespace-changed"
@@ -69,7 +66,7 @@ package struct ResetEvent: Sendable, Hashable {
     /// The detail of a removal whose final counters were all counted.
     package static let countedRemovalDetail = "deleted; its final counters were counted"
 
-    /// A link deleted under the daemon's eyes with nothing lost: its life's
-    /// end, not a reset. The store keeps it as that life's row alone.
+    /// A link deleted under the daemon's eyes with nothing lost: its life's end, not a reset, kept
+    /// in the store as that life's row alone.
     package var isCountedRemoval: Bool { reason == .removed && loss == .none }
 }
