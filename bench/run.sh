@@ -103,11 +103,8 @@ start_daemon() {  # name
     # stream read by another process (under systemd, journald's socket; the
     # journal's disk writes are journald's, not the daemon's); without
     # CAP_NET_ADMIN, reading the link event socket ifmeterd.socket hands it
-    # (4 MiB, forced by its privileged parent as by PID 1); the store's WAL
-    # index bound from the runtime directory first, as the unit's
-    # ExecStartPre does.
+    # (4 MiB, forced by its privileged parent as by PID 1).
     ifmeterd) mkdir -p "$work/${state_dir:-daemon}"
-      inns "$work/private/ifmeterd" --config "$work/ifmeterd.conf" --state-dir "$work/${state_dir:-daemon}" --wal-index-in "$work/run" 2>>"$work/ifmeterd.log"
       inns_bg /usr/bin/python3 "$root/bench/socket-unit.py" $((4 << 20)) setpriv --bounding-set -net_admin -- \
       "$work/private/ifmeterd" --config "$work/ifmeterd.conf" --state-dir "$work/${state_dir:-daemon}" 2> >(cat >>"$work/ifmeterd.log") ;;
     vnstatd) inns_bg "$work/private/vnstatd" --nodaemon --config "$work/vnstat.conf" >/dev/null 2>&1 ;;
@@ -436,17 +433,8 @@ a save every 5 minutes), so a window of $quiet_duration s holds about $((quiet_d
 per-hour writes of the idle and traffic windows are coarse. A commit
 writes only five-minute buckets (store schema 4 folds them into hours, days,
 months and years once an hour, schema 5 into the all-time totals too).
-SQLite's WAL index (\`ifmeter.db-shm\`, a shared mapping: each commit
-dirties its header and the hash pages its frames land in) was about half
-of what a commit wrote while it was a file beside the store; as packaged
-it is a file in the runtime directory bound over that place
-(\`ifmeterd --wal-index-in\`, the unit's ExecStartPre), and here too:
-$(grep -F 'WAL index' "$work/ifmeterd.log" | head -1 | sed "s|$work|WORK|g").
-Measured before that by \`bench/dirty-pages.sh 40 200 340\` (\`perf\`
-writeback_dirty_folio per file, 5 of 50 tuns carrying traffic, commits
-40 s apart, past the first five-minute slot), schema 5 against schema 4
-in one run: 3.4 pages of 4 KiB of WAL a commit against 4.4, and 3.4 of
-WAL index for both, none of the database file. Time from start to READY=1 (store open, first sample committed),
+SQLite's WAL index (\`ifmeter.db-shm\`) is a file beside the store, and
+its writes count. Time from start to READY=1 (store open, first sample committed),
 N = 50: $(ms "$(value "$ready" ready_seconds)") ms (median of 10).
 
 ### Each wakeup's CPU, idle and traffic windows

@@ -7,7 +7,6 @@ let usage = """
     Usage: ifmeterd [--config FILE] [--state-dir DIR] [--interval SECONDS]
                     [--commit-interval SECONDS] [--metrics-file PATH] [--once]
                     [--benchmark-samples N]
-           ifmeterd [--config FILE] [--state-dir DIR] (--wal-index-in DIR | --wal-index-out DIR)
 
     Counts traffic on Wi-Fi, cellular and tunnel interfaces from the kernel's
     interface counters and keeps totals across interface recreation, driver
@@ -26,12 +25,6 @@ let usage = """
                                  (node_exporter's textfile directory)
       --once                     one sample pass, commit, exit (tests, cron)
       --benchmark-samples N      after start-up, time N sample passes (make bench)
-      --wal-index-in DIR         do not run: bind a file in DIR, a tmpfs, over the store's
-                                 WAL index (ifmeter.db-shm) so its writes stay in memory,
-                                 unless a process has the store open; as root, before the
-                                 daemon starts (ifmeterd.service does), then exit
-      --wal-index-out DIR        do not run: undo --wal-index-in DIR, unless a process has
-                                 the store open (the package's removal does), then exit
       -h, --help                 this help
       --version                  the version
 
@@ -79,8 +72,6 @@ func main() -> Never {
     let interval: String?
     let commitInterval: String?
     let metricsFile: String?
-    let walIndexIn: String?
-    let walIndexOut: String?
     do {
         configPath = try arguments.option("--config")
         stateDirectory = try arguments.option("--state-dir")
@@ -88,8 +79,6 @@ func main() -> Never {
         commitInterval = try arguments.option("--commit-interval")
         metricsFile = try arguments.option("--metrics-file")
         benchmarkSamples = try arguments.option("--benchmark-samples")
-        walIndexIn = try arguments.option("--wal-index-in")
-        walIndexOut = try arguments.option("--wal-index-out")
         try arguments.finish()
     } catch {
         usageFailure(error.message)
@@ -129,17 +118,6 @@ func main() -> Never {
     configuration = overrides.applied(to: configuration)
     let environment = Dictionary(
         CommandLine.environment.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
-    for (option, directory) in [("--wal-index-in", walIndexIn), ("--wal-index-out", walIndexOut)] {
-        guard let directory else { continue }
-        guard directory.hasPrefix("/") else { usageFailure("\(option) \(directory): expected an absolute path") }
-        guard !once, benchmarkCount == nil, interval == nil, commitInterval == nil, metricsFile == nil,
-              walIndexIn == nil || walIndexOut == nil else {
-            usageFailure("\(option) runs alone: only --config and --state-dir go with it")
-        }
-        moveWALIndex(
-            in: option == "--wal-index-in", storeDirectory: configuration.resolvedStateDirectory(environment: environment),
-            runtimeDirectory: directory)
-    }
 
     // Run.
     LocalZone.pinForProcess()
@@ -158,44 +136,6 @@ func main() -> Never {
         exit((once ? daemon.finishOnce() : daemon.run()).rawValue)
     } catch {
         Output.fail(program, error.message, error.exitCode)
-    }
-}
-
-/// `--wal-index-in` and `--wal-index-out`: one line on what was done,
-/// exit 0 unless it failed.
-func moveWALIndex(in placing: Bool, storeDirectory: String, runtimeDirectory: String) -> Never {
-    let index = WALIndexPlacement.indexPath(in: storeDirectory)
-    let memory = WALIndexPlacement.indexPath(in: runtimeDirectory)
-    func holder(_ pid: Int32) -> String { pid > 0 ? "process \(pid) has" : "a process has" }
-    do {
-        let line: String
-        if placing {
-            switch try WALIndexPlacement.place(storeDirectory: storeDirectory, runtimeDirectory: runtimeDirectory) {
-            case .placed: line = "WAL index \(index) bound to \(memory): its writes stay in memory"
-            case .alreadyPlaced: line = "WAL index \(index) already bound to \(memory)"
-            case .inUse(let pid): line = "WAL index \(index) left on disk: \(holder(pid)) the store open (tried again at the next start)"
-            case .otherMount: line = "WAL index \(index) left as it is: something else is mounted there"
-            case .runtimeDirectoryOnDisk: line = "WAL index \(index) left on disk: \(runtimeDirectory) is not a tmpfs"
-            }
-        } else {
-            switch try WALIndexPlacement.remove(storeDirectory: storeDirectory, runtimeDirectory: runtimeDirectory) {
-            case .removed: line = "WAL index \(index) is on disk again"
-            case .notPlaced: line = "WAL index \(index) was not bound: nothing to undo"
-            case .inUse(let pid): line = "WAL index \(index) left bound to \(memory): \(holder(pid)) the store open"
-            }
-        }
-        Output.standardError("\(program): \(line)\n")
-        exit(0)
-    } catch {
-        let undone = placing ? "not moved to \(runtimeDirectory)" : "not moved back from \(runtimeDirectory)"
-        Output.fail(program, "WAL index \(undone): \(error)", exitCode(error.errno))
-    }
-    func exitCode(_ number: Int32) -> ExitCode {
-        switch number {
-        case ENOENT, ENOTDIR: .noInput
-        case EPERM, EACCES: .noPermission
-        default: .ioError
-        }
     }
 }
 
