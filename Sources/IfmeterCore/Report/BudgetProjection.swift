@@ -1,5 +1,4 @@
-/// How much a projection to the end of the billing cycle can be trusted,
-/// from how long the counting it rests on has run.
+/// How far a projection to the end of the billing cycle can be trusted, from how long counting has run.
 package enum ProjectionConfidence: String, Sendable, CaseIterable {
     /// Less than a day observed: a day's rhythm (nights, working hours) is
     /// not yet seen, so no projection is made and nothing alarms.
@@ -10,10 +9,8 @@ package enum ProjectionConfidence: String, Sendable, CaseIterable {
     case high
 }
 
-/// The projection of a budget's use to the end of the cycle. It rests on
-/// the time actually observed: from the cycle start, or from when counting
-/// began if that was later (a mid-cycle install, a new interface), never on
-/// time nobody counted.
+/// A budget's use projected to the end of the cycle from the time actually observed: since the
+/// cycle start, or since counting began if later, never over time nobody counted.
 package struct BudgetProjection: Sendable, Hashable {
     package static let day: Int64 = 86_400
 

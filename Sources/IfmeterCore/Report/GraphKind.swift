@@ -11,7 +11,6 @@ package enum GraphKind: String, Sendable, CaseIterable {
     /// The 10 largest days kept.
     case top
 
-    /// `--days` beyond this is refused: ten years of days is already a
-    /// picture several thousand pixels wide.
+    /// `--days` beyond this is refused: ten years of days is a picture thousands of pixels wide.
     package static let maximumDays = 3660
 }

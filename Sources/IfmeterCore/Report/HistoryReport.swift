@@ -56,14 +56,9 @@ package enum HistoryReport {
         var showsBars: Bool { self == .days || self == .months || self == .top }
     }
 
-    /// The rows to show: buckets in [from, to), the live delta added to each
-    /// interface's current bucket, filtered by name, the latest `limit` per
-    /// interface (or the `limit` largest days overall for `top`). The
-    /// running bucket of a link not `present` gets no estimate: a link that
-    /// is gone carries nothing more (nil: unknown). Nor does one of the
-    /// `unwatched` names: whatever its link carries, nobody counts it. A
-    /// merge's estimate is its members' each projected alone, a gone or
-    /// unwatched one's counters as they stand; none when no member is projected.
+    /// The rows to show: buckets in [from, to) with the live delta in each interface's current bucket,
+    /// filtered by name, the latest `limit` per interface (or the `limit` largest days for `top`). No
+    /// estimate for a link not `present` (nil: unknown) nor an `unwatched` name: nothing more is counted.
     package static func rows(
         _ kind: Kind, buckets: [StoredBucket], live: [String: LinkCounters], classes: [String: InterfaceClass],
         now: Int64, names: InterfaceSelection, from: Int64, to: Int64, limit: Int, countingSince: [String: Int64] = [:],
@@ -84,11 +79,9 @@ package enum HistoryReport {
             }
         }
         let end = TimeBuckets.start(of: kind.granularity, -1, before: current)
-        // Before any merge: each interface is projected at its own rate, from
-        // when it was counted, and one that is gone not at all; a merge then
-        // adds its members' estimates (InterfaceSelection.apply). Projected
-        // as one, a tunnel deleted this morning went on at the modem's rate.
-        // A retired aggregate grows only when another name retires: no estimate.
+        // Before any merge each interface is projected alone, from when it was counted, a gone one not at
+        // all; a merge adds its members' estimates (InterfaceSelection.apply), so a tunnel deleted this
+        // morning does not go on at the modem's rate. A retired aggregate gets no estimate.
         for index in rows.indices
         where kind != .top && rows[index].start == current && !InterfaceName.isRetired(rows[index].name)
             && present?.contains(rows[index].name) != false && !unwatched.contains(rows[index].name) {
@@ -108,12 +101,9 @@ package enum HistoryReport {
         }
     }
 
-    /// The running bucket's counters scaled from the time counted to the
-    /// rest of the bucket (`length` from when counting began). None until a
-    /// twenty-fourth of the `bucket` was counted (150 s of an hour, an hour
-    /// of a day), at most a day (a month's or a year's, as `check` waits a
-    /// day before it projects a budget): two minutes of a tunnel are no
-    /// month's rate.
+    /// The running bucket's counters scaled from the time counted to the rest of the bucket: none until
+    /// a twenty-fourth of the `bucket` was counted, at most a day's worth (as `check` waits a day before
+    /// it projects a budget), since two minutes of a tunnel are no month's rate.
     static func estimate(_ counters: LinkCounters, elapsed: Int64, length: Int64, bucket: Int64) -> LinkCounters? {
         guard elapsed >= max(60, min(bucket / 24, BudgetProjection.day)), length > 0 else { return nil }
         let scale = Double(length) / Double(min(elapsed, length))

@@ -1,6 +1,5 @@
-/// The interfaces a command shows, as every command takes them: `-i NAME`
-/// repeated, and `-i a+b` for one merged row (vnStat's spelling), which sums
-/// its members and is labelled `a+b`.
+/// The interfaces a command shows: `-i NAME` repeated, and `-i a+b` for one merged row labelled
+/// `a+b` (vnStat's spelling).
 package struct InterfaceSelection: Sendable, Hashable, ExpressibleByArrayLiteral {
     /// One entry per `-i`, each a list of members (one unless merged).
     package var groups: [[String]]

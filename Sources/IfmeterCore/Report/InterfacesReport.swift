@@ -13,8 +13,7 @@ package struct ClassifiedLink: Sendable {
     }
 }
 
-/// `ifmeter interfaces`: the links, their class, the deciding signal and
-/// their raw 64-bit counters.
+/// `ifmeter interfaces`: the links, their class, the deciding signal and their 64-bit counters.
 package enum InterfacesReport {
     package static let schema = "ifmeter.interfaces/1"
 

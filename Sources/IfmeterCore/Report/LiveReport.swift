@@ -1,5 +1,4 @@
-/// One row of `ifmeter live`: rates over the last refresh, and what passed
-/// since the screen started.
+/// One row of `ifmeter live`: rates over the last refresh, and what passed since the screen started.
 package struct LiveRow: Sendable, Hashable {
     package var name: String
     package var interfaceClass: String
@@ -17,10 +16,8 @@ package struct LiveRow: Sendable, Hashable {
     package func hash(into hasher: inout Hasher) { hasher.combine(name) }
 }
 
-/// The arithmetic of `live`, apart from the kernel and the clock: each
-/// refresh is two dumps and the seconds between them. Deltas follow the
-/// accounting's rule (a counter that went down counts from zero) per
-/// ifindex, so a recreated link never yields a negative or huge rate.
+/// The arithmetic of `live`, apart from the kernel and the clock. Deltas follow rule 6 per ifindex
+/// (a counter that went down counts from zero), so a recreated link never yields a huge rate.
 package struct LiveSession: Sendable {
     package private(set) var totals: [String: LinkCounters] = [:]
     package private(set) var classes: [String: String] = [:]
@@ -28,8 +25,7 @@ package struct LiveSession: Sendable {
 
     package init() {}
 
-    /// The rows for one refresh of the links `include` accepts (with their
-    /// class), merged as `selection` says.
+    /// The rows for one refresh of the links `include` accepts (with their class), merged by `selection`.
     package mutating func refresh(
         from before: [LinkSample], to after: [LinkSample], elapsed: Double, selection: InterfaceSelection,
         include: (LinkSample) -> String?
@@ -81,8 +77,7 @@ package struct LiveSession: Sendable {
         return table.rendered() + (rows.isEmpty ? "No watched interface up; 'ifmeter interfaces --all' lists them all.\n" : "")
     }
 
-    /// What `live` prints when it stops: per interface, the session's
-    /// totals and average rates.
+    /// What `live` prints when it stops: each interface's session totals and average rates.
     package func summary(selection: InterfaceSelection, units: Units) -> String {
         let seconds = max(self.seconds, 0.001)
         let rows = selection.apply(totals.map { (name: $0.key, counters: $0.value) }, name: \.name, relabel: { ($1, $0.counters) },

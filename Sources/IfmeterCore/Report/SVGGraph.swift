@@ -21,8 +21,7 @@ package struct GraphPanel: Sendable, Hashable {
     package var points: [GraphPoint]
 }
 
-/// A string of text where the renderer put it, to check that none is
-/// clipped or overlaps another.
+/// A string of text where the renderer put it, to check that none is clipped or overlaps another.
 package struct TextBox: Sendable, Hashable {
     package var text: String
     package var left: Double
@@ -41,9 +40,8 @@ package struct GraphDrawing: Sendable {
     package var axisLabels: [TextBox]
 }
 
-/// `ifmeter graph`: self-contained SVGs a browser shows as they are, laid
-/// out from estimated text widths so that titles, legends and labels fit
-/// at every size.
+/// `ifmeter graph`: self-contained SVGs, laid out from estimated text widths so that titles,
+/// legends and labels fit at every size.
 package enum SVGGraph {
     static let fontSize = 11.0
     static let titleSize = 14.0
@@ -52,18 +50,16 @@ package enum SVGGraph {
     static let rxColour = "#2b6cb0"
     static let txColour = "#dd6b20"
 
-    /// The width DejaVu Sans (what Debian's fontconfig serves for
-    /// sans-serif) gives a string, from above: digits are 0.64 em there,
-    /// most lower-case letters less; bold is wider.
+    /// The width DejaVu Sans (Debian's fontconfig sans-serif) gives a string, from above: digits are
+    /// 0.64 em there, most lower-case letters less; bold is wider.
     static func textWidth(_ text: String, size: Double, bold: Bool = false) -> Double {
         Double(text.count) * size * (bold ? 0.74 : 0.66)
     }
 
     // MARK: Data
 
-    /// The panels of a picture. `rows(granularity, from)` reads history
-    /// rows from the moment `from`; `byName` draws a panel per selected
-    /// interface (or merge) rather than per class.
+    /// The panels of a picture: `rows(granularity, from)` reads history rows from `from`; `byName`
+    /// draws a panel per selected interface (or merge) rather than per class.
     package static func panels(
         _ kind: GraphKind, rows: (Granularity, Int64) -> [HistoryRow], now: Int64, days: Int, byName: Bool,
         aliases: [String: String] = [:]
@@ -254,8 +250,7 @@ package enum SVGGraph {
         return GraphDrawing(width: Int(width), height: height, svg: svg, texts: texts, axisLabels: axisLabels)
     }
 
-    /// The right edges of the rx, tx and total columns of a summary's
-    /// totals, measured from the left margin, and the block's width.
+    /// The right edges of a summary's rx, tx and total columns from the left margin, and its width.
     static func summaryColumns(_ panels: [GraphPanel], units: Units) -> (ends: [Double], width: Double) {
         let totals = panels.flatMap(\.totals)
         let labelWidth = (totals.map { textWidth($0.label, size: fontSize) } + [0]).max()!

@@ -1,23 +1,18 @@
 /// Whether an interface exists now, and in what state.
 package enum LinkPresence: String, Sendable {
     case up, down, gone
-    /// The kernel was not read here (it failed, or this process is in
-    /// another network namespace than the daemon): nobody can say.
+    /// The kernel was not read here (it failed, or this is another namespace than the daemon's).
     case unknown
-    /// Not a link: the totals of a class's retired interfaces (names gone
-    /// for longer than the daily retention), `retired tunnel`.
+    /// Not a link: the totals of a class's retired interfaces, `retired tunnel`.
     case retired
-    /// Counted once, not by the configuration in force (its class left out
-    /// of `Watch=`, or a `[Classes]` override ignores it): its totals stand
-    /// where counting stopped, whatever the link carries since.
+    /// Counted once, not by the configuration in force: its totals stand where counting stopped,
+    /// whatever the link carries since.
     case unwatched
 
     /// What a merge of interfaces shows: the first state any of them has.
     static let liveliestFirst: [LinkPresence] = [.up, .down, .unknown, .unwatched, .gone, .retired]
 
-    /// Whether the daemon may be counting it now: a rate or an estimate
-    /// means something only then. A gone link, one no longer watched and a
-    /// retired aggregate carry nothing more.
+    /// Whether the daemon may be counting it now, the only time a rate or an estimate means something.
     package var mayBeCounted: Bool { self == .up || self == .down || self == .unknown }
 }
 
@@ -44,9 +39,7 @@ package struct InterfaceSnapshot: Sendable {
     /// When ifmeter first counted this interface.
     package var firstSeen: Int64
 
-    /// What the default screens show: an interface counted now (or where
-    /// the kernel was not read, perhaps), not one gone, unwatched or a
-    /// retired aggregate.
+    /// What the default screens show: an interface that may be counted now.
     package var isShownByDefault: Bool { presence.mayBeCounted }
 }
 
@@ -70,9 +63,8 @@ package struct BudgetStatus: Sendable {
     /// A labelled linear projection of use at the end of the cycle, from the time observed.
     package var projection: BudgetProjection
     package var state: State
-    /// For a budget naming an interface, whether the store has counted one
-    /// of that name (it may be budgeted before it appears, or misspelt);
-    /// nil for a class.
+    /// For a budget naming an interface, whether the store has counted one of that name (it may be
+    /// budgeted before it appears, or misspelt); nil for a class.
     package var interfaceCounted: Bool? = nil
 
     package var remaining: Int64 { Int64(clamping: budget.bytes) - Int64(clamping: used) }
@@ -90,31 +82,20 @@ package struct Snapshot: Sendable {
     package var budgets: [BudgetStatus]
     /// False when the kernel could not be read: figures are the store's only.
     package var kernelRead: Bool
-    /// True when this process counts in another network namespace than the
-    /// daemon: its links are not the daemon's, so none is mixed in.
+    /// This process counts in another network namespace than the daemon: none of its links is mixed in.
     package var foreignNamespace = false
-    /// The links present now that the configuration does not count, for
-    /// the hint when nothing is counted.
+    /// The links present now that the configuration does not count, for the hint when nothing is.
     package var unwatched: [ClassifiedLink] = []
     package var watchedClasses: Set<InterfaceClass> = InterfaceClass.watchedByDefault
     /// `[Aliases]`: display names beside interface names.
     package var aliases: [String: String] = [:]
 }
 
-/// Reads a snapshot from the store, given what the caller read from the
-/// kernel (nil when it could not) and the clock.
+/// Reads a snapshot from the store, given the kernel's links (nil when unread) and the clock.
 package enum SnapshotReader {
-    /// What the kernel counted that the store has not: the deltas the
-    /// daemon itself would count if it started now, computed by the same
-    /// meter (watch policy and accounting) from the store's state. So a
-    /// life created since the last commit counts from zero, a recreated or
-    /// rebooted one by the same rules, and a life the store knows by the
-    /// difference from its baseline. `events`: the resets that start
-    /// would record; `appeared`: the names it would count on links that
-    /// appeared since the last commit (traffic or not), which the store
-    /// cannot know yet. A link present at that commit and counted only
-    /// now is not among them: a configuration edited but not yet reloaded
-    /// would count it, not the daemon.
+    /// What the kernel counted that the store has not, by the same `Meter` the daemon would start now.
+    /// `events`: the resets that start would record; `appeared`: names it would count on links new since
+    /// the last commit (not one present then and counted only now: an edit not yet reloaded counts that).
     package static func liveDeltas(
         state: StoredState, kernel: [LinkSample], configuration: Configuration, bootID: String, now: Instant
     ) -> (deltas: [String: LinkCounters], events: [ResetEvent], appeared: Set<String>) {
@@ -126,11 +107,9 @@ package enum SnapshotReader {
         return (meter.pending.totalsByName, step.events, Set(appeared))
     }
 
-    /// An interface's state: a retired aggregate is retired; a name the
-    /// kernel (when read) does not show is gone; one the configuration
-    /// does not count (`counted`, `Configuration.counts`) is unwatched,
-    /// whatever the kernel says of the link, since nothing counts what it
-    /// carries; else the link's state, unknown where the kernel was not read.
+    /// An interface's state: retired for an aggregate; gone when the kernel, read, lacks it; unwatched
+    /// when the configuration does not count it, whatever the link's state; else the link's state
+    /// (unknown where the kernel was not read).
     static func presence(of name: String, kernelRead: Bool, link: LinkSample?, counted: Bool) -> LinkPresence {
         if InterfaceName.isRetired(name) { return .retired }
         if kernelRead && link == nil { return .gone }
@@ -139,10 +118,8 @@ package enum SnapshotReader {
         return link.isUp && (link.operState == .up || link.operState == .unknown) ? .up : .down
     }
 
-    /// The links of `kernel` when they are the daemon's: read in the
-    /// namespace the daemon last committed from (`namespace` is the
-    /// caller's, `NamespaceIdentity.current()`; 0 when unknown). Another namespace's links
-    /// (a CLI in a container, say) are never mixed into the daemon's figures.
+    /// The links of `kernel` only when read in the namespace the daemon last committed from (`namespace`
+    /// is the caller's, 0 unknown): another namespace's links never mix into the daemon's figures.
     static func inDaemonNamespace(
         _ kernel: [LinkSample]?, store: CounterStore, namespace: NamespaceCookie
     ) throws(StoreError) -> (links: [LinkSample]?, foreign: Bool) {
@@ -171,17 +148,13 @@ package enum SnapshotReader {
             let start = liveDeltas(state: try store.loadState(), kernel: kernel, configuration: configuration, bootID: bootID, now: instant)
             live = start.deltas
             appeared = start.appeared
-            // While the daemon is stopped, a reset its next start will record
-            // (a link recreated or gone meanwhile) is shown as the last one:
-            // the totals above already follow it. A running daemon records
-            // such a change itself within a second of its events.
+            // With the daemon stopped, a reset its next start will record is shown as the last one: the
+            // totals above already follow it. A running daemon records it itself.
             if !daemonRunning {
                 for event in start.events { lastEvents[event.name] = StoredEvent(pending: event, at: now) }
             }
         }
-        // Interfaces that appeared since the daemon's last commit, counted
-        // now whether or not they carried traffic yet (with the event that
-        // says from when, while the daemon is stopped).
+        // Interfaces that appeared since the last commit, counted now with or without traffic yet.
         let classifier = configuration.classifier
         let storedNames = Set(stored.map(\.name))
         for name in appeared.union(live.keys).sorted() where !storedNames.contains(name) {
@@ -244,25 +217,21 @@ package enum SnapshotReader {
     }
 }
 
-/// What a history view adds to the stored buckets: each interface's live
-/// delta (the same rules as `status`) and the class of every interface the
-/// store or the kernel knows.
+/// What a history view adds to the stored buckets: each interface's live delta (as `status` has it)
+/// and the class of every interface the store or the kernel knows.
 package struct LiveAdditions: Sendable {
     package var deltas: [String: LinkCounters]
     package var classes: [String: InterfaceClass]
     /// When each stored interface was first counted.
     package var firstSeen: [String: Int64]
-    /// The links present in the daemon's namespace now; nil where the
-    /// kernel was not read there.
+    /// The links present in the daemon's namespace now; nil where the kernel was not read there.
     package var present: Set<String>? = nil
-    /// The names the configuration does not count (`Configuration.counts`):
-    /// whatever their links carry, nothing of it is counted.
+    /// The names the configuration does not count (`Configuration.counts`).
     package var unwatched: Set<String> = []
 }
 
 extension SnapshotReader {
-    /// Reads only what a history view needs: the open lives and the stored
-    /// classes, not budgets, cycles or daemon health.
+    /// Reads only what a history view needs: the open lives and the stored classes.
     package static func liveAdditions(
         store: CounterStore, configuration: Configuration, bootID: String, now: Instant, kernel allLinks: [LinkSample]?,
         namespace: NamespaceCookie = 0
@@ -273,8 +242,7 @@ extension SnapshotReader {
         let firstSeen = Dictionary(stored.map { ($0.name, $0.firstSeen) }, uniquingKeysWith: { first, _ in first })
         let classifier = configuration.classifier
         let kernelByName = Dictionary((kernel ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        // As status judges them: the stored ones only, since a link the
-        // store does not know is counted (below) or shown nowhere.
+        // As status judges them: stored names only; a link the store lacks is counted below or shown nowhere.
         let unwatched = Set(classes.filter { name, interfaceClass in
             !configuration.counts(name, stored: interfaceClass, classification: kernelByName[name].map(classifier.classify))
         }.keys)
@@ -283,8 +251,7 @@ extension SnapshotReader {
         }
         let live = liveDeltas(state: try store.loadState(), kernel: kernel, configuration: configuration, bootID: bootID, now: now)
         let deltas = live.deltas
-        // Named as status names them: a link counted since it appeared is
-        // the daemon's, with or without traffic yet.
+        // Named as status names them: a link counted since it appeared is the daemon's, traffic or not.
         for link in kernel where (deltas[link.name] != nil || live.appeared.contains(link.name)) && classes[link.name] == nil {
             classes[link.name] = classifier.classify(link).interfaceClass ?? .other
         }
@@ -293,17 +260,14 @@ extension SnapshotReader {
 }
 
 extension Snapshot {
-    /// What `status` and `check` say once on stderr: each budget naming an
-    /// interface the store has never counted. Its row alone would read as
-    /// a budget with room left, and `check` exits 0 on it for good.
+    /// Each budget naming an interface never counted, said once on stderr: its row alone would read
+    /// as room left, and `check` would exit 0 on it for good.
     package var budgetWarnings: [String] {
         budgets.filter { $0.interfaceCounted == false }.map { "budget \($0.budget.label): no interface of that name has been counted yet" }
     }
 }
 
-/// `check`'s verdict, the monitoring-plugin convention: 0 within every
-/// budget, 1 when one is projected over by the end of the cycle, 2 when one
-/// is exceeded.
+/// `check`'s verdict, the monitoring-plugin convention: 0 within every budget, 1 one projected over, 2 one exceeded.
 package enum CheckVerdict: Int32, Sendable {
     case ok = 0, atRisk = 1, exceeded = 2
 
@@ -319,10 +283,8 @@ package enum CheckVerdict: Int32, Sendable {
 }
 
 extension Snapshot {
-    /// Rates with no waiting: what the kernel counted since the daemon's
-    /// last commit (the live delta, exact) over the seconds since it. Only
-    /// while the daemon commits on time, and over at least `minimum` seconds;
-    /// otherwise the window is too stale or too short to mean "now".
+    /// Rates with no waiting: the live delta since the daemon's last commit over the seconds since, only
+    /// while commits are on time and over at least `minimum` seconds; else the window is not "now".
     package mutating func setRatesSinceLastCommit(minimum: Double = 5) {
         guard let last = daemon.lastCommit, !daemon.stale, kernelRead else { return }
         let window = Double(now - last)

@@ -1,5 +1,4 @@
-/// `ifmeter status`, `ifmeter classes` and `ifmeter check`: pure renderings
-/// of a snapshot.
+/// `ifmeter status`, `ifmeter classes` and `ifmeter check`: pure renderings of a snapshot.
 package enum StatusReport {
     /// Why the figures are the store's alone, when they are.
     static func kernelNote(_ snapshot: Snapshot) -> String {
@@ -53,10 +52,8 @@ package enum StatusReport {
         return "\(minutes) min"
     }
 
-    /// The default screen: one line per interface within 80 columns, gone
-    /// and unwatched interfaces left out unless `all`, names in natural
-    /// order; the daemon's health and the budgets as in the detailed view
-    /// (`-i NAME`).
+    /// The default screen: one line per interface within 80 columns, gone and unwatched ones left out
+    /// unless `all`, names in natural order; the daemon's health and the budgets as in `-i NAME`.
     package static func summary(_ snapshot: Snapshot, units: Units, all: Bool, configPath: String = Configuration.defaultPath) -> String {
         var output = "ifmeter status at \(TimeText.moment(snapshot.now))\n" + daemonLine(snapshot) + "\n"
         output += kernelNote(snapshot)
