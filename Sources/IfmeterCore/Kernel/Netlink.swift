@@ -22,19 +22,10 @@ extension KernelError {
     }
 }
 
-/// Every link's counters over rtnetlink with 64-bit counters, through one
-/// socket kept open for the life of the source.
-///
-/// A sample is a statistics dump (`RTM_GETSTATS` asking for
-/// `IFLA_STATS_LINK_64` alone): a few hundred bytes per link where a link
-/// dump fills a kilobyte and more, of which ifmeter reads eight counters.
-/// What a statistics message lacks (name, kind, flags, operstate, ARP type)
-/// comes from the last full link dump (`RTM_GETLINK`) and the link events
-/// since (`note`), which carry the whole link. The full dump runs at the
-/// first call, after events were lost, when the statistics name an ifindex
-/// not known, and when a counter went back (a driver reset, or an ifindex
-/// given to a new device between an event read and the dump): then the
-/// answer is the full dump's.
+/// Every link's 64-bit counters over rtnetlink: a statistics dump (`RTM_GETSTATS`, only
+/// `IFLA_STATS_LINK_64`: far smaller messages) joined to what the last full dump (`RTM_GETLINK`) and
+/// the events since (`note`) said of each link. The full dump answers the first call, after lost events,
+/// for an unknown ifindex, and when a counter went back (a driver reset, or an ifindex reused meanwhile).
 package final class NetlinkLinkSource: LinkSource {
     enum Pass: Equatable { case full, statistics }
 
@@ -50,7 +41,7 @@ package final class NetlinkLinkSource: LinkSource {
 
     package let counterWidth = CounterWidth.bits64
 
-    /// Opens the dump socket (`ifm_netlink_open`).
+    /// Opens the dump socket. The corresponding C function is `ifm_netlink_open`.
     package init() throws {
         var error: Int32 = 0
         guard let handle = ifm_netlink_open(&error) else {
@@ -83,7 +74,7 @@ package final class NetlinkLinkSource: LinkSource {
         }
     }
 
-    /// Dumps every link (`RTM_GETLINK` with `NLM_F_DUMP`).
+    /// Dumps every link (`RTM_GETLINK` with `NLM_F_DUMP`). The corresponding C function is `ifm_netlink_dump`.
     private func fullPass() throws -> [LinkSample] {
         let status = ifm_netlink_dump(handle, &buffer)
         guard status == 0 else { throw KernelError.netlink("dumping links", status) }
@@ -96,8 +87,8 @@ package final class NetlinkLinkSource: LinkSource {
         return samples
     }
 
-    /// The counters of every link (`RTM_GETSTATS`) joined to what is known
-    /// of each; nil when the full dump must answer instead.
+    /// The counters of every link (`RTM_GETSTATS`) joined to what is known of each; nil when the full
+    /// dump must answer instead. The corresponding C function is `ifm_netlink_stats`.
     private func statisticsPass() -> [LinkSample]? {
         guard ifm_netlink_stats(handle, &buffer) == 0 else { return nil }
         var samples: [LinkSample] = []
@@ -138,8 +129,7 @@ extension LinkCounters {
     }
 }
 
-/// A non-blocking subscription to RTNLGRP_LINK (`ifm_events_open`), read on
-/// the daemon's own loop when its descriptor is readable.
+/// A non-blocking subscription to RTNLGRP_LINK, read on the daemon's loop when readable.
 package final class LinkEventSocket {
     private let handle: OpaquePointer
     private var buffer = ifm_event_list()
@@ -156,16 +146,15 @@ package final class LinkEventSocket {
     /// The socket's identity within a boot (its cookie, never reused), 0 if unknown.
     package var identity: UInt64 { ifm_events_identity(handle) }
 
-    /// The kernel's count of messages the socket dropped, as the last read
-    /// saw it. A socket taken over starts from 0 (every drop since it was
-    /// opened is news) unless told what its last reader saw.
+    /// The kernel's count of messages the socket dropped, as the last read saw it; a socket taken
+    /// over starts from 0 (every drop since it opened is news) unless told what its last reader saw.
     package var seenDrops: UInt32 {
         get { ifm_events_seen_drops(handle) }
         set { ifm_events_set_seen_drops(handle, newValue) }
     }
 
-    /// Subscribes with a kernel receive buffer of `receiveBufferBytes`
-    /// (0 keeps the system default; a small one makes overruns likely).
+    /// Subscribes with a kernel receive buffer of `receiveBufferBytes` (0: the system default).
+    /// The corresponding C function is `ifm_events_open`.
     package init(receiveBufferBytes: Int = 4 << 20) throws {
         var error: Int32 = 0
         guard let handle = ifm_events_open(Int32(clamping: receiveBufferBytes), &error) else {
@@ -174,10 +163,8 @@ package final class LinkEventSocket {
         self.handle = handle
     }
 
-    /// Takes `descriptor`, an event socket this process was handed (kept by
-    /// the service manager while the daemon restarted, with the events
-    /// queued meanwhile), if it is a route socket of this network
-    /// namespace; closes it otherwise (`ifm_events_adopt`).
+    /// Takes `descriptor`, an event socket kept by the service manager while the daemon restarted, if it
+    /// is a route socket of this namespace; closes it otherwise. The corresponding C function is `ifm_events_adopt`.
     package init(adopting descriptor: Int32, receiveBufferBytes: Int) throws {
         var error: Int32 = 0
         guard let handle = ifm_events_adopt(descriptor, Int32(clamping: receiveBufferBytes), &error) else {
@@ -191,10 +178,9 @@ package final class LinkEventSocket {
         ifm_event_list_free(&buffer)
     }
 
-    /// Every event pending now, in arrival order, and whether the kernel
-    /// dropped some because the receive buffer overran (`ifm_events_read`).
-    /// `morePending`: the read stopped at its bound (`IFM_EVENTS_PER_READ`),
-    /// more may be queued.
+    /// Every event pending now in arrival order, whether the receive buffer overran, and whether the
+    /// read stopped at its bound (`IFM_EVENTS_PER_READ`) with more maybe queued.
+    /// The corresponding C function is `ifm_events_read`.
     package func read() throws -> (events: [LinkEvent], overrun: Bool, morePending: Bool) {
         buffer.count = 0
         var overrun: Int32 = 0
