@@ -2,9 +2,8 @@
 package struct MetricsInterface: Sendable {
     package var device: String
     package var info: InterfaceInfo
-    /// The current life's ifindex; nil when the interface is gone. Its own
-    /// gauge, not a label: a label would start a new series at every
-    /// recreation of a tunnel.
+    /// The current life's ifindex, nil when gone: a gauge of its own, since a label would start a
+    /// new series at every recreation of a tunnel.
     package var ifindex: Int32?
     /// The daemon's accumulated totals (never the raw kernel counters).
     package var totals: LinkCounters
@@ -38,22 +37,10 @@ package struct MetricsSnapshot: Sendable {
     }
 }
 
-/// The Prometheus text file (exposition format 0.0.4) for node_exporter's
-/// textfile collector: `ifmeter_` families, label `device` like
-/// node_exporter's own, no timestamps, HELP and TYPE once per family before
-/// its samples, every HELP saying the values are estimates.
-///
-/// Counters never go down: Prometheus reads a decrease as a reset and then
-/// counts the whole value again. Within one process each counter series
-/// keeps a floor (the highest value published).
-///
-/// API note for the daemon: the file already at `path` is never opened or
-/// read, not even at start. Its directory may be shared with other writers,
-/// and a file planted there (huge values, a FIFO, a symlink to /dev/zero)
-/// must not pin, hang or bloat the daemon. So across restarts the caller
-/// must supply totals that never decrease: a value published before a
-/// crash has to be in the store (or be re-derived) when the next process
-/// publishes, e.g. by publishing only committed totals.
+/// The Prometheus text file (format 0.0.4) for node_exporter's textfile collector: `ifmeter_` families,
+/// label `device`, no timestamps, every HELP saying "estimate". Counters never go down (Prometheus reads
+/// a decrease as a reset): each series keeps a floor. The file at `path` is never read, lest one planted
+/// there pin, hang or bloat the daemon, so across restarts the caller must publish only committed totals.
 package final class MetricsFile {
     package let path: String
     private var floors: [String: UInt64] = [:]
@@ -62,10 +49,8 @@ package final class MetricsFile {
         self.path = path
     }
 
-    /// Renders and replaces the file atomically, unsynced: it is rewritten
-    /// every sample, and in node_exporter's directory on a disk two fsyncs
-    /// every 15 s would each force a filesystem journal commit. After a
-    /// power cut the daemon's first sample rewrites it.
+    /// Renders and replaces the file atomically, unsynced: it is rewritten every sample, where fsyncs would
+    /// force a filesystem journal commit each time; after a power cut the first sample rewrites it.
     package func write(_ snapshot: MetricsSnapshot) throws {
         try FileSystem.writeAtomically(Array(render(snapshot).utf8), to: path, mode: 0o644, synced: false)
     }
