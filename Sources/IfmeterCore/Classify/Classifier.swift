@@ -1,9 +1,6 @@
-/// Decides Wi-Fi, cellular, tunnel, wired or other for a link. Loopback is
-/// never counted, whatever the configuration says. Otherwise the first
-/// signal that decides wins, in this order: configured override, link kind,
-/// uevent DEVTYPE, sysfs markers, the device's driver (USB tethering), ARP
-/// type, a real Ethernet device, name. sysfs is read below `sysfsRoot` so
-/// tests can hand it a fake tree.
+/// Decides Wi-Fi, cellular, tunnel, wired or other for a link; loopback is never counted. Otherwise the
+/// first deciding signal wins: override, link kind, uevent DEVTYPE, sysfs markers, the driver (USB
+/// tethering), ARP type, a real Ethernet device, name. sysfs is read below `sysfsRoot` for tests.
 package struct Classifier: Sendable {
     package var sysfsRoot: String
     package var overrides: [InterfaceOverride]
@@ -13,10 +10,8 @@ package struct Classifier: Sendable {
         self.overrides = overrides
     }
 
-    /// PPP carries modem bearers (ModemManager) and VPNs (pptp, l2tp, sstp,
-    /// PPPoE) alike and the kernel cannot tell them apart. It defaults to
-    /// cellular, because the people who meter links meter LTE: an override
-    /// decides otherwise.
+    /// PPP carries modem bearers and VPNs (pptp, l2tp, sstp, PPPoE) alike, which the kernel cannot tell
+    /// apart: cellular by default, since people meter LTE; an override decides otherwise.
     package static let pppDefault = InterfaceClass.cellular
 
     static let kindClasses: [String: InterfaceClass] = [
@@ -46,14 +41,11 @@ package struct Classifier: Sendable {
     /// IFF_LOOPBACK.
     static let loopbackFlag: UInt32 = 0x8
 
-    /// Drivers a phone's USB tethering binds (RNDIS: Android and most
-    /// cellular dongles; ipheth: iPhone). They carry the phone's cellular
-    /// link, whatever the interface is named.
+    /// Drivers a phone's USB tethering binds (RNDIS: Android and most cellular dongles; ipheth: iPhone),
+    /// carrying the phone's cellular link whatever the interface is named.
     static let tetheringDrivers: Set<String> = ["rndis_host", "ipheth"]
-    /// CDC Ethernet and NCM serve phones (Android 11+ tethers over NCM) and
-    /// USB Ethernet adapters alike: only a locally administered MAC, which
-    /// phones make up and adapters do not, says phone. The kernel's usbnet
-    /// uses the same bit to name such a device usb0 rather than eth0.
+    /// CDC Ethernet and NCM serve phones (Android 11+ tethers over NCM) and USB Ethernet adapters alike:
+    /// only a locally administered MAC, which phones make up and adapters do not, says phone.
     static let ethernetClassUSBDrivers: Set<String> = ["cdc_ncm", "cdc_ether"]
 
     /// ARPHRD_NONE: tun and WireGuard, but also qmi_wwan raw-IP.
@@ -65,9 +57,8 @@ package struct Classifier: Sendable {
         ("tun*", .tunnel), ("tap*", .tunnel), ("wg*", .tunnel), ("utun*", .tunnel),
     ]
 
-    /// What the first `[Classes]` override matching `name` decides: its
-    /// class, or nil for an ignore; nil when none matches. One rule for a
-    /// link the kernel shows and for a stored name without one.
+    /// What the first `[Classes]` override matching `name` decides: its class, or nil for an ignore; nil
+    /// when none matches. One rule for a link the kernel shows and for a stored name without one.
     package func override(for name: String) -> Classification? {
         guard let rule = overrides.first(where: { $0.matches(name) }) else { return nil }
         switch rule.action {
@@ -127,8 +118,7 @@ package struct Classifier: Sendable {
         return String(last)
     }
 
-    /// Whether a sysfs `address` ("02:1a:...") has the locally
-    /// administered bit (0x02 of the first octet) set.
+    /// Whether a sysfs `address` ("02:1a:...") has the locally administered bit (0x02 of the first octet).
     static func isLocallyAdministered(_ address: String?) -> Bool {
         guard let first = address?.split(separator: ":").first, let octet = UInt8(first, radix: 16) else { return false }
         return octet & 0x02 != 0

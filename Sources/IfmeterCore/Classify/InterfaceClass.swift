@@ -4,9 +4,8 @@ import Glibc
 package enum InterfaceClass: String, Sendable, CaseIterable, Hashable {
     case wifi, cellular, tunnel, wired, other
 
-    /// The classes counted unless the configuration says otherwise. Wired
-    /// Ethernet is not among them: ifmeter exists for links that are
-    /// metered, and a LAN port rarely is (`Watch=` adds it).
+    /// The classes counted unless configured otherwise: not wired, since ifmeter exists for metered
+    /// links and a LAN port rarely is (`Watch=` adds it).
     package static let watchedByDefault: Set<InterfaceClass> = [.wifi, .cellular, .tunnel]
 
     /// The names `Watch=` and `[Classes]` accept, in order.
@@ -71,9 +70,8 @@ package enum ClassificationSignal: Sendable, Hashable, CustomStringConvertible {
     case loopback
     /// A USB driver that only phones (and cellular dongles) use for tethering.
     case tetheringDriver(String)
-    /// A USB Ethernet-class driver on a device whose MAC address is locally
-    /// administered: what a phone's USB tethering hands out, where a USB
-    /// Ethernet adapter carries its maker's address.
+    /// A USB Ethernet-class driver on a device with a locally administered MAC: what a phone's USB
+    /// tethering hands out, where an Ethernet adapter carries its maker's address.
     case tetheringDriverLocalAddress(String)
     /// A real device (sysfs `device` link) of ARP type Ethernet, not a virtual kind.
     case ethernetDevice(driver: String)

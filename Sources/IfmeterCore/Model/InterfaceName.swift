@@ -1,14 +1,7 @@
-/// Interface names as ifmeter holds them: one ASCII form per kernel name.
-///
-/// The kernel's names are up to 15 arbitrary bytes (anything but NUL, `/`,
-/// `:` and whitespace), chosen by whoever creates the interface. Swift
-/// strings compare by canonical equivalence and repair invalid UTF-8 to
-/// U+FFFD, so two different kernel names could become one String. Names are
-/// therefore encoded where they leave the kernel: printable ASCII other than
-/// backslash stays as it is, every other byte becomes `\xNN` (lowercase
-/// hex). The encoding is injective, so String equality above it is byte
-/// equality, a name never carries a control byte or a combining mark, and
-/// `decode` gives back the kernel's bytes.
+/// Interface names as ifmeter holds them, one ASCII form per kernel name: Swift strings compare by
+/// canonical equivalence and repair invalid UTF-8, so two of the kernel's arbitrary 15-byte names could
+/// meet as one String. Printable ASCII but backslash stays, every other byte becomes `\xNN` (lowercase
+/// hex): the encoding is injective, so String equality is byte equality, and `decode` gives them back.
 package enum InterfaceName {
     /// The encoded form of a name's bytes.
     package static func encode(bytes: some Sequence<UInt8>) -> String {
@@ -51,22 +44,17 @@ package enum InterfaceName {
     /// Whether `name` is already in the encoded form.
     package static func isEncoded(_ name: String) -> Bool { decode(name) != nil }
 
-    /// A name a person typed (a command-line argument, a configuration
-    /// key): taken as it is when already in the encoded form (as ifmeter
-    /// prints names) or when it names a retired aggregate, else its UTF-8
-    /// bytes are encoded.
+    /// A name a person typed: taken as it is when already encoded (as ifmeter prints names) or naming a
+    /// retired aggregate, else its UTF-8 bytes are encoded.
     package static func fromUser(_ text: String) -> String {
         isEncoded(text) || retiredClass(of: text) != nil ? text : encode(bytes: text.utf8)
     }
 
-    // Interfaces gone for longer than the daily retention are folded into
-    // one row per class (CounterStore.retireGoneInterfaces). Its name holds
-    // a bare space, which no kernel name has (the kernel refuses
-    // whitespace) and no encoded name has (a space byte is encoded as
-    // `\x20`): it can never collide with an interface's.
+    // Interfaces gone longer than the daily retention fold into one row per class
+    // (CounterStore.retireGoneInterfaces), named with a bare space, which neither a kernel name nor an
+    // encoded one (`\x20`) holds: it never collides with an interface's.
 
-    /// The name of the row that holds the totals of `interfaceClass`'s
-    /// retired interfaces: `retired tunnel`.
+    /// The name of the row that holds `interfaceClass`'s retired interfaces: `retired tunnel`.
     package static func retired(_ interfaceClass: InterfaceClass) -> String { "retired " + interfaceClass.rawValue }
 
     /// The class whose retired interfaces `name` holds; nil for any other name.
