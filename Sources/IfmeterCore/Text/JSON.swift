@@ -1,6 +1,5 @@
-/// A JSON value, rendered without Foundation so the binaries stay small.
-/// Object keys keep the order they were given in: output is stable for
-/// golden tests and readable by people.
+/// A JSON value, rendered without Foundation so the binaries stay small; object keys keep the order
+/// they were given in, so output is stable for golden tests and readable by people.
 package indirect enum JSON: Sendable, Equatable {
     case null
     case bool(Bool)
@@ -66,11 +65,9 @@ package indirect enum JSON: Sendable, Equatable {
             case "\n": output += "\\n"
             case "\r": output += "\\r"
             case "\t": output += "\\t"
-            // Whatever a terminal acts on (C0, DEL, C1, bidirectional
-            // controls) and the JavaScript line separators as \u escapes: the
-            // output stays one line per record, never drives a terminal, and
-            // `Output`'s terminal filter finds nothing left to rewrite (its
-            // `\u{...}` would not be JSON).
+            // Whatever a terminal acts on (C0, DEL, C1, bidirectional controls) and the JavaScript line
+            // separators as \u escapes: a record stays one line, never drives a terminal, and leaves `Output`'s
+            // terminal filter nothing to rewrite (its `\u{...}` would not be JSON).
             case _ where String.isTerminalControl(scalar) || scalar.value == 0x2028 || scalar.value == 0x2029:
                 let hex = String(scalar.value, radix: 16)
                 output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex

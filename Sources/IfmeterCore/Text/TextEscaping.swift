@@ -1,8 +1,7 @@
 extension String {
-    /// Each Unicode scalar found in `table` replaced by its escape sequence:
-    /// one routine for the text formats ifmeter writes, each with its own
-    /// table. Scalars, never Characters: a quote followed by a combining
-    /// mark is one Character but still a quote to every parser.
+    /// Each Unicode scalar found in `table` replaced by its escape: one routine for every text format
+    /// ifmeter writes. Scalars, never Characters: a quote followed by a combining mark is one Character
+    /// but still a quote to every parser.
     func escaping(_ table: [Unicode.Scalar: String]) -> String {
         var result = String.UnicodeScalarView()
         for scalar in unicodeScalars {
@@ -11,11 +10,9 @@ extension String {
         return String(result)
     }
 
-    /// The text with every scalar a terminal may act on made visible:
-    /// C0 controls but line feed and tab, DEL and C1 controls become `\xNN`,
-    /// bidirectional overrides and isolates `\u{NNNN}`. ESC, CSI, OSC and
-    /// carriage return from stored strings can then neither move the cursor,
-    /// retitle the window nor write the clipboard.
+    /// The text with every scalar a terminal may act on made visible (C0 but line feed and tab, DEL and
+    /// C1 as `\xNN`, bidirectional overrides and isolates as `\u{NNNN}`), so a stored string can neither
+    /// move the cursor, retitle the window nor write the clipboard.
     package func terminalSafe() -> String {
         // Most text is printable ASCII: its bytes say so without decoding
         // scalars (the daemon logs each link that comes and goes).
@@ -44,8 +41,7 @@ extension String {
         }
     }
 
-    /// Embeddings, overrides, isolates and marks: they reorder how a
-    /// terminal shows the text after them.
+    /// Embeddings, overrides, isolates and marks: they reorder how a terminal shows the text after them.
     static func isBidirectionalControl(_ value: UInt32) -> Bool {
         switch value {
         case 0x202a...0x202e, 0x2066...0x2069, 0x200e, 0x200f, 0x061c: true
@@ -67,10 +63,8 @@ enum EscapeTable {
     static let xml: [Unicode.Scalar: String] = {
         var table: [Unicode.Scalar: String] = ["&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&apos;"]
         for value in UInt8(0)..<0x20 where ![0x09, 0x0a, 0x0d].contains(value) { table[Unicode.Scalar(value)] = "\u{FFFD}" }
-        // What else a terminal acts on (carriage return, DEL, C1,
-        // bidirectional controls) as character references: the same text
-        // to an XML reader, and nothing for the terminal filter to rewrite
-        // when the SVG goes to stdout.
+        // What else a terminal acts on (carriage return, DEL, C1, bidirectional controls) as character
+        // references: the same text to an XML reader, and nothing for the terminal filter to rewrite.
         for value in [0x0d] + Array(0x7f...0x9f) + Array(UInt32(0x061c)...0x2069).filter(String.isBidirectionalControl) {
             table[Unicode.Scalar(value)!] = "&#x" + String(value, radix: 16) + ";"
         }

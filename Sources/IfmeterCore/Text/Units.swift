@@ -1,6 +1,5 @@
-/// How byte counts and rates are written: IEC (KiB, MiB) by default, SI
-/// (kB, MB) with `--si`, or raw integers with `--bytes`. Rates are bit/s
-/// (SI prefixes, as links are sold) unless byte/s is asked for.
+/// How byte counts and rates are written: IEC by default, SI with `--si`, raw integers with `--bytes`;
+/// rates in bit/s with SI prefixes, as links are sold, unless byte/s is asked for.
 package struct Units: Sendable, Hashable {
     package enum Scale: Sendable, Hashable { case iec, si, raw }
 

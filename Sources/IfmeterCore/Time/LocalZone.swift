@@ -21,12 +21,9 @@ package enum LocalZone {
         return ":" + String(decoding: target, as: UTF8.self)
     }
 
-    /// For a long-running process: names the zone /etc/localtime links to
-    /// in $TZ, where glibc reads it once. Without $TZ, every mktime(3)
-    /// stats /etc/localtime again (a commit of a busy journal made hundreds
-    /// of such calls); a zone change then needs a restart, as it already
-    /// did (the store records the zone its buckets were cut in). Nothing
-    /// changes when $TZ is set or /etc/localtime is not a zoneinfo link.
+    /// For a long-running process: names the zone /etc/localtime links to in $TZ, which glibc reads once
+    /// (without it every mktime(3) stats /etc/localtime again). A zone change then needs a restart, as it
+    /// would anyway: the store records the zone its buckets were cut in.
     package static func pinForProcess() {
         guard getenv("TZ") == nil else { return }
         let zone = current()

@@ -27,10 +27,8 @@ package enum TimeText {
         return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// A bucket's label at its granularity.
-    /// Hours show their minutes: in a half-hour zone (UTC+5:30) an hour
-    /// starts at :30. Under --utc every bucket is labelled by its UTC start,
-    /// since the store's days need not begin at UTC midnight.
+    /// A bucket's label at its granularity. Hours show their minutes: in a half-hour zone an hour starts
+    /// at :30. Under --utc a bucket is labelled by its UTC start, since stored days need not begin at UTC midnight.
     package static func bucket(_ start: Int64, _ granularity: Granularity) -> String {
         if showsUTC { return format(start, "%Y-%m-%d %H:%MZ") }
         return switch granularity {
