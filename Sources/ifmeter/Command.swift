@@ -4,13 +4,11 @@
 import IfmeterCore
 #endif
 
-/// A command-line mistake: exit 64 with the message and a hint naming the
-/// command's help.
+/// A command-line mistake: exit 64 with the message and a hint naming the command's help.
 struct CommandLineError: Error, Sendable, Equatable {
     var message: String
     var command: CommandName?
-    /// Whether the line ends pointing at the command's help; not when the
-    /// message names the command to run next itself.
+    /// Whether the line ends pointing at the command's help; not when the message names what to run next.
     var pointsToHelp: Bool
 
     init(_ message: String, command: CommandName? = nil, pointsToHelp: Bool = true) {
@@ -53,8 +51,7 @@ struct TimeRange: Sendable, Equatable {
 
 enum ExportFormat: String, Sendable, CaseIterable { case csv, jsonl }
 
-/// How `status` prints: a line per interface, the detail of those named
-/// with -i, or `;`-separated fields for scripts.
+/// How `status` prints: a line per interface, the detail of those named with -i, or fields for scripts.
 enum StatusLayout: Sendable, Equatable { case summary, detail, oneline }
 
 /// What the command line asks for, parsed and validated, before anything is
@@ -201,7 +198,7 @@ enum CommandParser {
             var days = 30
             if let text = try options.single(.days) {
                 guard kind == .daily else { throw CommandLineError("--days applies to --kind daily only", command: name) }
-                // Bounded: a million days once made a 703 MB SVG.
+                // Bounded: the picture grows with the days asked for.
                 guard let value = Int(text), (1...GraphKind.maximumDays).contains(value) else {
                     throw CommandLineError("--days \(text): expected a whole number from 1 to \(GraphKind.maximumDays)", command: name)
                 }

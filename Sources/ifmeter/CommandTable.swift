@@ -93,9 +93,8 @@ enum CommandName: String, CaseIterable, Sendable {
     /// The command run when none is named.
     static let fallback = CommandName.status
 
-    /// Left out of the overview and of the completions: packagers run it,
-    /// users need not see it (`ifmeter completions --help` and ifmeter(1)
-    /// still describe it).
+    /// Left out of the overview and the completions: packagers run it, users need not see it
+    /// (`ifmeter completions --help` and ifmeter(1) still describe it).
     var hidden: Bool {
         switch self {
         case .completions: true
@@ -128,8 +127,7 @@ enum CommandName: String, CaseIterable, Sendable {
         }
     }
 
-    /// Those of `options` the command cannot run without (the parser says
-    /// so when one is missing); the help shows them without brackets.
+    /// Those of `options` the command cannot run without; the help shows them without brackets.
     var requiredOptions: [OptionSpec] { self == .graph ? [.svg] : [] }
 
     /// One line for the overview.
@@ -274,8 +272,7 @@ enum CommandName: String, CaseIterable, Sendable {
         """
     }
 
-    /// `ifmeter COMMAND --help`: usage, description and the options, all
-    /// from the table.
+    /// `ifmeter COMMAND --help`: usage, description and the options, all from the table.
     var help: String {
         let usage = "Usage: ifmeter \(rawValue)"
         let words = options.map { $0.usage(required: requiredOptions.contains($0)) } + (operand.map { [$0.value] } ?? [])

@@ -39,9 +39,8 @@ struct Context {
         }
     }
 
-    /// The state directory named by --state-dir, StateDirectory= or
-    /// $STATE_DIRECTORY; else the installed default, unless it holds no
-    /// store and the one `make run` keeps does (see StoreLocation).
+    /// The state directory named by --state-dir, StateDirectory= or $STATE_DIRECTORY; else the installed
+    /// default, unless it holds no store and the one `make run` keeps does (StoreLocation).
     var stateDirectory: String {
         if let explicit = globals.stateDirectory { return explicit }
         let resolved = configuration.resolvedStateDirectory(environment: environment)
@@ -51,10 +50,9 @@ struct Context {
             hasStore: { FileSystem.exists($0 + "/" + CounterStore.fileName) })
     }
 
-    /// Buckets are cut in the zone the daemon counted in, whatever TZ this
-    /// process was given: for what it shows, and for the five-minute rows
-    /// it folds into hours and days when it applies a journal (`forget`).
-    /// --utc changes how times are shown, not them.
+    /// Buckets are cut in the zone the daemon counted in, whatever this process's TZ: for what it shows,
+    /// and for the five-minute rows it folds when it applies a journal (`forget`). --utc changes only how
+    /// times are shown.
     static func adoptZone(of store: CounterStore) {
         if let zone = try? store.meta("timezone") { LocalZone.adopt(zone) }
     }
@@ -109,10 +107,8 @@ struct Context {
 
 /// Where a reader finds the store when nothing names it.
 enum StoreLocation {
-    /// The installed default when it has a store; else the `./state` that
-    /// `make run` keeps, in the working directory or in the checkout the
-    /// running binary was built in (`CHECKOUT/.build/.../ifmeter`); else
-    /// the default again, so the error names the usual place.
+    /// The installed default when it has a store; else the `./state` `make run` keeps, in the working
+    /// directory or the checkout the binary was built in; else the default, so the error names the usual place.
     static func fallback(default path: String, workingDirectory: String?, executable: String?, hasStore: (String) -> Bool) -> String {
         if hasStore(path) { return path }
         var candidates: [String] = []
@@ -171,9 +167,8 @@ enum Commands {
             throw .cannotWrite(SystemError("lock", path: directory + "/ifmeterd.lock", errno: EIO))
         }
         guard locked else { throw .unavailable("\(directory): ifmeterd is running; stop it first (systemctl stop ifmeterd.socket ifmeterd, or Ctrl-C where make run runs it)") }
-        // The daemon's zone, before the writable open: it upgrades an older
-        // store, and version 4's upgrade folds five-minute rows into hours
-        // and days, as the journal applied below and the delete do.
+        // The daemon's zone, before the writable open: upgrading an older store folds five-minute rows
+        // into hours and days, as the journal applied below and the delete do.
         if let reader = try? CounterStore(directory: directory, readOnly: true) {
             Context.adoptZone(of: reader)
             reader.close()
@@ -181,10 +176,8 @@ enum Commands {
         let store: CounterStore
         do { store = try CounterStore(directory: directory) } catch { throw .store(error) }
         defer { store.close() }
-        // A daemon that stopped without committing left life changes in its
-        // journal (where it was configured, or where the store says it last
-        // journaled): they go into the store first, or its next start would
-        // bring the forgotten rows back.
+        // A daemon stopped without committing left life changes in its journal (configured, or where the
+        // store says it last journaled): they go in first, or its next start would bring the rows back.
         let configuration = context.configuration
         do {
             let configured = configuration.resolvedJournalFile(stateDirectory: directory)
@@ -208,11 +201,9 @@ enum Commands {
         return 0
     }
 
-    /// The selection with its names resolved among the `known` ones (`a+b`
-    /// is the interface of that name where there is one, else a merge). A
-    /// name nothing knows is a usage error naming the known ones, never an
-    /// empty screen with exit 0. A link the kernel shows (`present`) but
-    /// nothing counts is said to be so.
+    /// The selection with names resolved among the `known` ones (`a+b` is that interface where one
+    /// exists, else a merge). A name nothing knows is a usage error, never an empty screen with exit 0;
+    /// a link the kernel shows (`present`) but nothing counts is said to be so.
     static func checkSelection(
         _ selection: InterfaceSelection, known: some Collection<String>, present: @autoclosure () -> [LinkSample] = [],
         configuration: Configuration = Configuration(), _ command: CommandName
@@ -234,9 +225,8 @@ enum Commands {
         throw .usage(CommandLineError("no interface \(unknown) (known: \(list))", command: command))
     }
 
-    /// Why a link the kernel shows has nothing in the store, as this
-    /// configuration classifies it: never counted (loopback, an ignore),
-    /// a class not watched, or counted but not yet committed.
+    /// Why a link the kernel shows has nothing in the store, as this configuration classifies it: never
+    /// counted (loopback, an ignore), a class not watched, or counted but not yet committed.
     static func whyNotStored(_ link: LinkSample, _ configuration: Configuration) -> String {
         let classification = configuration.classifier.classify(link)
         guard let interfaceClass = classification.interfaceClass else {
@@ -466,8 +456,7 @@ enum Commands {
 
     // MARK: Reading
 
-    /// One kernel dump and the store, no waiting: status answers in
-    /// milliseconds, its rates from the live delta since the last commit.
+    /// One kernel dump and the store, no waiting: the rates are the live delta since the last commit.
     static func readSnapshot(_ context: Context, measureRates: Bool) throws(CommandFailure) -> Snapshot {
         let store = try context.openStore()
         var snapshot: Snapshot

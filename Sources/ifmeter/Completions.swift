@@ -1,6 +1,5 @@
-/// `ifmeter completions bash|zsh|fish`: completion scripts generated from
-/// the command table the parser reads (CommandTable.swift), so they offer
-/// exactly the commands and options `ifmeter` accepts.
+/// `ifmeter completions bash|zsh|fish`: scripts generated from the command table the parser reads,
+/// so they offer exactly the commands and options `ifmeter` accepts.
 enum Completions {
     static func script(for shell: Shell) -> String {
         switch shell {
@@ -13,8 +12,7 @@ enum Completions {
     /// The commands offered (hidden ones are completed after, not offered).
     static var offered: [CommandName] { CommandName.allCases.filter { !$0.hidden } }
 
-    /// Every spelling that takes a value, once. The table test holds a
-    /// spelling to one kind of value across commands.
+    /// Every spelling that takes a value, once (the table test holds each to one kind across commands).
     static var valued: [(name: String, kind: OptionSpec.ValueKind)] {
         var seen: Set<String> = []
         var result: [(String, OptionSpec.ValueKind)] = []
@@ -204,8 +202,7 @@ extension OptionSpec {
         case choice([String])
     }
 
-    /// From the value's placeholder; nil for a placeholder not listed here,
-    /// which the table test refuses (the scripts would offer nothing for it).
+    /// From the value's placeholder; nil for one not listed here, which the table test refuses.
     var kind: ValueKind? {
         guard let value else { return .flag }
         if !choices.isEmpty { return .choice(choices) }

@@ -1,8 +1,7 @@
 import Glibc
 import IfmeterCore
 
-/// Parse, then run; every failure leaves as one line on stderr and a
-/// sysexits code, mapped here and nowhere else.
+/// Parse, then run; every failure leaves as one line on stderr and a sysexits code, mapped here alone.
 func exitStatus(_ words: [String], environment: [String: String]) -> Int32 {
     do throws(CommandFailure) {
         let invocation: Invocation
