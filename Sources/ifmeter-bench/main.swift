@@ -1,18 +1,5 @@
-// make bench's measuring tool. Each subcommand prints key=value lines.
-//   dump N                 N bare libnl link dumps through CKernel (RTM_GETLINK)
-//   stats N                N statistics dumps through CKernel (RTM_GETSTATS)
-//   procnetdev N           N reads of /proc/net/dev
-//   spawn N -- CMD ARGS    N runs of a command: median wall, CPU of children
-//   ready N -- CMD ARGS    N starts of a notify daemon: median time to READY=1
-//   store-year IFACES DIR  a year of commits every 300 s through the real store
-//   meter-churn SECONDS FILE [DIR]  the daemon's own work for "churn seen by
-//                          every daemon" (a 10 s tunnel life every 0.15 s
-//                          beside 50 tuns, a read every EventGathering.spacing
-//                          as the daemon reads under churn, a dump every
-//                          15 s), through the meter and a real journal at
-//                          FILE: CPU a life, journal bytes a life; with DIR,
-//                          each full journal is committed to a store there
-//                          as the daemon does, its CPU reported apart
+// make bench's measuring tool: one subcommand a run, each described at its `case` below, each
+// printing key=value lines.
 import CKernel
 import Glibc
 import IfmeterCore
@@ -71,6 +58,7 @@ guard let verb = arguments.first else { fail("usage: ifmeter-bench dump|stats|pr
 let count = arguments.count > 1 ? Int(arguments[1]) ?? 0 : 0
 
 switch verb {
+// dump N: N bare libnl link dumps through CKernel (RTM_GETLINK).
 case "dump":
     var error: Int32 = 0
     guard let handle = ifm_netlink_open(&error) else { fail("netlink: \(error)") }
@@ -87,6 +75,7 @@ case "dump":
         links = list.count
     }
     print("links=\(links) dump_wall_seconds=\(median(walls)) dump_cpu_seconds=\(median(cpus))")
+// stats N: N statistics dumps through CKernel (RTM_GETSTATS).
 case "stats":
     var error: Int32 = 0
     guard let handle = ifm_netlink_open(&error) else { fail("netlink: \(error)") }
@@ -98,6 +87,7 @@ case "stats":
         cpus.append(SystemClock.processCPU() - cpu)
     }
     print("links=\(list.count) stats_cpu_seconds=\(median(cpus))")
+// procnetdev N: N reads of /proc/net/dev.
 case "procnetdev":
     var walls: [Double] = []
     var cpus: [Double] = []
@@ -109,6 +99,7 @@ case "procnetdev":
         walls.append(now() - wall)
     }
     print("procnetdev_wall_seconds=\(median(walls)) procnetdev_cpu_seconds=\(median(cpus))")
+// spawn N -- CMD ARGS: N runs of a command; the median wall time and the children's CPU.
 case "spawn":
     guard let separator = arguments.firstIndex(of: "--") else { fail("spawn N -- COMMAND") }
     let command = Array(arguments[(separator + 1)...])
@@ -122,6 +113,7 @@ case "spawn":
         cpus.append(childrenCPU() - cpu)
     }
     print("spawn_wall_seconds=\(median(walls)) spawn_cpu_seconds=\(median(cpus))")
+// ready N -- CMD ARGS: N starts of a notify daemon; the median time to READY=1.
 case "ready":
     guard let separator = arguments.firstIndex(of: "--") else { fail("ready N -- COMMAND") }
     let command = Array(arguments[(separator + 1)...])
@@ -155,6 +147,7 @@ case "ready":
         wait(pid)
     }
     print("ready_seconds=\(median(times))")
+// store-year IFACES DIR: a year of commits every 300 s through the real store.
 case "store-year":
     guard arguments.count == 3, let interfaces = Int(arguments[1]) else { fail("store-year IFACES DIR") }
     let directory = arguments[2]
@@ -184,6 +177,9 @@ case "store-year":
     var info = stat()
     stat(directory + "/" + CounterStore.fileName, &info)
     print("store_bytes=\(info.st_size) commits=\(commits) seconds=\(now() - began)")
+// meter-churn SECONDS FILE [DIR]: the daemon's own work under churn seen by every daemon (a 10 s
+// tunnel life every 0.15 s beside 50 tuns, reads every EventGathering.spacing, a dump every 15 s)
+// through the meter and a journal at FILE; with DIR each full journal is committed to a store there.
 case "meter-churn":
     guard (3...4).contains(arguments.count), let seconds = Int(arguments[1]), seconds > 0 else { fail("meter-churn SECONDS FILE [DIR]") }
     let store: CounterStore?

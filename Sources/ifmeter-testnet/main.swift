@@ -1,13 +1,7 @@
-// Test support, run inside a network namespace the tests made
-// (`ip netns exec NS ifmeter-testnet ...`). It makes interface counters move
-// by an exact number of bytes, as KERNEL.md describes:
-//   RX: IPv4/UDP packets written into the tun fd, to a bound port (else the
-//       kernel answers with ICMP port-unreachable, which is TX too);
-//   TX: datagrams sent to the peer address routed into the tun, read back
-//       out of the fd so none is dropped.
-// IPv6 is disabled on the device before it goes up (no RS, no MLD).
-// Addresses are in 198.18.0.0/15 (RFC 2544 benchmarking) and never leave the
-// namespace.
+// Test support, run in a namespace the tests made (`ip netns exec NS ifmeter-testnet ...`), that moves
+// a tun's counters by exact bytes (KERNEL.md). RX: UDP packets written into the fd, to a bound port (else
+// the ICMP port-unreachable is TX too); TX: datagrams routed into the tun, read back out so none drops.
+// IPv6 is off before the link goes up (no RS, no MLD); addresses are in 198.18.0.0/15 (RFC 2544).
 import CTestTun
 @preconcurrency import Glibc
 
@@ -126,16 +120,10 @@ func sysfsAttribute(_ name: String, _ attribute: String) -> String? {
     return String(decoding: line.prefix { $0 != 0 && $0 != 0x0a }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
-/// Waits, up to a minute, until the kernel's link watcher has handled
-/// `name`'s carrier, which it does later, from a work queue. Until then a
-/// carrier that came on has no queueing discipline (a packet sent is
-/// dropped without an error), and a link dump shows the old operstate. A
-/// carrier that comes on without a discipline is handled first; any other
-/// change waits its turn, a hundred links a second, behind every link
-/// others made or deleted (thousands, in the tests): the bound is generous.
-/// The watcher sets operstate and swaps the discipline in one step under
-/// the RTNL lock, so a no-op RTM_NEWLINK after operstate reads `operstate`
-/// (it takes that lock) returns once the step is over.
+/// Waits, up to a minute, until the kernel's link watcher (a work queue, behind every other link's
+/// change) has handled `name`'s carrier: until then a packet sent is dropped without an error and a dump
+/// shows the old operstate. The watcher sets both in one step under RTNL, so a no-op RTM_NEWLINK (which
+/// takes that lock) after operstate reads `operstate` returns once the step is over.
 func awaitLinkWatcher(_ name: String, operstate: String) {
     for _ in 0..<6000 {
         if sysfsAttribute(name, "operstate") == operstate {
@@ -171,10 +159,8 @@ func live(_ options: Options) {
     }
     let wasUp = sysfsAttribute(options.name, "flags").flatMap { UInt32($0.dropFirst(2), radix: 16) }.map { $0 & UInt32(IFF_UP) != 0 } ?? false
     run("ip addr replace 198.18.\(options.subnet).1 peer 198.18.\(options.subnet).2 dev \(options.name) && ip link set \(options.name) up")
-    // A persistent tun already up got its carrier back when this process
-    // attached, and its queueing discipline comes back only when the
-    // kernel's link watcher handles that (later, from a work queue); a
-    // datagram sent before then is dropped without an error. Bringing a
+    // A persistent tun already up got its carrier back when this process attached, and its queueing
+    // discipline comes only when the link watcher handles that, dropping datagrams until then; bringing a
     // link up swaps the discipline in at once, so only this case waits.
     if wasUp && options.txPackets > 0 { awaitLinkWatcher(options.name, operstate: "up") }
     let receiver = udpSocket(boundTo: local, port: port)
