@@ -244,8 +244,7 @@ package struct CounterTracker: Sendable {
             } else if let successor = byName[life.name], !storedIndexes.contains(successor.ifindex),
                       !claimed.contains(successor.ifindex), isWatched(successor)
             {
-                // Rule 3: recreated under the same name while we were stopped.
-                // A name match never takes over a link that is a stored life.
+                // Rule 3: recreated under the same name while stopped; a name match never takes a stored life's link.
                 claimed.insert(successor.ifindex)
                 outcome.ended(life, .removedWhileStopped, bootID: bootID, namespace: namespace)
                 outcome.events.append(ResetEvent(
@@ -308,17 +307,15 @@ package struct CounterTracker: Sendable {
 
     // MARK: While running
 
-    /// Records a link as present under its name, only when that changes: the table is shared
-    /// with the last commit's copy, and an unchanged write would copy it whole.
+    /// Records a link as present, only when its name changes: the table is shared with the last commit's copy.
     private mutating func notePresent(_ link: LinkSample) {
         if presentLinks[link.ifindex] != link.name { presentLinks[link.ifindex] = link.name }
     }
 
     // MARK: Events a stopped daemon left unread
 
-    /// Takes up the state the previous process saved in this boot and namespace, so that the
-    /// events still queued in the socket it left behind are observed as it would have observed
-    /// them. False, and nothing taken, unless `isContinuation(of:)`.
+    /// Takes up the state the previous process saved in this boot and namespace, so that the events queued
+    /// in the socket it left are observed as it would have; false, and nothing taken, unless `isContinuation(of:)`.
     package mutating func resume(_ stored: StoredState) -> Bool {
         guard isContinuation(of: stored), let presence = stored.presentLinks else { return false }
         let ours = stored.openLives.filter(isOurs)
@@ -410,8 +407,8 @@ package struct CounterTracker: Sendable {
     package enum MissedMessages: Sendable {
         /// The socket overran: some messages before them were lost.
         case lost
-        /// Read at start: the socket opened while links existed, or was kept from a process
-        /// that may have read some messages and stopped before saving what they said.
+        /// Read at start: the socket opened while links existed, or was kept from a process that may have
+        /// read messages and stopped before saving what they said.
         case beforeStart
     }
 
@@ -562,8 +559,7 @@ package struct CounterTracker: Sendable {
                 .counterReset, name: sample.name, old: life.ifindex, new: sample.ifindex, loss: .unknown,
                 detail: "counters went down within one life (\(resetFields.map { Self.fieldNames[$0] }.joined(separator: ", "))): driver reset; traffic just before it is unknown"))
         }
-        // Rule 8: only a 32-bit source can lie upwards (a wrong wrap guess).
-        // On a 64-bit source a counter that went up is real traffic at any speed.
+        // Rule 8: only a 32-bit source can lie upwards (a wrong wrap guess); on 64 bits a rise is real traffic.
         if width == .bits32 {
             let elapsed = max(now.sinceBoot - life.sinceBoot, 1)
             let allowedBytes = Double(settings.maxRateBitsPerSecond) / 8 * elapsed

@@ -54,8 +54,7 @@ package struct LinkCounters: Sendable, Hashable {
             rxDropped: combine(rxDropped, other.rxDropped), txDropped: combine(txDropped, other.txDropped))
     }
 
-    /// Field-wise sum, saturating at UInt64.max: a hostile or damaged store may hold anything,
-    /// and a sum must never stop a reader or the daemon.
+    /// Field-wise sum, saturating at UInt64.max: a damaged store may hold anything, and a sum must never trap.
     package static func + (lhs: LinkCounters, rhs: LinkCounters) -> LinkCounters {
         lhs.combined(with: rhs) { UInt64.saturating($0, plus: $1) }
     }
@@ -96,8 +95,7 @@ package enum OperState: UInt8, Sendable {
     }
 }
 
-/// How wide the source's counters are: getifaddrs copies the 32-bit
-/// IFLA_STATS, which wrap at 2^32; netlink gives IFLA_STATS64.
+/// How wide the source's counters are: getifaddrs copies the 32-bit IFLA_STATS; netlink gives IFLA_STATS64.
 package enum CounterWidth: Int, Sendable {
     case bits32 = 32, bits64 = 64
 }
@@ -135,8 +133,7 @@ package struct LinkEvent: Sendable, Hashable {
     package enum Kind: Sendable, Hashable {
         /// RTM_NEWLINK: created, or changed (flags, name, state).
         case new
-        /// RTM_DELLINK: the device is gone; `movedToOtherNamespace` when it
-        /// only left this namespace (IFLA_NEW_NETNSID / IFLA_NEW_IFINDEX).
+        /// RTM_DELLINK: gone, or with `movedToOtherNamespace` only left this namespace (IFLA_NEW_NETNSID / IFLA_NEW_IFINDEX).
         case deleted(movedToOtherNamespace: Bool)
     }
 
