@@ -1,5 +1,4 @@
-// No IfmeterCore import when `make fuzz` compiles the parser with the
-// few core sources it needs into one module.
+// No IfmeterCore import when `make fuzz` compiles the parser with the few core sources it needs.
 #if canImport(IfmeterCore)
 import IfmeterCore
 #endif

@@ -1,5 +1,4 @@
-// No IfmeterCore import when `make fuzz` compiles the parser with the
-// few core sources it needs into one module.
+// No IfmeterCore import when `make fuzz` compiles the parser with the few core sources it needs.
 #if canImport(IfmeterCore)
 import IfmeterCore
 #endif
@@ -102,7 +101,6 @@ enum CommandName: String, CaseIterable, Sendable {
         }
     }
 
-    /// The word the command requires after it, if any.
     var operand: OperandSpec? {
         switch self {
         case .completions: OperandSpec(value: "SHELL", choices: Shell.allCases.map(\.rawValue), help: "bash, zsh or fish")

@@ -1,8 +1,7 @@
 import Glibc
 import IfmeterCore
 
-/// Why a command could not do its work. `main` turns each into one line on
-/// stderr and a sysexits code; nothing below it exits.
+/// Why a command could not do its work: `main` alone turns it into one line and a sysexits code.
 enum CommandFailure: Error {
     case usage(CommandLineError)
     case configuration(ConfigurationError)
@@ -50,9 +49,8 @@ struct Context {
             hasStore: { FileSystem.exists($0 + "/" + CounterStore.fileName) })
     }
 
-    /// Buckets are cut in the zone the daemon counted in, whatever this process's TZ: for what it shows,
-    /// and for the five-minute rows it folds when it applies a journal (`forget`). --utc changes only how
-    /// times are shown.
+    /// Buckets are cut in the zone the daemon counted in, whatever this process's TZ: for what it shows and
+    /// the five-minute rows it folds applying a journal (`forget`). --utc changes only how times are shown.
     static func adoptZone(of store: CounterStore) {
         if let zone = try? store.meta("timezone") { LocalZone.adopt(zone) }
     }
@@ -62,8 +60,7 @@ struct Context {
         do { store = try CounterStore(directory: stateDirectory, readOnly: true) } catch { throw .store(error) }
         Self.adoptZone(of: store)
         TimeText.showsUTC = globals.utc
-        // Tunnel lives that began or ended since the daemon's last store
-        // commit wait in its journal: what they counted is shown too.
+        // Lives begun or ended since the daemon's last commit wait in its journal: they are shown too.
         let journal: CounterStore.JournalInclusion
         do {
             journal = try store.includeJournal(at: configuration.resolvedJournalFile(stateDirectory: stateDirectory))
@@ -148,13 +145,11 @@ enum Commands {
         }
     }
 
-    /// `forget`: the daemon's own lock keeps any daemon off the store while
-    /// the rows go, and refuses the command while one runs.
+    /// `forget`: the daemon's own lock keeps any daemon off the store while the rows go.
     static func forget(_ name: String, _ context: Context) throws(CommandFailure) -> Int32 {
         let directory = context.stateDirectory
         do { try CounterStore.requireStore(in: directory) } catch { throw .store(error) }
-        // sudo ifmeter forget: as root, the lock and pid files it would make
-        // (root's, 0600) would keep the daemon's user from its next start.
+        // sudo ifmeter forget: root's lock and pid files (0600) would keep the daemon's user from its next start.
         do { try FileSystem.becomeOwner(of: directory + "/" + CounterStore.fileName) } catch { throw .cannotWrite(error) }
         let locked: Bool
         do {
@@ -333,8 +328,7 @@ enum Commands {
         if path != "-", let clash = taken.first(where: { FileSystem.sameFile($0, path) }) {
             throw .usage(CommandLineError("--svg \(path): the same file as \(clash), which ifmeter keeps; choose a file of its own", command: .graph))
         }
-        // Nor over the configuration in use, by whatever spelling: the
-        // next start would fail on a picture.
+        // Nor over the configuration in use, by any spelling: the next start would fail on a picture.
         let configuration = context.configPath
         if path != "-", FileSystem.exists(configuration), FileSystem.sameFile(configuration, path) {
             throw .cannotWrite(SystemError(
@@ -438,9 +432,8 @@ enum Commands {
                     })),
                 ]).rendered(indent: nil) + "\n")
             } else if !interrupted {
-                // In place on a terminal; one table after another in a pipe.
-                // The clearing is ifmeter's own control sequence: print()
-                // would show it as text, as it shows one in a name.
+                // In place on a terminal, one table after another in a pipe. The clearing is ifmeter's own control
+                // sequence: print() would show it as text, as it shows one in a name.
                 if terminal { Output.terminalControl(.clearScreen) }
                 let separator = !terminal && refreshes > 0 ? "\n" : ""
                 let until = count.map { "\($0) time\($0 == 1 ? "" : "s")" } ?? "Ctrl-C to stop"
