@@ -5,8 +5,7 @@ extension LinkSample {
     /// Copies a C `ifm_link` into Swift values.
     init(_ link: ifm_link) {
         var copy = link
-        // Names are bytes: encoded here, once, so no two kernel names meet as
-        // one String above this line (see InterfaceName).
+        // Names are bytes, encoded here once so no two kernel names meet as one String (InterfaceName).
         let name = withUnsafeBytes(of: &copy.name) { InterfaceName.encode(bytes: $0.prefix { $0 != 0 }) }
         let kind = withUnsafeBytes(of: &copy.kind) { InterfaceName.encode(bytes: $0.prefix { $0 != 0 }) }
         self.init(
@@ -55,11 +54,9 @@ package final class NetlinkLinkSource: LinkSource {
         ifm_link_list_free(&buffer)
     }
 
-    /// Every link now: from the statistics dump when it names only known
-    /// links, else from a full link dump.
+    /// Every link now: from the statistics dump when it names only known links, else a full dump.
     package func links() throws -> [LinkSample] {
-        // A statistics dump that fails (a kernel before 4.7 has none) is
-        // answered by the full dump, whose error is the one reported.
+        // A failed statistics dump (none before Linux 4.7) is answered by the full dump, whose error is reported.
         if !needsFullDump, let samples = statisticsPass() { return samples }
         return try fullPass()
     }
@@ -79,8 +76,7 @@ package final class NetlinkLinkSource: LinkSource {
         let status = ifm_netlink_dump(handle, &buffer)
         guard status == 0 else { throw KernelError.netlink("dumping links", status) }
         let samples = (0..<buffer.count).map { LinkSample(buffer.links[$0]) }
-        // A dump lists each ifindex once (one the kernel flags interrupted
-        // is run again or fails), so which of two would win is moot.
+        // A dump lists each ifindex once (one the kernel flags interrupted is run again or fails).
         known = IfindexTable(firstOf: samples.map { ($0.ifindex, $0) })
         needsFullDump = false
         lastPass = .full
@@ -153,8 +149,8 @@ package final class LinkEventSocket {
         set { ifm_events_set_seen_drops(handle, newValue) }
     }
 
-    /// Subscribes with a kernel receive buffer of `receiveBufferBytes` (0: the system default).
-    /// The corresponding C function is `ifm_events_open`.
+    /// Subscribes with a kernel receive buffer of `receiveBufferBytes` (0: the system default). The
+    /// corresponding C function is `ifm_events_open`.
     package init(receiveBufferBytes: Int = 4 << 20) throws {
         var error: Int32 = 0
         guard let handle = ifm_events_open(Int32(clamping: receiveBufferBytes), &error) else {

@@ -13,8 +13,7 @@ package struct InterfaceSelection: Sendable, Hashable, ExpressibleByArrayLiteral
         for value in values {
             guard !value.isEmpty else { return .failure(SelectionError(value: value)) }
             let parts = value.split(separator: "+", omittingEmptySubsequences: false).map(String.init)
-            // A '+' at either end, or doubled, merges nothing: such a value
-            // is one name with '+' in it, as Linux allows (`+`, `x+`).
+            // A '+' at either end, or doubled, merges nothing: the value is one name with '+' in it (`+`, `x+`).
             let names = parts.contains(where: \.isEmpty) ? [value] : parts
             // Names typed by a person, in the encoded form the store keeps (InterfaceName).
             groups.append(names.map(InterfaceName.fromUser))
@@ -22,8 +21,7 @@ package struct InterfaceSelection: Sendable, Hashable, ExpressibleByArrayLiteral
         return .success(InterfaceSelection(groups: groups))
     }
 
-    /// Linux allows `+` in a name: a value that names a known interface
-    /// whole is that interface, not a merge of its parts.
+    /// Linux allows `+` in a name: a value naming a known interface whole is that one, not a merge.
     package func resolvingNames(among known: some Collection<String>) -> InterfaceSelection {
         InterfaceSelection(groups: groups.map { group in
             let whole = group.joined(separator: "+")
@@ -49,8 +47,7 @@ package struct InterfaceSelection: Sendable, Hashable, ExpressibleByArrayLiteral
         return groups.filter { $0.contains(name) }.map { $0.joined(separator: "+") }
     }
 
-    /// Items relabelled by group and summed where a merge makes two share a
-    /// key; items outside the selection dropped. Order: first appearance.
+    /// Items relabelled by group and summed where a merge makes two share a key, the rest dropped, in order of first appearance.
     package func apply<Item, Key: Hashable>(
         _ items: [Item], name: KeyPath<Item, String>, relabel: (Item, String) -> Item, key: (Item) -> Key, combine: (Item, Item) -> Item
     ) -> [Item] {

@@ -107,9 +107,8 @@ package enum SnapshotReader {
         return (meter.pending.totalsByName, step.events, Set(appeared))
     }
 
-    /// An interface's state: retired for an aggregate; gone when the kernel, read, lacks it; unwatched
-    /// when the configuration does not count it, whatever the link's state; else the link's state
-    /// (unknown where the kernel was not read).
+    /// An interface's state: retired for an aggregate; gone when the kernel, read, lacks it; unwatched when
+    /// the configuration does not count it, whatever its link; else the link's (unknown if the kernel was not read).
     static func presence(of name: String, kernelRead: Bool, link: LinkSample?, counted: Bool) -> LinkPresence {
         if InterfaceName.isRetired(name) { return .retired }
         if kernelRead && link == nil { return .gone }
@@ -222,7 +221,6 @@ package enum SnapshotReader {
 package struct LiveAdditions: Sendable {
     package var deltas: [String: LinkCounters]
     package var classes: [String: InterfaceClass]
-    /// When each stored interface was first counted.
     package var firstSeen: [String: Int64]
     /// The links present in the daemon's namespace now; nil where the kernel was not read there.
     package var present: Set<String>? = nil
@@ -267,7 +265,7 @@ extension Snapshot {
     }
 }
 
-/// `check`'s verdict, the monitoring-plugin convention: 0 within every budget, 1 one projected over, 2 one exceeded.
+/// `check`'s verdict, as monitoring plugins exit: 0 within every budget, 1 one projected over, 2 one exceeded.
 package enum CheckVerdict: Int32, Sendable {
     case ok = 0, atRisk = 1, exceeded = 2
 

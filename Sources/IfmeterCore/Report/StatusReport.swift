@@ -101,8 +101,7 @@ package enum StatusReport {
         }.joined()
     }
 
-    /// "No interface counted yet", and when the kernel was read, which
-    /// interfaces exist and the `Watch=` line that would count them.
+    /// "No interface counted yet", and when the kernel was read, the links and the `Watch=` line that would count them.
     static func nothingCounted(_ snapshot: Snapshot, configPath: String) -> String {
         let text = "No interface counted yet.\n"
         guard snapshot.kernelRead else { return text }
@@ -149,8 +148,7 @@ package enum StatusReport {
             + "  began; made after a day observed, at risk = projected over the budget\n"
     }
 
-    /// `ifmeter classes`: totals per class. Tunnel traffic also crosses the
-    /// link it rides on, so the classes are never added up.
+    /// `ifmeter classes`: totals per class, never added up (tunnel traffic also crosses the link beneath it).
     package static func classesText(_ snapshot: Snapshot, units: Units) -> String {
         let title = "ifmeter classes (rx + tx): \(Estimate.basis)\n"
         let classes = byClass(snapshot)

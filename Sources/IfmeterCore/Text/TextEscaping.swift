@@ -14,8 +14,7 @@ extension String {
     /// C1 as `\xNN`, bidirectional overrides and isolates as `\u{NNNN}`), so a stored string can neither
     /// move the cursor, retitle the window nor write the clipboard.
     package func terminalSafe() -> String {
-        // Most text is printable ASCII: its bytes say so without decoding
-        // scalars (the daemon logs each link that comes and goes).
+        // Most text is printable ASCII, which its bytes say without decoding scalars.
         if utf8.allSatisfy({ (0x20..<0x7f).contains($0) || $0 == 0x0a || $0 == 0x09 }) { return self }
         guard unicodeScalars.contains(where: Self.isTerminalControl) else { return self }
         var result = String.UnicodeScalarView()
@@ -51,15 +50,13 @@ extension String {
 }
 
 enum EscapeTable {
-    /// A stored string quoted in a one-line error: line breaks made visible
-    /// (what else a terminal may act on, `terminalSafe` handles at output).
+    /// A stored string quoted in a one-line error: line breaks made visible (`terminalSafe` does the rest).
     static let oneLine: [Unicode.Scalar: String] = ["\n": "\\n", "\r": "\\r"]
     /// Prometheus label values: backslash, double quote, line feed.
     static let prometheusLabel: [Unicode.Scalar: String] = ["\\": "\\\\", "\"": "\\\"", "\n": "\\n"]
     /// Prometheus HELP text: backslash and line feed only.
     static let prometheusHelp: [Unicode.Scalar: String] = ["\\": "\\\\", "\n": "\\n"]
-    /// XML element content and attribute values. Control characters XML 1.0
-    /// forbids even as references become U+FFFD.
+    /// XML element content and attribute values; control characters XML 1.0 forbids even as references become U+FFFD.
     static let xml: [Unicode.Scalar: String] = {
         var table: [Unicode.Scalar: String] = ["&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&apos;"]
         for value in UInt8(0)..<0x20 where ![0x09, 0x0a, 0x0d].contains(value) { table[Unicode.Scalar(value)] = "\u{FFFD}" }

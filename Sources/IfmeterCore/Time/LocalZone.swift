@@ -1,18 +1,15 @@
 import Glibc
 
-/// The time zone bucket boundaries follow. The daemon records its own in
-/// the store; the CLI adopts it, so a reader with another TZ (or none) sees
-/// the same days, hours and months the daemon wrote, never a day twice.
+/// The time zone bucket boundaries follow: the daemon records its own in the store and the CLI adopts
+/// it, so a reader with another TZ (or none) sees the days the daemon wrote, never a day twice.
 package enum LocalZone {
-    /// This process's zone: $TZ, else what /etc/localtime links to under
-    /// zoneinfo, else the link's target path itself, else "UTC".
+    /// This process's zone: $TZ, else what /etc/localtime links to under zoneinfo, else that link's target, else "UTC".
     package static func current() -> String {
         if let tz = getenv("TZ").map({ String(cString: $0) }), !tz.isEmpty { return tz }
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/etc/localtime", &buffer, buffer.count - 1)
         guard count > 0 else { return "UTC" }
-        // A byte search: String.firstRange(of:) would link _StringProcessing,
-        // which Package.swift keeps out of the binaries.
+        // A byte search: String.firstRange(of:) would link _StringProcessing, kept out of the binaries.
         let target = buffer[0..<count].map { UInt8(bitPattern: $0) }
         let marker = Array("zoneinfo/".utf8)
         if let at = target.indices.first(where: { target[$0...].starts(with: marker) }) {
