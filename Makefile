@@ -114,7 +114,7 @@ soak: test-deps
 FUZZ_SECONDS ?= 60
 FUZZ_SOURCES := $(wildcard Sources/IfmeterCore/Config/*.swift) $(wildcard Sources/IfmeterCore/Classify/*.swift) \
 	Sources/IfmeterCore/System/FileSystem.swift Sources/IfmeterCore/System/Arguments.swift Sources/IfmeterAccounting/LinkSample.swift \
-	Sources/IfmeterCore/Model/InterfaceName.swift \
+	Sources/IfmeterCore/Model/InterfaceName.swift Sources/IfmeterCore/Model/InterfaceClass.swift \
 	$(wildcard Sources/IfmeterCore/Time/*.swift) Sources/IfmeterCore/Text/Units.swift Sources/IfmeterAccounting/CounterStep.swift \
 	Sources/IfmeterCore/Report/InterfaceSelection.swift Sources/IfmeterCore/Report/GraphKind.swift \
 	Sources/ifmeter/Command.swift Sources/ifmeter/CommandTable.swift
@@ -122,8 +122,7 @@ FUZZ_SOURCES := $(wildcard Sources/IfmeterCore/Config/*.swift) $(wildcard Source
 # The store fuzzer: hostile values in every column of a store, then every
 # reader and the daemon's start-up over it (Fuzz/StoreFuzzer.swift).
 STORE_FUZZ_SOURCES := $(filter-out Sources/IfmeterCore/Kernel/Netlink.swift Sources/IfmeterCore/Kernel/InterfaceAddresses.swift \
-	Sources/IfmeterCore/Daemon/Daemon.swift Sources/IfmeterCore/System/ServiceManager.swift Sources/IfmeterCore/Kernel/ProcessContext.swift \
-	Sources/IfmeterCore/Store/WALIndexPlacement.swift, \
+	$(wildcard Sources/IfmeterCore/Daemon/*.swift) Sources/IfmeterCore/System/ServiceManager.swift Sources/IfmeterCore/Kernel/ProcessContext.swift, \
 	$(wildcard Sources/IfmeterCore/*/*.swift)) $(wildcard Sources/IfmeterAccounting/*.swift) Sources/IfmeterCore/Version.swift
 PARSER_FUZZ_BUILD = -parse-as-library -module-name IfmeterFuzz -package-name ifmeter $(FUZZ_SOURCES) Fuzz/ParserFuzzer.swift
 STORE_FUZZ_BUILD = -parse-as-library -module-name IfmeterFuzz -package-name ifmeter -D IFMETER_FUZZ \

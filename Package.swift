@@ -93,7 +93,7 @@ let package = Package(
         .testTarget(
             name: "IfmeterCoreTests",
             dependencies: ["IfmeterAccounting", "IfmeterCore", "CTestTun", "ifmeterd", "ifmeter", "ifmeter-testnet"],
-            exclude: ["Golden", "Corpus", "Stores"]
+            exclude: ["Golden", "Corpus"]
         ),
     ]
 )

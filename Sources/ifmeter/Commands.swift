@@ -63,7 +63,7 @@ struct Context {
         // Lives begun or ended since the daemon's last commit wait in its journal: they are shown too.
         let journal: CounterStore.JournalInclusion
         do {
-            journal = try store.includeJournal(at: configuration.resolvedJournalFile(stateDirectory: stateDirectory))
+            journal = try store.includeJournal(at: try store.journalPath())
         } catch {
             throw .store(error)
         }
@@ -171,13 +171,11 @@ enum Commands {
         let store: CounterStore
         do { store = try CounterStore(directory: directory) } catch { throw .store(error) }
         defer { store.close() }
-        // A daemon stopped without committing left life changes in its journal (configured, or where the
-        // store says it last journaled): they go in first, or its next start would bring the rows back.
+        // A daemon stopped without committing left life changes in its journal: they go in first,
+        // or its next start would bring the rows back.
         let configuration = context.configuration
         do {
-            let configured = configuration.resolvedJournalFile(stateDirectory: directory)
-            for path in [configured, try store.recordedJournalPath(besides: configured)].compactMap({ $0 }) {
-                guard let journaled = try? CommitJournal.read(path) else { continue }
+            if let journaled = try? CommitJournal.read(try store.journalPath()) {
                 _ = try store.apply(journaled, retention: configuration.retention, intervals: (configuration.sampleInterval, configuration.commitInterval))
             }
         } catch {
@@ -324,7 +322,7 @@ enum Commands {
     static func graph(_ selection: InterfaceSelection, _ kind: GraphKind, path: String, days: Int, _ context: Context) throws(CommandFailure) -> Int32 {
         // The picture is renamed over PATH: never over the store it is drawn from.
         let directory = context.stateDirectory
-        let taken = CounterStore.stateFiles(in: directory) + [context.configuration.resolvedJournalFile(stateDirectory: directory)]
+        let taken = CounterStore.stateFiles(in: directory) + [directory + "/" + Configuration.journalName]
         if path != "-", let clash = taken.first(where: { FileSystem.sameFile($0, path) }) {
             throw .usage(CommandLineError("--svg \(path): the same file as \(clash), which ifmeter keeps; choose a file of its own", command: .graph))
         }

@@ -214,19 +214,15 @@ import Testing
         #expect(contents.ending.text.contains("zeros"))
     }
 
-    /// A journal filled as the daemon fills it (appending while below
-    /// JournalMaxBytes=) at the largest bound accepted reads back whole: a
-    /// larger one would be refused at the next start and kept aside,
-    /// its records never applied.
-    @Test func aJournalAtTheLargestBoundAcceptedReadsBack() throws {
-        let configuration = try ConfigurationFile.parse("[Daemon]\nJournalMaxBytes=8M\n", path: "ifmeter.conf")
-        #expect(UInt64(configuration.journalMaxBytes) == Configuration.journalMaxBytesRange.upperBound)
+    /// A journal filled as the daemon fills it (appending while below its
+    /// bound) reads back whole: a larger one would be refused at the next start.
+    @Test func aJournalFilledToItsBoundReadsBack() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let journal = try CommitJournal(path: journalPath, header: JournalHeader(storeID: 1, generation: 1, bootID: "b", namespace: 0))
         // A burst of a thousand tunnel lives, one record.
         let lives = (0..<1000).map { TrackedLife(ifindex: Int32($0), name: "tun\($0)", counters: .zero, sinceBoot: 0, firstSeen: 0, lastSeen: 0) }
         let record = JournalRecord(time: 1, batch: CommitBatch(changedLives: lives))
-        while journal.size < configuration.journalMaxBytes { try journal.append(record) }
+        while journal.size < LifeChangeRoute.journalBound { try journal.append(record) }
         #expect(try CommitJournal.read(journalPath)?.records.count == journal.records.count)
     }
 
@@ -567,187 +563,12 @@ struct JournalDaemonTests {
         try daemon.namespace.run([TestEnvironment.binary("ifmeter"), "--state-dir", daemon.stateDirectory, "--config", daemon.configPath] + arguments)
     }
 
-    /// A tunnel life between store commits costs one journal append; killed
-    /// then, `ifmeter` shows it from the journal and the next start commits
-    /// it, to the byte.
-    @Test func aLifeJournaledElsewhereSurvivesAKill() throws {
-        let runtime = try TestEnvironment.temporaryDirectory("runtime")
-        defer { try? FileManager.default.removeItem(at: runtime) }
-        let journal = runtime.path + "/ifmeterd.journal"
-        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "JournalFile=\(journal)\n")
-        try daemon.start(interval: 3600, commitInterval: 3600)
-        let committed = try FileManager.default.attributesOfItem(atPath: daemon.stateDirectory + "/ifmeter.db-wal")[.size] as? Int
-        try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 300, txPackets: 200, size: 1000)
-        try daemon.waitForLog("vpn0: removed")
-        #expect(daemon.stop(with: SIGKILL) == SIGKILL)
-        // The store file was not written for it: the WAL did not grow.
-        #expect(try FileManager.default.attributesOfItem(atPath: daemon.stateDirectory + "/ifmeter.db-wal")[.size] as? Int == committed)
-        #expect(FileManager.default.fileExists(atPath: daemon.journalPath) == false)
-        #expect(try #require(try CommitJournal.read(journal)).records.isEmpty == false)
-
-        let shown = try ifmeter(daemon, ["status", "--json", "--all"])
-        #expect(shown.status == 0)
-        #expect(shown.standardOutput.contains("\"vpn0\""))
-        #expect(shown.standardOutput.contains("300000"))
-
-        try daemon.runOnce()
-        let stored = try #require(try daemon.storeFile().interfaces().first { $0.name == "vpn0" })
-        #expect(stored.totals.rxBytes == 300_000)
-        #expect(stored.totals.txBytes == 200_000)
-        #expect(try CommitJournal.read(journal)?.records.isEmpty == true)
-    }
-
-    /// A journal removed (or replaced) while the daemon runs is written
-    /// again at its path from the records in memory at the next sample
-    /// (what stood there kept aside), which `ifmeter` reads and a kill -9
-    /// leaves for the next start; nothing needed a store commit.
-    @Test(arguments: [false, true])
-    func aJournalRemovedWhileTheDaemonRunsIsWrittenAgain(replaced: Bool) throws {
-        let daemon = try DaemonHarness(namespace: NetworkNamespace())
-        try daemon.start(interval: 0.2, commitInterval: 3600)
-        try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 3, size: 1000)
-        try daemon.waitForLog("vpn0: removed")
-        unlink(daemon.journalPath)
-        if replaced { #expect(FileManager.default.createFile(atPath: daemon.journalPath, contents: Data("someone else's\n".utf8))) }
-        try daemon.waitForLog("removed or replaced while the daemon ran; written there again")
-        try daemon.namespace.tunTraffic(name: "vpn1", subnet: 1, rxPackets: 4, size: 1000)
-        try daemon.waitForLog("vpn1: removed")
-        let shown = try ifmeter(daemon, ["status", "--json", "--all"])
-        #expect(shown.standardOutput.contains("\"vpn0\"") && shown.standardOutput.contains("\"vpn1\""), "\(shown.standardOutput)")
-        // Both lives are in the journal alone, not yet in the store.
-        #expect(try daemon.storeFile().interfaces().contains { $0.name.hasPrefix("vpn") } == false)
-        #expect(try #require(try CommitJournal.read(daemon.journalPath)).records.count >= 2)
-        if replaced {
-            let directory = FileSystem.directoryName(daemon.journalPath)
-            let aside = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.contains(".replaced-") }
-            #expect(aside.count == 1)
-            #expect(try aside.first.map { try String(contentsOfFile: directory + "/" + $0, encoding: .utf8) } == "someone else's\n")
-        }
-        #expect(daemon.stop(with: SIGKILL) == SIGKILL)
-        try daemon.runOnce()
-        #expect(try daemon.totals("vpn0").rxBytes == 3000)
-        #expect(try daemon.totals("vpn1").rxBytes == 4000)
-    }
-
-    /// A directory put at the journal's path while the daemon runs is not
-    /// moved: what the journal held is committed to the store at the next
-    /// sample, and the directory stays where it was put.
-    @Test func aDirectoryPutAtTheJournalsPathIsLeftWhereItIs() throws {
-        let daemon = try DaemonHarness(namespace: NetworkNamespace())
-        try daemon.start(interval: 0.2, commitInterval: 3600)
-        try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 3, size: 1000)
-        try daemon.waitForLog("vpn0: removed")
-        unlink(daemon.journalPath)
-        try FileManager.default.createDirectory(atPath: daemon.journalPath, withIntermediateDirectories: false)
-        try daemon.waitForLog("a directory put there while the daemon ran; left untouched")
-        #expect(daemon.stop() == 0)
-        #expect(FileSystem.isDirectory(daemon.journalPath))
-        let directory = FileSystem.directoryName(daemon.journalPath)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).allSatisfy { !$0.contains(".replaced-") })
-        #expect(try daemon.totals("vpn0").rxBytes == 3000)
-    }
-
-    /// A directory takes the journal's path between two lives: the file the
-    /// daemon holds open is then out of every reader's reach, so the second
-    /// life must not be appended to it. What the journal held and that life
-    /// go to the store at once; a kill -9 right after loses neither, to the
-    /// byte, and the directory stays where it was put.
-    @Test func aJournalPathTakenByADirectoryLosesNoLifeToAKill() throws {
-        let runtime = try TestEnvironment.temporaryDirectory("runtime")
-        defer { try? FileManager.default.removeItem(at: runtime) }
-        let journal = runtime.path + "/ifmeterd.journal"
-        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "JournalFile=\(journal)\n")
-        // No sample before the kill: only the second life's append can notice.
-        try daemon.start(interval: 3600, commitInterval: 3600)
-        try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 300, txPackets: 200, size: 1000)
-        try daemon.waitForLog("vpn0: removed")
-        #expect(unlink(journal) == 0 && mkdir(journal, 0o755) == 0)
-        try daemon.namespace.tunTraffic(name: "vpn1", subnet: 1, rxPackets: 400, txPackets: 100, size: 1000)
-        try daemon.waitForLog("vpn1: removed")
-        #expect(daemon.stop(with: SIGKILL) == SIGKILL)
-        #expect(FileSystem.isDirectory(journal))
-        func stored(_ name: String) throws -> LinkCounters? { try daemon.storeFile().interfaces().first { $0.name == name }?.totals }
-        #expect(try stored("vpn0")?.rxBytes == 300_000 && stored("vpn0")?.txBytes == 200_000)
-        #expect(try stored("vpn1")?.rxBytes == 400_000 && stored("vpn1")?.txBytes == 100_000)
-        // A start once the directory is gone (one refuses it) counts them once.
-        #expect(rmdir(journal) == 0)
-        try daemon.runOnce()
-        #expect(try stored("vpn0")?.rxBytes == 300_000 && stored("vpn0")?.txBytes == 200_000)
-        #expect(try stored("vpn1")?.rxBytes == 400_000 && stored("vpn1")?.txBytes == 100_000)
-    }
-
-    /// JournalMaxBytes= bounds the journal (and the records held in memory
-    /// with it): once it holds that much, the next life change commits the
-    /// store, which empties it, long before the commit interval. Killed
-    /// then, the store holds the lives committed so and the journal the
-    /// rest; the next start commits those, every byte once. The bound
-    /// applies from a reload as from a start.
-    @Test(arguments: [false, true])
-    func aJournalAtItsBoundIsCommittedToTheStore(boundSetByReload: Bool) throws {
-        let bound = "JournalMaxBytes=4K\n"
-        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: boundSetByReload ? "" : bound)
-        try daemon.start(interval: 3600, commitInterval: 3600)
-        if boundSetByReload {
-            try daemon.writeConfiguration(bound)
-            daemon.signal(SIGHUP)
-            try daemon.waitForLog("reloaded")
-        }
-        func storedBytes() -> UInt64? { try? daemon.storeFile().interfaces().first { $0.name == "vpn0" }?.totals.rxBytes }
-        // Lives, one at a time, until one commits the store: with a commit
-        // interval of an hour, only the bound can have made it.
-        var lives = 0
-        while storedBytes() == nil && lives < 200 {
-            let before = daemon.journalSize
-            try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 3, size: 1000)
-            lives += 1
-            // The log line of a life follows its append or commit.
-            try daemon.waitForLog("vpn0: removed", occurrences: lives)
-            #expect(daemon.journalSize != before || storedBytes() != nil)
-        }
-        // Not at the first lives (a 4K journal holds several), and the
-        // journal emptied by the commit.
-        #expect(lives >= 3 && lives < 200)
-        #expect(daemon.journalSize < 4096)
-        #expect(daemon.stop(with: SIGKILL) == SIGKILL)
-        try daemon.runOnce()
-        #expect(storedBytes() == UInt64(lives) * 3000)
-    }
-
-    /// Killed with a life journaled, then started under another
-    /// JournalFile=: the life journaled at the old path is committed all the
-    /// same, once, and the log says where it came from.
-    @Test func aLifeJournaledBeforeJournalFileMovedSurvivesAKill() throws {
-        let runtime = try TestEnvironment.temporaryDirectory("runtime")
-        defer { try? FileManager.default.removeItem(at: runtime) }
-        let before = runtime.path + "/before.journal", after = runtime.path + "/after.journal"
-        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "JournalFile=\(before)\n")
-        try daemon.start(interval: 3600, commitInterval: 3600)
-        try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 300, txPackets: 200, size: 1000)
-        try daemon.waitForLog("vpn0: removed")
-        #expect(daemon.stop(with: SIGKILL) == SIGKILL)
-        #expect(try #require(try CommitJournal.read(before)).records.isEmpty == false)
-
-        let configuration = try String(contentsOfFile: daemon.configPath, encoding: .utf8)
-        try configuration.replacingOccurrences(of: before, with: after).write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
-        // ifmeter, configured for the new path, shows it before the start too.
-        let shown = try ifmeter(daemon, ["status", "--json", "--all"])
-        #expect(shown.standardOutput.contains("300000"))
-        let first = try daemon.runOnceAllowingFailure()
-        #expect(first.status == 0)
-        #expect(first.standardError.contains("\(before): applied"), "\(first.standardError)")
-        try daemon.runOnce()   // and only once
-        let stored = try #require(try daemon.storeFile().interfaces().first { $0.name == "vpn0" })
-        #expect(stored.totals.rxBytes == 300_000)
-        #expect(stored.totals.txBytes == 200_000)
-    }
-
     /// Another store's journal, a damaged one, one that would take a total
     /// past 2^62, a symlink at the journal's path, a journal whose creation
-    /// was cut short: the daemon starts, says
-    /// so in one line naming the file, keeps the file aside unchanged, and
-    /// the store stays whole and in range.
+    /// was cut short: the daemon starts, says so in one line naming the
+    /// file, applies nothing it should not, and the store stays whole and in range.
     @Test(arguments: ["other-store", "damaged", "out-of-range", "symlink", "torn", "unwritten"])
-    func aFileThatIsNotThisStoresJournalIsKeptAside(_ kind: String) throws {
+    func aFileThatIsNotThisStoresJournalIsNeverApplied(_ kind: String) throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.namespace.tunTraffic(name: "tun0", persist: true)
         try daemon.runOnce()
@@ -784,147 +605,24 @@ struct JournalDaemonTests {
             bytes = [UInt8](repeating: 0, count: 4096)  // blocks a crash left unwritten
         }
         if let bytes { try FileSystem.write(bytes, to: daemon.journalPath) }
-        let original = kind == "symlink" ? nil : try FileSystem.readBytes(daemon.journalPath)
         let result = try daemon.runOnceAllowingFailure()
         #expect(result.status == 0, "\(result.standardError)")
-        let line = try #require(result.standardError.split(separator: "\n").first { $0.contains(daemon.journalPath + ":") && $0.contains("kept as") })
-        let kept = try #require(try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory).first { $0.hasPrefix("ifmeterd.journal.") })
-        #expect(line.contains(kept))
-        if let original { #expect(try FileSystem.readBytes(daemon.stateDirectory + "/" + kept) == original) }
-        #expect(try CommitJournal.read(daemon.journalPath)?.records.isEmpty == true)
+        #expect(result.standardError.split(separator: "\n").contains { $0.contains(daemon.journalPath + ":") }, "\(result.standardError)")
+        if kind != "symlink" { #expect(try CommitJournal.read(daemon.journalPath)?.records.isEmpty == true) }
         #expect(try daemon.storeFile().integrityCheck() == "ok")
         #expect(try daemon.totals("tun0").rxBytes == 3000)
         // And the store stays one the daemon counts into.
         try daemon.runOnce()
     }
 
-    /// A `JournalFile=` naming some other file by mistake (text, the
-    /// store's database format, a file larger than any journal): the daemon
-    /// counts, committing life changes to the store directly, and says so in
-    /// one line; the file keeps its bytes, its mode and its place.
-    @Test(arguments: ["text", "database", "large"])
-    func someOtherFileAtTheJournalsPathIsLeftUntouched(_ kind: String) throws {
-        let daemon = try DaemonHarness(namespace: NetworkNamespace())
-        try daemon.namespace.tunTraffic(name: "tun0", persist: true)
-        try daemon.runOnce()
-        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 3, size: 1000)
-        let bytes: [UInt8] = switch kind {
-        case "text": Array("root:x:0:0:root:/root:/bin/bash\n".utf8)
-        case "database": Array("SQLite format 3\0".utf8) + [UInt8](repeating: 7, count: 100)
-        default: [UInt8](repeating: 0x41, count: CommitJournal.sizeLimit + 1)
-        }
-        try FileSystem.write(bytes, to: daemon.journalPath)
-        #expect(chmod(daemon.journalPath, 0o644) == 0)
-        let result = try daemon.runOnceAllowingFailure()
-        #expect(result.status == 0, "\(result.standardError)")
-        let lines = result.standardError.split(separator: "\n").filter { $0.contains(daemon.journalPath) }
-        #expect(lines.count == 1 && lines[0].contains("committing life changes to the store directly"), "\(lines)")
-        var info = stat()
-        #expect(stat(daemon.journalPath, &info) == 0 && info.st_mode & 0o7777 == 0o644 && info.st_size == bytes.count)
-        if kind != "large" { #expect(try FileSystem.readBytes(daemon.journalPath) == bytes) }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory).allSatisfy { !$0.hasPrefix("ifmeterd.journal.") })
-        #expect(try daemon.totals("tun0").rxBytes == 3000)
-    }
-
-    /// A `JournalFile=` naming a log of megabytes is judged once: the
-    /// commits that follow, each of which could have opened a journal
-    /// again, do not read it again (measured from /proc/PID/io).
-    @Test func someOtherFileAtTheJournalsPathIsReadOnce() throws {
-        let runtime = try TestEnvironment.temporaryDirectory("runtime")
-        defer { try? FileManager.default.removeItem(at: runtime) }
-        let log = runtime.path + "/daemon.log"
-        let size = 4 << 20
-        let line = "Dec  2 21:34:11 host kernel: a line of some log\n"
-        try FileSystem.write(Array(String(repeating: line, count: size / line.utf8.count + 1).utf8.prefix(size)), to: log)
-        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "JournalFile=\(log)\n")
-        try daemon.start(interval: 3600, commitInterval: 3600)
-        let pid = try #require(daemon.process?.processIdentifier)
-        func bytesRead() throws -> Int {
-            let io = try String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8)
-            return try #require(io.split(separator: "\n").first { $0.hasPrefix("rchar:") }.flatMap { Int($0.dropFirst(6).trimmingCharacters(in: .whitespaces)) })
-        }
-        let before = try bytesRead()
-        // Each life commits the store directly, where a journal could open again.
-        let commits = 3
-        for life in 1...commits {
-            try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 3, size: 1000)
-            try daemon.waitForLog("vpn0: removed", occurrences: life)
-        }
-        let read = try bytesRead() - before
-        #expect(read < size / 4, "\(read) bytes read over \(commits) commits")
-        #expect(try FileSystem.readBytes(log, atMost: size)?.count == size)
-        #expect(daemon.stop() == 0)
-        #expect(try daemon.totals("vpn0").rxBytes == UInt64(commits) * 3000)
-    }
-
-    /// A `JournalFile=` naming a directory (the state directory itself,
-    /// say), a device (/dev/null) or a FIFO: the daemon refuses to start, in
-    /// one line naming the path (exit 78), and moves or writes nothing.
-    @Test(arguments: ["directory", "device", "fifo", "state directory"])
-    func aJournalPathThatIsNoFileIsRefused(_ kind: String) throws {
-        let daemon = try DaemonHarness(namespace: NetworkNamespace())
-        try daemon.runOnce()
-        var path = daemon.journalPath
-        try FileManager.default.removeItem(atPath: path)
-        switch kind {
-        case "directory": try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
-        case "device": #expect(mknod(path, S_IFCHR | 0o600, dev_t(1 << 8 | 3)) == 0)  // 1:3, as /dev/null
-        case "fifo": #expect(mkfifo(path, 0o600) == 0)
-        default: path = daemon.stateDirectory
-        }
-        try daemon.writeConfiguration("JournalFile=\(path)\n")
-        let before = try FileManager.default.contentsOfDirectory(atPath: daemon.directory.path).sorted()
-        let inState = try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory).sorted()
-        let result = try daemon.runOnceAllowingFailure()
-        #expect(result.status == ExitCode.config.rawValue, "\(result.standardError)")
-        let lines = result.standardError.split(separator: "\n")
-        #expect(lines.count == 1 && lines[0].contains("JournalFile=\(path):"), "\(lines)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: daemon.directory.path).sorted() == before)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory).sorted() == inState)
-        #expect(FileSystem.nonFileKind(path) != nil)
-    }
-
-    /// Two daemons on one journal would empty each other's records: the
-    /// second leaves it alone and commits to its store directly.
-    @Test func aJournalAnotherDaemonHoldsIsLeftAlone() throws {
-        let runtime = try TestEnvironment.temporaryDirectory("runtime")
-        defer { try? FileManager.default.removeItem(at: runtime) }
-        let journal = runtime.path + "/ifmeterd.journal"
-        let first = try DaemonHarness(namespace: NetworkNamespace(), configuration: "JournalFile=\(journal)\n")
-        try first.start(interval: 3600, commitInterval: 3600)
-        try first.namespace.tunTraffic(name: "vpn0", rxPackets: 30, size: 1000)
-        try first.waitForLog("vpn0: removed")
-        let held = try FileSystem.readBytes(journal)
-
-        let second = try DaemonHarness(namespace: first.namespace, configuration: "JournalFile=\(journal)\n")
-        let result = try second.runOnceAllowingFailure()
-        #expect(result.status == 0)
-        #expect(result.standardError.contains("\(journal): another process holds this journal"))
-        #expect(try FileSystem.readBytes(journal) == held)
-
-        #expect(first.stop(with: SIGKILL) == SIGKILL)
-        try first.runOnce()
-        #expect(try first.storeFile().interfaces().first { $0.name == "vpn0" }?.totals.rxBytes == 30_000)
-    }
-
-    @Test(arguments: ["ifmeter.db", "ifmeter.db-wal", "ifmeterd.lock"])
-    func aJournalFileNamingTheStoreIsAConfigurationError(_ name: String) throws {
-        let probe = try DaemonHarness(namespace: NetworkNamespace())
-        try probe.writeConfiguration("JournalFile=\(probe.stateDirectory)/\(name)\n")
-        let result = try probe.runOnceAllowingFailure()
-        #expect(result.status == 78)
-        #expect(result.standardError.contains("JournalFile=\(probe.stateDirectory)/\(name): the same file as"))
-    }
-
     /// A journal directory the daemon cannot write does not keep it from
     /// counting: life changes go to the store, and it says so once.
     @Test func aJournalThatCannotBeWrittenFallsBackToTheStore() throws {
-        let runtime = try TestEnvironment.temporaryDirectory("runtime")
-        defer { try? FileManager.default.removeItem(at: runtime) }
-        try FileSystem.write(Array("x".utf8), to: runtime.path + "/ifmeterd.journal", mode: 0o000)
-        #expect(chattrImmutable(runtime.path + "/ifmeterd.journal"))
-        defer { _ = chattrImmutable(runtime.path + "/ifmeterd.journal", set: false) }
-        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "JournalFile=\(runtime.path)/ifmeterd.journal\n")
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try FileManager.default.createDirectory(atPath: daemon.stateDirectory, withIntermediateDirectories: true)
+        try FileSystem.write(Array("x".utf8), to: daemon.journalPath, mode: 0o000)
+        #expect(chattrImmutable(daemon.journalPath))
+        defer { _ = chattrImmutable(daemon.journalPath, set: false) }
         try daemon.start(interval: 3600, commitInterval: 3600)
         try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 30, size: 1000)
         try daemon.waitForLog("vpn0: removed")
@@ -951,12 +649,6 @@ struct JournalDaemonTests {
         #expect(lines.first?.contains("\(daemon.journalPath): not a regular file; tunnel lives since the daemon's last commit are not shown") == true)
     }
 
-    @Test func aJournalDirectoryThatIsMissingIsAStartError() throws {
-        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "JournalFile=/nonexistent/ifmeter/ifmeterd.journal\n")
-        let result = try daemon.runOnceAllowingFailure()
-        #expect(result.status == 73)
-        #expect(result.standardError.contains("/nonexistent/ifmeter/ifmeterd.journal: journal directory /nonexistent/ifmeter does not exist"))
-    }
 }
 
 extension JournalEnding {

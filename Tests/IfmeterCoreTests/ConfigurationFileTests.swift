@@ -11,7 +11,6 @@ import Testing
             StateDirectory=/tmp/state
             MaxRate=100M
             EventBufferBytes=64K
-            JournalMaxBytes=1M
             BootIDPath=/tmp/boot_id
             [Interfaces]
             Watch=cellular tunnel
@@ -32,7 +31,6 @@ import Testing
         #expect(configuration.stateDirectory == "/tmp/state")
         #expect(configuration.maxRateBitsPerSecond == 100_000_000)
         #expect(configuration.eventBufferBytes == 65536)
-        #expect(configuration.journalMaxBytes == 1 << 20)
         #expect(configuration.bootIDPath == "/tmp/boot_id")
         #expect(configuration.watchedClasses == [.cellular, .tunnel])
         #expect(configuration.overrides == [
@@ -72,7 +70,7 @@ import Testing
         ("[Daemon]\nStateDirectory=relative", "bad.conf:2: StateDirectory=\"relative\": expected an absolute path"),
         ("[Daemon]\nSampleIntervalSec=5\nSampleIntervalSec=6", "bad.conf:3: SampleIntervalSec= set twice in [Daemon]"),
         ("[Classes]\ntun*=tunnel\nwg*=tunnel\ntun*=wifi", "bad.conf:4: tun*= set twice in [Classes]; the first wins, this line would never apply"),
-        ("[Daemon]\n" + String(repeating: "k", count: 4000) + "=1", "bad.conf:2: unknown key \"" + String(repeating: "k", count: 40) + "…\" in [Daemon] (known: SampleIntervalSec= CommitIntervalSec= StateDirectory= MaxRate= CounterSource= EventBufferBytes= BootIDPath= MetricsFile= JournalFile= JournalMaxBytes= MetricsKeepGoneSec= SysfsRoot=)"),
+        ("[Daemon]\n" + String(repeating: "k", count: 4000) + "=1", "bad.conf:2: unknown key \"" + String(repeating: "k", count: 40) + "…\" in [Daemon] (known: SampleIntervalSec= CommitIntervalSec= StateDirectory= MaxRate= EventBufferBytes= BootIDPath= MetricsFile= MetricsKeepGoneSec= SysfsRoot=)"),
         ("[Interfaces]\nWatch=wifi satellite", "bad.conf:2: Watch=: unknown class \"satellite\" (known: wifi cellular tunnel wired other)"),
         ("[Classes]\nppp[0-9=cellular", "bad.conf:2: \"ppp[0-9\": invalid name pattern (unclosed [ or longer than 15 characters of name)"),
         ("[Classes]\nppp*=modem", "bad.conf:2: ppp*=\"modem\": expected wifi, cellular, tunnel, wired, other or ignore"),
@@ -80,7 +78,6 @@ import Testing
         ("[Daemon]\nnonsense", "bad.conf:2: expected Key=Value, got \"nonsense\""),
         ("[Daemon", "bad.conf:1: malformed section header \"[Daemon\""),
         ("[Retention]\nDailyDays=-1", "bad.conf:2: DailyDays=\"-1\": expected a whole number from 0 to 100000"),
-        ("[Daemon]\nJournalMaxBytes=1K", "bad.conf:2: JournalMaxBytes=\"1K\": expected a whole number from 4096 to 8388608"),
         ("[Daemon]\n" + String(repeating: "x", count: 5000), "bad.conf:2: line longer than 4096 bytes"),
         ("[Retention]\nDailyDays=7", "bad.conf:2: DailyDays=7: keep at least 32 days (or 0, forever) to cover a billing cycle"),
         ("[Budgets]\nBillingDay=31", "bad.conf:2: BillingDay=\"31\": expected a whole number from 1 to 28"),
@@ -143,7 +140,7 @@ import Testing
         #expect {
             _ = try ConfigurationFile.parse("[Daemon]\r\n\r\nBogus=1\r\n", path: "dos.conf")
         } throws: { error in
-            (error as? ConfigurationError)?.description == "dos.conf:3: unknown key \"Bogus\" in [Daemon] (known: SampleIntervalSec= CommitIntervalSec= StateDirectory= MaxRate= CounterSource= EventBufferBytes= BootIDPath= MetricsFile= JournalFile= JournalMaxBytes= MetricsKeepGoneSec= SysfsRoot=)"
+            (error as? ConfigurationError)?.description == "dos.conf:3: unknown key \"Bogus\" in [Daemon] (known: SampleIntervalSec= CommitIntervalSec= StateDirectory= MaxRate= EventBufferBytes= BootIDPath= MetricsFile= MetricsKeepGoneSec= SysfsRoot=)"
         }
     }
 

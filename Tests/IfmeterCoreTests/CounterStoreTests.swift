@@ -152,9 +152,7 @@ import Testing
         let start: Int64 = 1_767_225_600
         var sizes: [Int64] = []
         for minute in 0..<(3 * 24 * 60) {
-            // One life in ten a veth: its final rx reads 0, so its removal
-            // has lost something and is an event row.
-            let link = LinkSample(ifindex: Int32(10 + minute), name: "tun0", kind: minute % 10 == 0 ? "veth" : "tun")
+            let link = LinkSample(ifindex: Int32(10 + minute), name: "tun0", kind: "tun")
             var gone = link
             gone.counters = LinkCounters(rxBytes: 1000, txBytes: 10)
             let begun = Instant(wall: start + Int64(minute) * 60, sinceBoot: Double(minute) * 60)
@@ -167,20 +165,12 @@ import Testing
             if minute % (24 * 60) == 24 * 60 - 1 { sizes.append(try store.pageCount()) }
         }
         let lives = try store.rowCount("life")
-        // Two hours of lives (plus the hour between prunes). A removal
-        // with nothing lost is its life's row alone (version 7): listed
-        // while that is kept, counted on after it goes.
-        #expect(lives > 0 && lives <= 3 * 60, "\(lives) lives kept")
         let events = try store.rowCount("event")
-        #expect(events > 0 && events <= 25 * 6, "\(events) events kept")
+        // Two hours of lives (plus the hour between prunes); a day of events.
+        #expect(lives > 0 && lives <= 3 * 60, "\(lives) lives kept")
+        #expect(events > 0 && events <= 25 * 60, "\(events) events kept")
         #expect(try store.rowCount("event WHERE time < \(start + 2 * 86400 - 3600)") == 0)
-        let listed = try store.events()
-        #expect(listed.allSatisfy { $0.reason == .removed })
-        #expect(listed.filter { $0.loss == .unknown }.count == events)
-        let counted = listed.filter { $0.loss == .none }
-        #expect(counted.count == (try store.rowCount("life WHERE ifindex % 10 != 0")))
-        #expect(counted.allSatisfy { $0.detail == ResetEvent.countedRemovalDetail })
-        #expect(zip(listed, listed.dropFirst()).allSatisfy { $0.time <= $1.time })
+        #expect(try store.events().allSatisfy { $0.reason == .removed && $0.loss == .none })
         // Every removal counted, its row kept or not.
         #expect(try store.resetCounts() == ["tun0": ["removed": 3 * 24 * 60]])
         // Day three adds nothing to the file that day two had not reached.
@@ -190,47 +180,9 @@ import Testing
         #expect(try store.integrityCheck() == "ok")
     }
 
-    /// `FiveMinuteHours=0` keeps ended lives past the reset log. A removal
-    /// that lost something (a veth's final rx) is its event row's: once
-    /// that row is pruned, its life is never taken for a removal with
-    /// nothing lost, listed or counted again.
-    @Test func aLossyRemovalOutlivedByItsLifeIsCountedOnce() throws {
-        defer { try? FileManager.default.removeItem(at: directory) }
-        var retention = Retention()
-        retention.fiveMinuteHours = 0
-        retention.dailyDays = 32
-        retention.metricsKeepGone = 60 * 86_400
-        let store = try CounterStore(directory: directory.path)
-        var tracker = CounterTracker(bootID: "boot-1")
-        var pending = PendingWrites()
-        let start: Int64 = 1_767_225_600
-        for (ifindex, name, kind) in [(Int32(10), "veth0", "veth"), (11, "tun0", "tun")] {
-            let link = LinkSample(ifindex: ifindex, name: name, kind: kind)
-            var gone = link
-            gone.counters = LinkCounters(rxBytes: 1000, txBytes: 10)
-            let begun = Instant(wall: start, sinceBoot: 10)
-            let ended = Instant(wall: start + 50, sinceBoot: 60)
-            pending.record(tracker.observe(event: LinkEvent(kind: .new, link: link), at: begun), at: begun)
-            pending.record(tracker.observe(event: LinkEvent(kind: .deleted(movedToOtherNamespace: false), link: gone), at: ended), at: ended)
-        }
-        try store.commit(pending, openLives: tracker.lives.values, bootID: "boot-1", at: start + 60, retention: retention, intervals: (15, 300))
-        let counts: [String: [String: UInt64]] = ["veth0": ["removed": 1], "tun0": ["removed": 1]]
-        #expect(try store.resetCounts() == counts)
-        #expect(try store.events().map { "\($0.name) \($0.loss.name)" } == ["veth0 unknown", "tun0 none"])
-        #expect(try store.rowCount("event") == 1)
-
-        // 40 days on: veth0's event row is pruned, both lives are kept.
-        try store.commit(PendingWrites(), openLives: [], bootID: "boot-1", at: start + 40 * 86_400, retention: retention, intervals: (15, 300))
-        #expect(try store.rowCount("event") == 0)
-        #expect(try store.rowCount("life") == 2)
-        #expect(try store.resetCounts() == counts)
-        #expect(try store.events().map { "\($0.name) \($0.loss.name)" } == ["tun0 none"])
-    }
-
     /// One ifindex twice in one commit under one name (a link made with an
     /// explicit index): a veth that lost its final rx, then a tun with
-    /// nothing lost. Each removal is its own life's: one event row, one
-    /// life ended `deleted`, two removals listed and counted.
+    /// nothing lost. Each removal is its own life's and its own event.
     @Test func twoRemovalsOfOneIfindexInOneCommitAreEachTheirOwnLifes() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try CounterStore(directory: directory.path)
@@ -247,8 +199,8 @@ import Testing
             pending.record(tracker.observe(event: LinkEvent(kind: .deleted(movedToOtherNamespace: false), link: gone), at: ended), at: ended)
         }
         try store.commit(pending, openLives: tracker.lives.values, bootID: "boot-1", at: start + 200, retention: Retention(), intervals: (15, 300))
-        #expect(try store.rowCount("event") == 1)
-        #expect(try store.database.query("SELECT end_reason FROM life ORDER BY ended") { $0.text(0) } == ["removed", CounterStore.countedRemovalEnd])
+        #expect(try store.rowCount("event") == 2)
+        #expect(try store.database.query("SELECT end_reason FROM life ORDER BY ended") { $0.text(0) } == ["removed", "removed"])
         #expect(try store.events().map { "\($0.time) \($0.loss.name)" } == ["\(start + 50) unknown", "\(start + 150) none"])
         #expect(try store.resetCounts() == ["x0": ["removed": 2]])
     }

@@ -80,22 +80,13 @@ struct ForgetTests {
     /// A daemon killed with a tunnel life only in its journal: `forget`
     /// applies the journal first, so the next start cannot bring the
     /// forgotten interface back.
-    /// Also when JournalFile= has moved since (the store recorded where the
-    /// killed daemon journaled).
-    @Test(arguments: [false, true])
-    func forgetAppliesAJournalLeftByAKillFirst(journalFileMovedSince: Bool) throws {
-        let runtime = try TestEnvironment.temporaryDirectory("runtime")
-        defer { try? FileManager.default.removeItem(at: runtime) }
+    @Test func forgetAppliesAJournalLeftByAKillFirst() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.start(interval: 3600, commitInterval: 3600)
         try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 3, size: 500)
         try daemon.waitForLog("vpn0: removed")
         #expect(daemon.stop(with: SIGKILL) == SIGKILL)
         #expect(try daemon.storeFile().interfaces().first { $0.name == "vpn0" } == nil)
-        if journalFileMovedSince {
-            let configuration = try String(contentsOfFile: daemon.configPath, encoding: .utf8)
-            try (configuration + "JournalFile=\(runtime.path)/moved.journal\n").write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
-        }
         let removed = try ifmeter(daemon, ["forget", "vpn0"])
         #expect(removed.status == 0, "\(removed.standardError)")
         try daemon.runOnce()

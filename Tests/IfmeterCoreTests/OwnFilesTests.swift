@@ -9,12 +9,10 @@ import Testing
 /// anything is written, in one line naming the path.
 @Suite(.enabled(if: TestEnvironment.isRoot, TestEnvironment.rootReason))
 struct OwnFilesTests {
-    /// `JournalFile=` and `MetricsFile=` in /dev, /proc or /sys, also
-    /// reached through a symlinked directory: one check for both, the start
-    /// refused (exit 78). `JournalFile=/sys/class/net/lo/ifalias` had
-    /// written the journal's header into the link's alias, and a metrics
-    /// file in /dev had been created there. /dev/shm is a place for files.
-    @Test(arguments: ["JournalFile=", "MetricsFile="])
+    /// `MetricsFile=` in /dev, /proc or /sys, also reached through a
+    /// symlinked directory: the start is refused (exit 78), nothing written
+    /// there. /dev/shm is a place for files.
+    @Test(arguments: ["MetricsFile="])
     func anOutputInTheKernelsFilesIsRefused(_ key: String) throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.runOnce()
@@ -36,35 +34,6 @@ struct OwnFilesTests {
         defer { unlink(shared) }
         try daemon.writeConfiguration("\(key)\(shared)\n")
         try daemon.runOnce()
-    }
-
-    /// The journal's directory swapped, while the daemon runs, for a link
-    /// into /sys: the journal is not written again there (its header had
-    /// gone into the link's alias); what it held and the lives after go to
-    /// the store, and a kill -9 loses none of them.
-    @Test func aJournalDirectorySwappedIntoTheKernelsFilesGetsNoJournal() throws {
-        let runtime = try TestEnvironment.temporaryDirectory("journal-swap")
-        defer { try? FileManager.default.removeItem(at: runtime) }
-        let directory = runtime.appendingPathComponent("jd").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "JournalFile=\(directory)/ifalias\n")
-        let alias = "/sys/class/net/lo/ifalias"
-        let aliasBefore = try daemon.namespace.exec(["cat", alias])
-        try daemon.start(interval: 3600, commitInterval: 3600)
-        try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 3, size: 100)
-        try daemon.waitForLog("vpn0: removed")
-        #expect(rename(directory, directory + ".old") == 0)
-        #expect(symlink("/sys/class/net/lo", directory) == 0)
-        try daemon.namespace.tunTraffic(name: "vpn1", rxPackets: 4, size: 100)
-        try daemon.waitForLog("vpn1: removed")
-        try daemon.waitForLog("among the kernel's files")
-        #expect(try daemon.namespace.exec(["cat", alias]) == aliasBefore)
-        #expect(daemon.stop(with: SIGKILL) == SIGKILL)
-        let stored = try daemon.storeFile().interfaces()
-        #expect(stored.first { $0.name == "vpn0" }?.totals.rxBytes == 300)
-        #expect(stored.first { $0.name == "vpn1" }?.totals.rxBytes == 400)
-        // Nor by the next generation the commit began.
-        #expect(try daemon.namespace.exec(["cat", alias]) == aliasBefore)
     }
 
     /// An atomic write (the metrics file, `graph --svg`) whose directory
@@ -90,10 +59,9 @@ struct OwnFilesTests {
     }
 
     /// The configuration file in use, named as the metrics file (by another
-    /// spelling: the same file, not the same text) or as the journal: the
-    /// start is refused (exit 78) and the file kept. The metrics file had
-    /// been renamed over it, and the next start failed on it.
-    @Test(arguments: ["MetricsFile=", "--metrics-file", "JournalFile="])
+    /// spelling: the same file, not the same text): the start is refused
+    /// (exit 78) and the file kept.
+    @Test(arguments: ["MetricsFile=", "--metrics-file"])
     func anOutputNamingTheConfigurationIsRefused(_ setting: String) throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.runOnce()

@@ -398,33 +398,6 @@ private func classTotals(_ store: CounterStore, bootID: String, at now: Int64) t
         #expect(try store.interface(named: "retired tunnel") == nil)
     }
 
-    /// A life renamed at once and idle for 40 days, then removed with
-    /// nothing lost: its removal (no event row, version 7) is the new
-    /// name's, and the name is not gone until the retention has passed
-    /// since, though its life is the first name's row. Kept forever
-    /// (`FiveMinuteHours=0`), the life stays the new name's when the
-    /// first name retires.
-    @Test func aRenamedIdleLifeRemovedHoldsOffItsNamesRetirement() throws {
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try CounterStore(directory: directory.path)
-        var simulation = Simulation(store, retention: Self.monthlyKeepingLives)
-        let link = try simulation.renamedLife("tun-old", to: "vpn0", at: Self.start)
-        let removed = Self.start + 40 * 86_400
-        try simulation.remove(link, at: removed)
-        #expect(try store.events().map { "\($0.name) \($0.reason.rawValue)" } == ["vpn0 removed"])
-        // The hourly prunes of the next day: vpn0 was there yesterday.
-        try simulation.commit(at: removed + 86_400)
-        #expect(try store.interface(named: "vpn0") != nil)
-        #expect(try store.resetCounts()["vpn0"] == ["removed": 1])
-
-        // vpn0 comes back a month later; tun-old, gone for 33 days, retires.
-        try simulation.life("vpn0", rx: 1, tx: 1, at: removed + 30 * 86_400)
-        try simulation.commit(at: removed + 33 * 86_400)
-        #expect(try store.interface(named: "tun-old") == nil)
-        #expect(try store.resetCounts()["vpn0"] == ["removed": 2])
-        #expect(try store.events().filter { $0.name == "vpn0" }.count == 2)
-    }
-
     /// `FiveMinuteHours=0`: a life begun as tun-old and renamed to vpn0 is
     /// tun-old's row, vpn0's removal. tun-old lives on, vpn0 retires; seen
     /// again, vpn0 counts its resets from zero.

@@ -152,59 +152,6 @@ struct NotifyTests {
         #expect(daemon.stop() == 0)
     }
 
-    /// systemd's file descriptor store (FileDescriptorStoreMax=), played by
-    /// the test: the daemon hands over its link event socket at start; when
-    /// it is killed while a tunnel lived and died unread (the daemon
-    /// stopped), the next process, handed that socket, counts the tunnel's
-    /// bytes from its RTM_DELLINK, to the byte. A daemon started without it
-    /// never sees that tunnel (Tests/systemd/run.sh shows both).
-    @Test func aKilledDaemonsUnreadEventsReachTheNextProcessThroughTheKeptSocket() throws {
-        let daemon = try DaemonHarness(namespace: NetworkNamespace())
-        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, persist: true)
-        let notify = try NotifySocket(in: daemon.directory)
-        try daemon.start(interval: 60, environment: ["NOTIFY_SOCKET": notify.path])
-        let kept = try notify.readPassing(until: "FDSTORE=1")
-        #expect(kept.message == "FDSTORE=1\nFDNAME=link-events\nFDPOLL=0")
-        try #require(kept.descriptor >= 0, "FDSTORE=1 came without a descriptor")
-        defer { close(kept.descriptor) }
-        daemon.signal(SIGSTOP)
-        try daemon.namespace.tunTraffic(name: "tun8", rxPackets: 7, size: 100)
-        daemon.stop(with: SIGKILL)
-        #expect(try daemon.totalsIfAny("tun8") == nil)
-
-        let next = try daemon.startPassing(kept.descriptor, named: "link-events")
-        #expect(daemon.end(next) == 0, "\(daemon.log)")
-        let counted = try daemon.totals("tun8")
-        #expect(counted.rxBytes == 700 && counted.rxPackets == 7, "\(counted)")
-        #expect(try daemon.reasons("tun8") == ["removed"])
-        #expect(daemon.log.contains("link events left unread by the daemon's last process"), "\(daemon.log)")
-    }
-
-    /// A kept descriptor the daemon must not take as its event socket: a
-    /// route socket of another network namespace (here the test's own),
-    /// which would count another namespace's links, is refused in one line;
-    /// one stored under another name is not ours. Either is dropped from
-    /// the store (FDSTOREREMOVE=1), where it would hold the unit's one
-    /// place, and a new socket is kept instead.
-    @Test(arguments: ["link-events", "stored"])
-    func aKeptDescriptorNotOursIsDroppedAndANewSocketKept(name: String) throws {
-        let daemon = try DaemonHarness(namespace: NetworkNamespace())
-        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, persist: true)
-        let notify = try NotifySocket(in: daemon.directory)
-        let foreign = socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)  // 0: NETLINK_ROUTE
-        try #require(foreign >= 0)
-        defer { close(foreign) }
-        let next = try daemon.startPassing(foreign, named: name, environment: ["NOTIFY_SOCKET": notify.path])
-        #expect(try notify.readPassing(until: "FDSTOREREMOVE=1").message == "FDSTOREREMOVE=1\nFDNAME=\(name)")
-        let kept = try notify.readPassing(until: "FDSTORE=1")
-        #expect(kept.descriptor >= 0)
-        if kept.descriptor >= 0 { close(kept.descriptor) }
-        #expect(daemon.end(next) == 0, "\(daemon.log)")
-        let refusals = daemon.log.split(separator: "\n").filter { $0.contains("taking the link event socket kept by the service manager") }
-        #expect(refusals.count == (name == "link-events" ? 1 : 0), "\(daemon.log)")
-        #expect(try daemon.totalsIfAny("tun0") != nil)
-    }
-
     /// The socket of ifmeterd.socket (ListenNetlink=route 1, ReceiveBuffer=),
     /// played by the test: systemd opens it bound to the link group with a
     /// buffer forced past what the daemon may ask. The daemon takes it as it
@@ -326,28 +273,6 @@ struct NotifyTests {
         let third = try daemon.startPassing(socketUnit, named: "link-events")
         #expect(daemon.end(third) == 0, "\(daemon.log)")
         #expect(daemon.log.components(separatedBy: lostLine).count == 2, "the drops the last process saw were taken for news: \(daemon.log)")
-    }
-
-    /// ifmeterd.socket started while the daemon waited to restart with its
-    /// own socket in systemd's store: both are passed as `link-events`, the
-    /// socket unit's first. The daemon reads the socket unit's, says in one
-    /// line that the other's queue goes unread, and takes the other out of
-    /// the store (FDSTOREREMOVE=1), so the next restart is passed one.
-    @Test func aSocketUnitsSocketAndAKeptOneBothPassedTheKeptOneLeavesTheStore() throws {
-        let daemon = try DaemonHarness(namespace: NetworkNamespace())
-        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, persist: true)
-        let notify = try NotifySocket(in: daemon.directory)
-        let socketUnit = try daemon.namespace.inside { ifm_test_listen_netlink(1, 1 << 20) }
-        let stored = try daemon.namespace.inside { ifm_test_listen_netlink(1, 1 << 20) }
-        try #require(socketUnit >= 0 && stored >= 0)
-        defer { close(socketUnit); close(stored) }
-        let next = try daemon.startPassing(
-            [(socketUnit, "link-events"), (stored, "link-events")], environment: ["NOTIFY_SOCKET": notify.path])
-        #expect(try notify.readPassing(until: "FDSTOREREMOVE=1").message == "FDSTOREREMOVE=1\nFDNAME=link-events")
-        #expect(daemon.end(next) == 0, "\(daemon.log)")
-        let lines = daemon.log.split(separator: "\n").filter { $0.contains("two link event sockets passed") }
-        #expect(lines.count == 1, "\(daemon.log)")
-        #expect(try daemon.totalsIfAny("tun0") != nil)
     }
 
     /// ifmeterd.socket opens at boot, long before the daemon's first start:

@@ -68,25 +68,8 @@ package struct Configuration: Sendable {
     package var stateDirectory: String?
     /// A delta faster than this (bits per second) is discarded as implausible.
     package var maxRateBitsPerSecond: UInt64 = 10_000_000_000
-    /// Where samples come from: netlink's 64-bit counters, or glibc's
-    /// getifaddrs, whose 32-bit copies wrap (a fallback, for a kernel or
-    /// sandbox where the netlink dumps fail).
-    package var counterSource: CounterSource = .netlink
     /// Kernel receive buffer of the link-event socket.
     package var eventBufferBytes = 4 << 20
-    /// Where life changes wait for the next store commit (`CommitJournal`);
-    /// nil: `ifmeterd.journal` in the state directory. The package puts it
-    /// in the runtime directory (tmpfs): no disk writes per tunnel life.
-    package var journalFile: String?
-    /// How much the journal holds before a life change commits the store
-    /// instead (which empties it): its records wait in memory too, so this
-    /// bounds the daemon's memory under link churn as well (`Daemon`
-    /// has the measurement behind the default).
-    package var journalMaxBytes = 256 << 10
-    /// At most half of what a journal file may hold to be read back
-    /// (`CommitJournal.sizeLimit`, a test holds them together): the record
-    /// appended past the bound must fit too.
-    package static let journalMaxBytesRange: ClosedRange<UInt64> = 4096...(8 << 20)
     /// The Prometheus text file written after every sample; nil: none.
     package var metricsFile: String?
     /// Seconds a gone interface's series stay in the metrics file, so a
@@ -121,12 +104,14 @@ package struct Configuration: Sendable {
         return Self.defaultStateDirectory
     }
 
-    /// The journal in force for a store in `stateDirectory`.
-    package func resolvedJournalFile(stateDirectory: String) -> String {
-        journalFile ?? stateDirectory + "/" + Self.defaultJournalName
+    /// Where the daemon journals life changes between commits (`CommitJournal`):
+    /// its runtime directory when systemd gives one (a tmpfs), else the state directory.
+    package static func journalPath(stateDirectory: String, environment: [String: String]) -> String {
+        let directory = environment["RUNTIME_DIRECTORY"]?.split(separator: ":").first.map(String.init) ?? stateDirectory
+        return directory + "/" + journalName
     }
 
-    package static let defaultJournalName = "ifmeterd.journal"
+    package static let journalName = "ifmeterd.journal"
 
     package var classifier: Classifier { Classifier(sysfsRoot: sysfsRoot, overrides: overrides) }
 
@@ -160,9 +145,4 @@ package struct CommandLineOverrides: Sendable {
         if let stateDirectory { result.stateDirectory = stateDirectory }
         return result
     }
-}
-
-/// `CounterSource=` in [Daemon].
-package enum CounterSource: String, Sendable, CaseIterable {
-    case netlink, getifaddrs
 }

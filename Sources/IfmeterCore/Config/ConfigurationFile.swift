@@ -109,8 +109,8 @@ package enum ConfigurationFile {
     /// interface names), for the error that names an unknown one.
     static let knownKeys: [String: [String]] = [
         "Daemon": [
-            "SampleIntervalSec", "CommitIntervalSec", "StateDirectory", "MaxRate", "CounterSource", "EventBufferBytes",
-            "BootIDPath", "MetricsFile", "JournalFile", "JournalMaxBytes", "MetricsKeepGoneSec", "SysfsRoot",
+            "SampleIntervalSec", "CommitIntervalSec", "StateDirectory", "MaxRate", "EventBufferBytes",
+            "BootIDPath", "MetricsFile", "MetricsKeepGoneSec", "SysfsRoot",
         ],
         "Interfaces": ["Watch"],
         "Retention": ["FiveMinuteHours", "HourlyDays", "DailyDays", "MonthlyMonths", "YearlyYears"],
@@ -122,16 +122,9 @@ package enum ConfigurationFile {
         case ("Daemon", "CommitIntervalSec"): c.commitInterval = try seconds(value, key: key, range: 0...86_400)
         case ("Daemon", "StateDirectory"): c.stateDirectory = try absolutePath(value, key: key)
         case ("Daemon", "MaxRate"): c.maxRateBitsPerSecond = try rate(value, key: key)
-        case ("Daemon", "CounterSource"):
-            guard let source = CounterSource(rawValue: value) else {
-                throw Message(text: "CounterSource=\(quoted(value)): expected netlink or getifaddrs")
-            }
-            c.counterSource = source
         case ("Daemon", "EventBufferBytes"): c.eventBufferBytes = Int(try count(value, key: key, range: 4096...(1 << 30)))
         case ("Daemon", "BootIDPath"): c.bootIDPath = try absolutePath(value, key: key)
         case ("Daemon", "MetricsFile"): c.metricsFile = try absolutePath(value, key: key)
-        case ("Daemon", "JournalFile"): c.journalFile = try absolutePath(value, key: key)
-        case ("Daemon", "JournalMaxBytes"): c.journalMaxBytes = Int(try count(value, key: key, range: Configuration.journalMaxBytesRange))
         case ("Daemon", "MetricsKeepGoneSec"): c.metricsKeepGone = try seconds(value, key: key, range: 0...315_360_000)
         case ("Daemon", "SysfsRoot"): c.sysfsRoot = try absolutePath(value, key: key)
         case ("Interfaces", "Watch"): c.watchedClasses = try classes(value)

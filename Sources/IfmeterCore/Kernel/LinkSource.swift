@@ -1,7 +1,5 @@
 /// A place to read every link's counters from.
 package protocol LinkSource: AnyObject {
-    /// How wide this source's counters are, which decides the wrap rule.
-    var counterWidth: CounterWidth { get }
     /// Every link of the caller's network namespace, now.
     func links() throws -> [LinkSample]
     /// Link events as the daemon read them, in arrival order, and whether

@@ -38,7 +38,6 @@ package final class NetlinkLinkSource: LinkSource {
     /// Dumps run again because the kernel flagged them interrupted (tests).
     var interruptedDumps: Int { Int(ifm_netlink_interrupted_dumps(handle)) }
 
-    package let counterWidth = CounterWidth.bits64
 
     /// Opens the dump socket. The corresponding C function is `ifm_netlink_open`.
     package init() throws {

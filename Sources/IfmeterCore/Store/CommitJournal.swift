@@ -54,24 +54,15 @@ package enum JournalEnding: Sendable, Equatable {
 package struct JournalError: Error, Sendable, CustomStringConvertible {
     package var path: String
     package var detail: String
-    /// A symbolic link stands at the path: moving it aside loses nothing
-    /// (its target is not touched). Anything else that is not a journal (a
-    /// directory, a device, a FIFO, a file larger than any journal) is
-    /// left where it is.
-    package var isNotAJournalFile = false
-
-    package init(path: String, detail: String, isNotAJournalFile: Bool = false) {
+    package init(path: String, detail: String) {
         self.path = path
         self.detail = detail
-        self.isNotAJournalFile = isNotAJournalFile
     }
 
     init(path: String, _ error: any Error) {
         switch error {
         case let error as SystemError: self.init(path: path, detail: error.reason)
-        case let error as FileSystem.NotARegularFile:
-            let isLink = if case .symbolicLink = error { true } else { false }
-            self.init(path: path, detail: "\(error)".dropPrefix(path + ": "), isNotAJournalFile: isLink)
+        case let error as FileSystem.NotARegularFile: self.init(path: path, detail: "\(error)".dropPrefix(path + ": "))
         default: self.init(path: path, detail: "\(error)")
         }
     }
@@ -84,22 +75,13 @@ extension String {
 }
 
 /// The commit journal. A life that begins or ends must survive a crash
-/// (docs/ACCOUNTING.md, "life ends committed promptly"), but an SQLite
-/// commit per tunnel life cost about 0.3 ms of CPU and ten kilobytes of
-/// writes (measured: a VPN life 0.56-0.61 ms with it, 0.27-0.30 without).
-/// So between store commits each such change is appended here, one
-/// `write(2)` of a checksummed record, and the store commit that follows
-/// applies the records and the meter's own batch in one transaction.
-///
-/// A daemon killed before that commit leaves the records behind; the next
-/// start applies them (`CounterStore.apply`) before anything else, exactly
-/// as the commits they stand for. The store records the generation it has
-/// applied in the same transaction, so a crash between the commit and the
-/// journal's reset can never apply a record twice.
-///
-/// The file is not synced: like SQLite's WAL at synchronous=NORMAL it
-/// survives a crash of the daemon, not a power cut. In a runtime directory
-/// (tmpfs, `JournalFile=`) it costs no disk writes at all.
+/// (docs/ACCOUNTING.md), but a store commit per tunnel life costs too much:
+/// between commits each change is one checksummed record appended here,
+/// and the next commit applies the records and its own in one transaction,
+/// recording the generation applied so nothing is applied twice. A killed
+/// daemon's records are applied at the next start (`CounterStore.apply`).
+/// Not synced: like the WAL at synchronous=NORMAL it survives a kill, not a
+/// power cut (docs/DURABILITY.md).
 package final class CommitJournal {
     /// The first bytes of every journal file.
     static let magic: [UInt8] = Array("ifmeter journal\n".utf8)
@@ -113,9 +95,8 @@ package final class CommitJournal {
     package private(set) var records: [JournalRecord] = []
     private let file: AppendFile
 
-    /// The largest file read as a journal. The daemon commits to the store
-    /// once its journal passes 256 KiB, so only a burst of thousands of links
-    /// comes near this; anything larger was not written by ifmeter.
+    /// The largest file read as a journal: the daemon commits once its
+    /// journal passes `LifeChangeRoute.journalBound`, so nothing it wrote is larger.
     static let sizeLimit = 16 << 20
 
     /// Opens the journal at `path` for this process alone, creating it when
@@ -123,7 +104,6 @@ package final class CommitJournal {
     /// is written). Nil when another process holds it: two daemons on one
     /// journal would empty each other's records.
     package static func lock(_ path: String) throws(JournalError) -> (file: AppendFile, previous: [UInt8])? {
-        try refuseKernelTree(path)
         do {
             guard let (fd, size) = try FileSystem.openRegularFile(path, flags: O_RDWR | O_CREAT, mode: fileMode, limit: sizeLimit) else {
                 throw SystemError("open", path: path, errno: ENOENT)
@@ -161,44 +141,6 @@ package final class CommitJournal {
     /// holds more than a bound, so the journal (and memory) stay small
     /// whatever the churn.
     package var size: Int { file.size }
-
-    /// Whether its path still names the file written (see `AppendFile`).
-    package var isAtItsPath: Bool { file.isAtItsPath }
-
-    /// Before anything is moved aside or opened (which creates): a
-    /// directory swapped for a link into /sys or /dev while the daemon runs
-    /// (the start refused such a path already) gets no journal, and what
-    /// stands there is not renamed.
-    private static func refuseKernelTree(_ path: String) throws(JournalError) {
-        if let root = FileSystem.kernelTree(holding: FileSystem.directoryName(path)) {
-            throw JournalError(path: path, detail: "in \(root), among the kernel's files; nothing written there")
-        }
-    }
-
-    /// This journal written again at its path, header and records, for when
-    /// the path no longer names its file: whatever stands there now (another
-    /// file, a copy) is moved aside first. Nil when another process holds
-    /// a journal there.
-    package func writtenAgainAtItsPath(now: Int64) throws(JournalError) -> CommitJournal? {
-        try Self.refuseKernelTree(path)
-        // A directory or device put there is not moved: it is no file the
-        // journal could have been, and someone meant it to stand there.
-        if let kind = FileSystem.nonFileKind(path) { throw JournalError(path: path, detail: "\(kind) put there while the daemon ran; left untouched") }
-        var status = stat()
-        if lstat(path, &status) == 0 {
-            do { _ = try FileSystem.moveAside(path, suffix: "replaced", now: now) } catch { throw JournalError(path: path, error) }
-        }
-        guard let (file, _) = try Self.lock(path) else { return nil }
-        do {
-            let again = try CommitJournal(file: file, header: header)
-            for record in records { try again.append(record) }
-            return again
-        } catch {
-            // Not left half written, to be moved aside by the next try.
-            unlink(path)
-            throw error
-        }
-    }
 
     /// Appends one record; once this returns, a crash no longer loses it.
     package func append(_ record: JournalRecord) throws(JournalError) {
@@ -264,17 +206,6 @@ package final class CommitJournal {
         guard !bytes.isEmpty else { return nil }
         return try parse(bytes, path: path)
     }
-
-    /// Whether `bytes` are no journal at all, nor the torn start of one (a
-    /// prefix of its first bytes, or the NUL bytes a file system may show
-    /// for blocks a crash left unwritten): a `JournalFile=` that names the
-    /// store, a log or /etc/passwd by mistake must never have that file
-    /// moved, emptied or its mode changed.
-    static func isSomeOtherFile(_ bytes: [UInt8]) -> Bool {
-        !bytes.starts(with: magic) && !magic.starts(with: bytes) && bytes.contains(where: { $0 != 0 })
-    }
-
-    static func isSQLiteDatabase(_ bytes: [UInt8]) -> Bool { bytes.starts(with: Array("SQLite format 3\0".utf8)) }
 
     /// Parses a whole journal file. A header that is not one refuses the
     /// file; a record that is not whole ends the reading there.

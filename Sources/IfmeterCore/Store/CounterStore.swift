@@ -79,15 +79,12 @@ package final class CounterStore {
     /// checkpointed back: it grows for as long as the daemon commits
     /// (README 'Security'). Readers are the owner and the group's members.
     package static let fileMode: mode_t = 0o640
-    package static let schemaVersion: Int64 = 7
+    package static let schemaVersion: Int64 = 1
     /// The label stored on every row.
     package static let basis = "estimate: kernel interface counters"
 
     package let path: String
     private(set) var database: SQLiteDatabase
-    /// The schema version of the file: a reader may meet an older store
-    /// that no daemon has upgraded yet.
-    private(set) var foundVersion: Int64 = CounterStore.schemaVersion
     private var interfaceIDs: [String: Int64] = [:]
     /// What this connection knows of two sets of rows that a commit under
     /// link churn would otherwise probe for with statements that change
@@ -189,13 +186,10 @@ package final class CounterStore {
             throw StoreError.newerSchema(path: path, found: version, supported: Self.schemaVersion)
         }
         if (1...Self.schemaVersion).contains(version) {
-            // A reader may meet an older store no daemon has upgraded yet.
-            foundVersion = version
             // A table dropped by hand: refused here, in one line, rather
             // than by the first statement that needs it.
             let tables = Set(try database.query("SELECT name FROM sqlite_schema WHERE type = 'table'") { $0.text(0) })
-            let needed = ["meta", "interface", "life", "bucket", "event"] + (version >= 2 ? ["present_link", "boot_total"] : [])
-                + (version >= 7 ? ["reset_count"] : [])
+            let needed = ["meta", "interface", "life", "bucket", "event", "present_link", "boot_total", "reset_count"]
             if let missing = needed.first(where: { !tables.contains($0) }) {
                 throw .unexpectedSchema(path: path, version: version, detail: "no table \(missing)")
             }
@@ -213,13 +207,12 @@ package final class CounterStore {
                 try checkHeadroom()
                 try configureWriter()
                 do {
-                    try upgrade(from: version)
+                    try migrate(from: version, through: Self.migrations)
                 } catch .sqlite(let error) where error.isSQLError {
                     // The step that failed rolled back; an earlier one may have committed.
                     let current = (try? database.query("PRAGMA user_version") { $0.integer(0) })?.first ?? version
                     throw .unexpectedSchema(path: path, version: current, detail: error.message)
                 }
-                foundVersion = Self.schemaVersion
             } else {
                 try checkCountsAreWhole()
             }
@@ -242,134 +235,30 @@ package final class CounterStore {
         foldedThrough = 0
     }
 
-    /// Each step is one transaction: a crash between them leaves a store of
-    /// the version between, upgraded at the next start.
-    private func upgrade(from version: Int64) throws(StoreError) {
-        if version == 1 { try upgradeFromVersion1() }
-        if version <= 2 { try upgradeFromVersion2() }
-        if version <= 3 { try upgradeFromVersion3() }
-        if version <= 4 { try upgradeFromVersion4() }
-        if version <= 5 { try upgradeFromVersion5() }
-        if version <= 6 { try upgradeFromVersion6() }
-    }
+    /// One step of a future schema upgrade: the SQL that takes a store of
+    /// `version - 1` to `version`, run in one transaction with the version.
+    package struct Migration: Sendable {
+        package var version: Int64
+        package var sql: String
 
-    /// Version 2 records the network namespace of each life, the links present
-    /// at each commit and what each boot counted per interface.
-    private func upgradeFromVersion1() throws(StoreError) {
-        try database.transaction { () throws(StoreError) in
-            try database.execute("""
-                ALTER TABLE life ADD COLUMN netns INTEGER NOT NULL DEFAULT 0;
-                DROP INDEX life_open;
-                \(Self.version2Additions)
-                INSERT INTO boot_total(boot_id, interface_id, rx_bytes, tx_bytes, rx_packets, tx_packets)
-                  SELECT boot_id, interface_id, sum(counted_rx_bytes), sum(counted_tx_bytes), sum(counted_rx_packets), sum(counted_tx_packets)
-                  FROM life GROUP BY boot_id, interface_id;
-                PRAGMA user_version = 2;
-                """)
+        package init(version: Int64, sql: String) {
+            self.version = version
+            self.sql = sql
         }
     }
 
-    /// Version 3 keys buckets by (granularity, start, interface), the order
-    /// reports and the prune read in, which version 2 (interface first)
-    /// kept a second index for (bucket_age), one more entry in every commit
-    /// that begins a bucket. A commit's rows of one granularity and start
-    /// are neighbours; measured, that spares pages only where few
-    /// interfaces share a start: with 50 interfaces whose first day left
-    /// them all a day, month and year row, commits of 5 of them wrote as
-    /// many pages as with the version-2 key (51 and 49 pages of 4 KiB in
-    /// 920 s, `write_bytes`).
-    private func upgradeFromVersion2() throws(StoreError) {
-        try database.transaction { () throws(StoreError) in
-            try database.execute("""
-                \(Self.bucketTable(named: "bucket_v3", version: 3))
-                INSERT INTO bucket_v3(interface_id, granularity, start, rx_bytes, tx_bytes, rx_packets, tx_packets, basis, incomplete)
-                  SELECT interface_id, granularity, start, rx_bytes, tx_bytes, rx_packets, tx_packets, basis, incomplete FROM bucket;
-                DROP TABLE bucket;
-                ALTER TABLE bucket_v3 RENAME TO bucket;
-                PRAGMA user_version = 3;
-                """)
-        }
-    }
+    /// The steps from schema 1 on; none yet (schema 1 is the first release's).
+    package static let migrations: [Migration] = []
 
-    /// Version 4 folds five-minute rows into the hour, day, month and year
-    /// rows once an hour rather than at every commit (`fold`). Every
-    /// five-minute row of version 3 is already in them.
-    private func upgradeFromVersion3() throws(StoreError) {
-        try database.transaction { () throws(StoreError) in
-            try database.execute("""
-                INSERT OR REPLACE INTO meta(key, value)
-                  SELECT 'folded_through', coalesce(max(start) + 300, 0) FROM bucket WHERE granularity = '5min';
-                PRAGMA user_version = 4;
-                """)
-        }
-    }
-
-    /// Version 5 folds the all-time totals too: a commit adds each
-    /// interface's eight counters to its five-minute row only, and the
-    /// hourly fold adds them into `interface` (`fold`). Every row of
-    /// version 4 is in the totals already; those not folded yet are folded
-    /// into the coarse rows now, so that no five-minute row is left whose
-    /// bytes the totals hold.
-    private func upgradeFromVersion4() throws(StoreError) {
-        try database.transaction { () throws(StoreError) in
-            try database.execute("""
-                ALTER TABLE bucket ADD COLUMN \(Self.bucketVersion5Columns.joined(separator: ";\nALTER TABLE bucket ADD COLUMN "));
-                """)
-            try loadFoldedThrough()
-            let last = try database.query("SELECT max(start) FROM bucket WHERE granularity = '5min'") { $0.optionalInteger(0) }.first ?? nil
-            if let last, !Self.timeRange.contains(last) {
-                throw .invalidValue(path: path, detail: "a 5min bucket starts at \(last), not a time")
+    /// Runs each step above `version`, each in its own transaction: a crash
+    /// between them leaves a store of the version between, upgraded at the
+    /// next start.
+    package func migrate(from version: Int64, through steps: [Migration]) throws(StoreError) {
+        for step in steps where step.version > version {
+            try database.transaction { () throws(StoreError) in
+                try database.execute(step.sql)
+                try database.execute("PRAGMA user_version = \(step.version)")
             }
-            if let last, last + 300 > foldedThrough {
-                try fold(through: last + 300, intoTotals: false)
-            }
-            try database.execute("PRAGMA user_version = 5")
-        }
-    }
-
-    /// Version 6 states the CHECK constraints of `bucket` and `event` as
-    /// comparisons (`oneOf`); the tables are copied, every row as it was.
-    /// Foreign keys are off for the copy, as SQLite's procedure for
-    /// rebuilding a table says: an event row whose interface row was
-    /// deleted by hand (the sqlite3 shell leaves them off) is carried over
-    /// as the version-5 daemon kept it, not a start that fails.
-    private func upgradeFromVersion5() throws(StoreError) {
-        try database.execute("PRAGMA foreign_keys = OFF")
-        defer { try? database.execute("PRAGMA foreign_keys = ON") }
-        let bucketColumns = "interface_id, granularity, start, \(Self.counterColumns), basis, incomplete, last_counted"
-        let eventColumns = """
-            id, time, interface_id, boot_id, reason, old_ifindex, new_ifindex, loss, discarded_rx_bytes, discarded_tx_bytes, detail, basis
-            """
-        try database.transaction { () throws(StoreError) in
-            try database.execute("""
-                \(Self.bucketTable(named: "bucket_v6"))
-                INSERT INTO bucket_v6(\(bucketColumns)) SELECT \(bucketColumns) FROM bucket;
-                DROP TABLE bucket;
-                ALTER TABLE bucket_v6 RENAME TO bucket;
-                \(Self.eventTable(named: "event_v6"))
-                INSERT INTO event_v6(\(eventColumns)) SELECT \(eventColumns) FROM event;
-                DROP TABLE event;
-                ALTER TABLE event_v6 RENAME TO event;
-                CREATE INDEX event_time ON event(time);
-                PRAGMA user_version = 6;
-                """)
-        }
-    }
-
-    /// Version 7 writes no event row for a removal whose final counters
-    /// were all counted: its life row (`end_reason` 'deleted', kept by
-    /// `FiveMinuteHours=`) already says when and which ifindex, and under
-    /// a tunnel restarted every few seconds that row and its `event_time`
-    /// entry were ten of a commit's 22 pages (README Footprint). Readers
-    /// list those removals from `life` (`countedRemovals`); what the prune
-    /// deletes is counted on in `reset_count`. Version 6 ended every
-    /// removed life `removed` and logged it: those rows stay as they are.
-    private func upgradeFromVersion6() throws(StoreError) {
-        try database.transaction { () throws(StoreError) in
-            try database.execute("""
-                \(Self.resetCountTable)
-                PRAGMA user_version = 7;
-                """)
         }
     }
 
@@ -384,9 +273,10 @@ package final class CounterStore {
             ("interface", Self.counterColumns.components),
             // A life's own counters are the kernel's (any 64-bit value); what ifmeter counted in it is a sum.
             ("life", ["counted_rx_bytes", "counted_tx_bytes", "counted_rx_packets", "counted_tx_packets"]),
-            ("bucket", (foundVersion >= 5 ? Self.counterColumns : Self.byteAndPacketColumns).components),
-        ] + (foundVersion >= 2 ? [("boot_total", Self.byteAndPacketColumns.components)] : [])
-            + (foundVersion >= 7 ? [("reset_count", ["count"])] : [])
+            ("bucket", Self.counterColumns.components),
+            ("boot_total", Self.byteAndPacketColumns.components),
+            ("reset_count", ["count"]),
+        ]
     }
 
     /// For readers: SQL sums text or a blob as 0, and reading one gives 0,
@@ -420,14 +310,14 @@ package final class CounterStore {
             ValueRule(table: "interface", columns: ["first_seen", "last_seen"], outside: Self.timeRange, detail: times),
             ValueRule(table: "life", columns: ["first_seen", "last_seen", "ended"], outside: Self.timeRange, detail: times),
             ValueRule(table: "event", columns: ["time"], outside: Self.timeRange, detail: times),
-            ValueRule(table: "bucket", columns: ["start"] + (foundVersion >= 5 ? ["last_counted"] : []), outside: Self.timeRange, detail: times),
+            ValueRule(table: "bucket", columns: ["start", "last_counted"], outside: Self.timeRange, detail: times),
             ValueRule(table: "life", columns: ["ifindex"], outside: Self.ifindexRange, detail: ifindexes),
             ValueRule(table: "event", columns: ["old_ifindex", "new_ifindex"], outside: Self.ifindexRange, detail: ifindexes),
             ValueRule(table: "life", condition: "typeof(since_boot) NOT IN ('integer', 'real') OR abs(since_boot) >= 1e12") {
                 "\($0) \($1) rows hold a time since boot that is not a number below 10^12"
             },
         ]
-        if foundVersion >= 2 { rules.append(ValueRule(table: "present_link", columns: ["ifindex"], outside: Self.ifindexRange, detail: ifindexes)) }
+        rules.append(ValueRule(table: "present_link", columns: ["ifindex"], outside: Self.ifindexRange, detail: ifindexes))
         try refuseRows(rules)
     }
 
@@ -470,7 +360,6 @@ package final class CounterStore {
     /// Refuses, untouched, a store whose totals the next fold would carry
     /// past 2^62, though each part is in range (`checkValues`).
     private func checkHeadroom() throws(StoreError) {
-        guard foundVersion >= 5 else { return }
         // The totals the next fold writes: each part in range may still sum
         // past it. The rows' sum is floating (it cannot overflow), exact
         // below 2^53, and compared with the room left, an exact integer
@@ -532,7 +421,7 @@ package final class CounterStore {
         func list(separator: String = ", ", _ form: (String) -> String) -> String { components.map(form).joined(separator: separator) }
     }
 
-    /// The four counters of `boot_total` (and of `bucket` before version 5).
+    /// The four counters of `boot_total`.
     static let byteAndPacketColumns = Columns("rx_bytes, tx_bytes, rx_packets, tx_packets")
 
     static let schema = """
@@ -571,17 +460,25 @@ package final class CounterStore {
             counted_rx_bytes INTEGER NOT NULL DEFAULT 0, counted_tx_bytes INTEGER NOT NULL DEFAULT 0,
             counted_rx_packets INTEGER NOT NULL DEFAULT 0, counted_tx_packets INTEGER NOT NULL DEFAULT 0
         );
-        \(version2Additions)
-        \(bucketTable(named: "bucket"))
-        \(eventTable(named: "event"))
+        CREATE UNIQUE INDEX life_open ON life(boot_id, netns, ifindex) WHERE ended IS NULL;
+        CREATE TABLE present_link (ifindex INTEGER PRIMARY KEY, name TEXT NOT NULL);
+        CREATE TABLE boot_total (
+            boot_id TEXT NOT NULL,
+            interface_id INTEGER NOT NULL REFERENCES interface(id),
+            rx_bytes INTEGER NOT NULL DEFAULT 0, tx_bytes INTEGER NOT NULL DEFAULT 0,
+            rx_packets INTEGER NOT NULL DEFAULT 0, tx_packets INTEGER NOT NULL DEFAULT 0,
+            basis TEXT NOT NULL DEFAULT '\(basis)',
+            PRIMARY KEY (boot_id, interface_id)
+        ) WITHOUT ROWID;
+        \(bucketTable)
+        \(eventTable)
         CREATE INDEX event_time ON event(time);
         \(resetCountTable)
         """
 
     /// The event table: the resets and ends of lives, and what each lost.
-    static func eventTable(named name: String) -> String {
-        """
-        CREATE TABLE \(name) (
+    static let eventTable = """
+        CREATE TABLE event (
             id INTEGER PRIMARY KEY,
             time INTEGER NOT NULL,
             interface_id INTEGER NOT NULL REFERENCES interface(id),
@@ -596,7 +493,6 @@ package final class CounterStore {
             basis TEXT NOT NULL DEFAULT '\(basis)'
         );
         """
-    }
 
     /// How many resets of each reason an interface had whose rows are gone:
     /// events past `DailyDays=`, removals past `FiveMinuteHours=` (version
@@ -637,10 +533,8 @@ package final class CounterStore {
     /// times). Both delete the name's buckets first, in one scan; an index
     /// on interface_id would instead add a page to every commit that
     /// begins a bucket.
-    static func bucketTable(named name: String, version: Int64 = schemaVersion) -> String {
-        let added = version >= 5 ? bucketVersion5Columns.map { "    \($0),\n" }.joined() : ""
-        return """
-        CREATE TABLE \(name) (
+    static let bucketTable = """
+        CREATE TABLE bucket (
             interface_id INTEGER NOT NULL,
             granularity TEXT NOT NULL CHECK (\(oneOf("granularity", ["5min", "hour", "day", "month", "year"]))),
             start INTEGER NOT NULL,
@@ -648,30 +542,10 @@ package final class CounterStore {
             rx_packets INTEGER NOT NULL DEFAULT 0, tx_packets INTEGER NOT NULL DEFAULT 0,
             basis TEXT NOT NULL DEFAULT '\(basis)',
             incomplete TEXT,
-        \(added)    PRIMARY KEY (granularity, start, interface_id)
-        ) WITHOUT ROWID;
-        """
-    }
-
-    /// What version 5 added to the bucket table, after its other columns
-    /// (where ALTER TABLE puts them in an upgraded store).
-    static let bucketVersion5Columns = [
-        "rx_errors INTEGER NOT NULL DEFAULT 0", "tx_errors INTEGER NOT NULL DEFAULT 0",
-        "rx_dropped INTEGER NOT NULL DEFAULT 0", "tx_dropped INTEGER NOT NULL DEFAULT 0",
-        "last_counted INTEGER",
-    ]
-
-    /// What version 2 added to version 1's tables.
-    static let version2Additions = """
-        CREATE UNIQUE INDEX life_open ON life(boot_id, netns, ifindex) WHERE ended IS NULL;
-        CREATE TABLE present_link (ifindex INTEGER PRIMARY KEY, name TEXT NOT NULL);
-        CREATE TABLE boot_total (
-            boot_id TEXT NOT NULL,
-            interface_id INTEGER NOT NULL REFERENCES interface(id),
-            rx_bytes INTEGER NOT NULL DEFAULT 0, tx_bytes INTEGER NOT NULL DEFAULT 0,
-            rx_packets INTEGER NOT NULL DEFAULT 0, tx_packets INTEGER NOT NULL DEFAULT 0,
-            basis TEXT NOT NULL DEFAULT '\(basis)',
-            PRIMARY KEY (boot_id, interface_id)
+            rx_errors INTEGER NOT NULL DEFAULT 0, tx_errors INTEGER NOT NULL DEFAULT 0,
+            rx_dropped INTEGER NOT NULL DEFAULT 0, tx_dropped INTEGER NOT NULL DEFAULT 0,
+            last_counted INTEGER,
+            PRIMARY KEY (granularity, start, interface_id)
         ) WITHOUT ROWID;
         """
 
@@ -684,9 +558,8 @@ package final class CounterStore {
     package func loadState() throws(StoreError) -> StoredState {
         let lastBoot = try meta("boot_id")
         let lastNamespace = try meta("netns").flatMap { UInt64($0) } ?? 0
-        let namespaceColumn = foundVersion >= 2 ? "netns" : "0"
         let lives = try database.query("""
-            SELECT boot_id, ifindex, name, since_boot, first_seen, last_seen, \(namespaceColumn), \(Self.counterColumns) FROM life WHERE ended IS NULL
+            SELECT boot_id, ifindex, name, since_boot, first_seen, last_seen, netns, \(Self.counterColumns) FROM life WHERE ended IS NULL
             """) { (row) throws(StoreError) in
             StoredLife(bootID: row.text(0), namespace: UInt64(bitPattern: row.integer(6)), life: TrackedLife(
                 ifindex: Int32(truncatingIfNeeded: row.integer(1)), name: row.text(2), counters: Self.kernelCounters(row, from: 7),
@@ -694,12 +567,11 @@ package final class CounterStore {
         }
         let names = try database.query("SELECT name FROM interface") { $0.text(0) }
         var present: IfindexTable<String>?
-        if foundVersion >= 2, try meta("presence") != nil {
+        if try meta("presence") != nil {
             present = IfindexTable(firstOf: try presentLinkRows())
         }
-        let width = try meta("counter_width").flatMap(Int.init).flatMap(CounterWidth.init(rawValue:))
         var endedIndexes: Set<Int32> = []
-        if foundVersion >= 2, let lastBoot {
+        if let lastBoot {
             let rows = try database.query(
                 "SELECT DISTINCT ifindex FROM life WHERE ended IS NOT NULL AND boot_id = ? AND netns = ?",
                 [.text(lastBoot), Self.value(lastNamespace)]) { Int32(truncatingIfNeeded: $0.integer(0)) }
@@ -707,7 +579,7 @@ package final class CounterStore {
         }
         return StoredState(
             lastBootID: lastBoot, lastNamespace: lastNamespace, openLives: lives, knownNames: Set(names), presentLinks: present,
-            counterWidth: width, endedIndexes: endedIndexes)
+            endedIndexes: endedIndexes)
     }
 
     // MARK: Committing
@@ -732,27 +604,25 @@ package final class CounterStore {
     /// Writes `records` in order, in one transaction, each exactly as its
     /// own commit would have. With `journalGeneration`, the transaction also
     /// records that the journal of that generation is applied
-    /// (`CommitJournal`), so it is never applied again. `counterWidth`:
-    /// the source the open lives' counters come from, recorded with them
-    /// (a restart on another CounterSource= compares only what both show).
+    /// (`CommitJournal`), so it is never applied again.
     /// `eventSocketDrops`: the link event socket and the drop count the
     /// daemon saw there (`EventSocketDrops`), as of this commit, for a
     /// process that takes the socket over.
     package func commit(
         _ records: [JournalRecord], bootID: String, namespace: NamespaceCookie, journalGeneration: UInt64? = nil,
-        counterWidth: CounterWidth? = nil, eventSocketDrops: String? = nil, retention: Retention,
+        eventSocketDrops: String? = nil, retention: Retention,
         intervals: (sample: Double, commit: Double)
     ) throws(StoreError) {
         guard !records.isEmpty else { return }
         try writeTransaction { () throws(StoreError) in
             try write(
-                records, bootID: bootID, namespace: namespace, journalGeneration: journalGeneration, counterWidth: counterWidth,
+                records, bootID: bootID, namespace: namespace, journalGeneration: journalGeneration,
                 eventSocketDrops: eventSocketDrops, retention: retention, intervals: intervals)
         }
     }
 
     private func write(
-        _ records: [JournalRecord], bootID: String, namespace: NamespaceCookie, journalGeneration: UInt64?, counterWidth: CounterWidth? = nil,
+        _ records: [JournalRecord], bootID: String, namespace: NamespaceCookie, journalGeneration: UInt64?,
         eventSocketDrops: String? = nil, retention: Retention, intervals: (sample: Double, commit: Double)
     ) throws(StoreError) {
         guard let last = records.last else { return }
@@ -762,7 +632,6 @@ package final class CounterStore {
             ("sample_interval", String(intervals.sample)), ("commit_interval", String(intervals.commit)), ("timezone", zone),
         ]
         if let journalGeneration { entries.append(("journal_generation", String(journalGeneration))) }
-        if let counterWidth { entries.append(("counter_width", String(counterWidth.rawValue))) }
         if let eventSocketDrops { entries.append(("event_socket_drops", eventSocketDrops)) }
         try writeMeta(entries)
         try write(records, bootID: bootID, namespace: namespace, pruning: retention)
@@ -810,42 +679,6 @@ package final class CounterStore {
         try writeDeltas(deltas, lastCounted: lastCounted, bootID: bootID)
     }
 
-    /// A life by its name and ifindex, within one record.
-    private struct LifeName: Hashable {
-        var name: String
-        var ifindex: Int32
-    }
-
-    /// The removals with nothing lost among `pending`, which are kept as
-    /// their life's row alone, ended `deleted` (version 7): the indexes of
-    /// their events, written as no row, and of their lives. The tracker
-    /// gives each removed life its event in one outcome, so in one record
-    /// and in the same order: of one name and ifindex (a reused ifindex),
-    /// the n-th removal event is the n-th removed life's.
-    private static func countedRemovals(in pending: PendingWrites) -> (events: Set<Int>, lives: Set<Int>) {
-        var removals: [LifeName: ArraySlice<Int>] = [:]
-        for (index, (_, event)) in pending.events.enumerated() where event.reason == .removed {
-            guard let ifindex = event.oldIfindex else { continue }
-            removals[LifeName(name: event.name, ifindex: ifindex), default: []].append(index)
-        }
-        var counted: (events: Set<Int>, lives: Set<Int>) = ([], [])
-        for (index, (ended, _)) in pending.endedLives.enumerated() where ended.end == .removed {
-            let key = LifeName(name: ended.life.name, ifindex: ended.life.ifindex)
-            guard let event = removals[key]?.popFirst() else { continue }
-            if pending.events[event].event.isCountedRemoval {
-                counted.events.insert(event)
-                counted.lives.insert(index)
-            }
-        }
-        return counted
-    }
-
-    /// The `end_reason` of a life deleted while the daemon ran whose final
-    /// counters were all counted: the record of that removal, with no
-    /// event row (version 7). Lives a version 6 daemon ended `removed` all
-    /// have one, as a removal that lost something still does.
-    static let countedRemovalEnd = "deleted"
-
     /// One commit's rows but its deltas (`write(_:bootID:namespace:)`),
     /// less those a later record of its segment overwrites.
     private func write(_ segment: CommitSegment, record offset: Int, bootID: String, namespace: NamespaceCookie) throws(StoreError) {
@@ -854,19 +687,9 @@ package final class CounterStore {
         for (name, info) in pending.interfaces where !segment.repeatsInterface(name, of: offset) {
             _ = try interfaceID(name, info: info, at: record.time)
         }
-        let counted = Self.countedRemovals(in: pending)
-        for (index, (time, event)) in pending.events.enumerated() {
-            guard !counted.events.contains(index) else {
-                // Its name has a row, as the event's would have made (a
-                // rename seen only in the deletion), and readers list it there.
-                _ = try interfaceID(event.name, info: nil, at: time)
-                continue
-            }
-            try writeEvent(event, at: time, bootID: bootID)
-        }
-        for (index, (ended, time)) in pending.endedLives.enumerated() {
-            try writeLife(ended.life, bootID: ended.bootID, namespace: ended.namespace,
-                          ended: (time, counted.lives.contains(index) ? Self.countedRemovalEnd : ended.end.rawValue))
+        for (time, event) in pending.events { try writeEvent(event, at: time, bootID: bootID) }
+        for (ended, time) in pending.endedLives {
+            try writeLife(ended.life, bootID: ended.bootID, namespace: ended.namespace, ended: (time, ended.end.rawValue))
         }
         for (index, life) in record.batch.changedLives.enumerated() {
             // Its insert may be the first write of its name's row (last_seen
@@ -921,8 +744,8 @@ package final class CounterStore {
         return try meta("store_id").flatMap({ UInt64($0) }) ?? drawn
     }
 
-    /// Where the daemon journals, so that the next start, under another
-    /// JournalFile=, still finds what this run leaves there.
+    /// Where the daemon journals (its runtime directory or the state
+    /// directory), so that a reader finds it.
     package func recordJournalPath(_ path: String) throws(StoreError) {
         guard try meta("journal_path") != path else { return }
         try writeTransaction { () throws(StoreError) in try writeMeta([("journal_path", path)]) }
@@ -932,10 +755,9 @@ package final class CounterStore {
     /// there as of its last commit (`EventSocketDrops`), if recorded.
     package func eventSocketDrops() throws(StoreError) -> String? { try meta("event_socket_drops") }
 
-    /// Where the daemon last journaled, when that is not `configured`
-    /// (JournalFile= changed since): a killed run may have left records there.
-    package func recordedJournalPath(besides configured: String) throws(StoreError) -> String? {
-        try meta("journal_path").flatMap { $0 == configured ? nil : $0 }
+    /// Where the daemon journals: where it last recorded, else beside the store.
+    package func journalPath() throws(StoreError) -> String {
+        try meta("journal_path") ?? FileSystem.directoryName(path) + "/" + Configuration.journalName
     }
 
     /// The last journal generation this store applied (0: none).
@@ -997,22 +819,10 @@ package final class CounterStore {
     /// The copy is taken before the journal is read: a daemon that commits
     /// in between moves the journal past the copy's next generation, and
     /// the copy is taken again, so a record is never counted twice.
-    ///
-    /// When `path` holds nothing the store lacks, the journal where the
-    /// daemon last journaled is read instead: it keeps its path until it
-    /// restarts, and a killed one's records wait there.
     @discardableResult
     package func includeJournal(at path: String) throws(StoreError) -> JournalInclusion {
-        let inclusion = try include(journalAt: path)
-        guard inclusion.applied == 0, let recorded = try recordedJournalPath(besides: path) else { return inclusion }
-        let other = try include(journalAt: recorded)
-        return other.applied > 0 || other.damaged != nil ? other : inclusion
-    }
-
-    private func include(journalAt path: String) throws(StoreError) -> JournalInclusion {
-        guard foundVersion >= 2 else { return JournalInclusion() }
-        let original = (database: database, version: foundVersion)
-        func restoreOriginal() { (database, foundVersion) = original }
+        let original = database
+        func restoreOriginal() { database = original }
         for _ in 0..<3 {
             let preview: JournalContents?
             do {
@@ -1025,25 +835,13 @@ package final class CounterStore {
             let damaged: String? = if case .damaged(let why) = preview.ending { "\(path): \(why)" } else { nil }
             guard !preview.records.isEmpty else { return JournalInclusion(damaged: damaged) }
             do {
-                database = try SQLiteDatabase(memoryCopyOf: original.database)
+                database = try SQLiteDatabase(memoryCopyOf: original)
             } catch {
                 throw .sqlite(error)
             }
             // What an earlier copy wrote is not in this one.
             forgetWhatWasWritten()
-            // The copy is this version's, as the writer would have left it:
-            // a daemon that wrote the journal has upgraded the store (or is
-            // about to, at its restart).
-            if original.version < Self.schemaVersion {
-                do {
-                    try upgrade(from: original.version)
-                } catch {
-                    restoreOriginal()
-                    throw error
-                }
-                foundVersion = Self.schemaVersion
-            }
-            // The copy's, which a fold or an upgrade since the open moved.
+            // The copy's, which a fold since the open moved.
             try loadFoldedThrough()
             let applied = try appliedJournalGeneration()
             guard let contents = try? CommitJournal.read(path), contents.header.storeID == preview.header.storeID,
@@ -1314,7 +1112,6 @@ package final class CounterStore {
         // Each reset counted on before its row goes (`resetCountTable`).
         if retention.fiveMinuteHours > 0 {
             let cutoff = now - Int64(retention.fiveMinuteHours) * 3600
-            try addToResetCounts("SELECT r.interface_id, 'removed', count(*) FROM (\(Self.countedRemovals)) AS r WHERE r.time < ?1 GROUP BY r.interface_id", cutoff)
             try database.run("DELETE FROM life WHERE ended IS NOT NULL AND ended < ?", [.integer(cutoff)])
         }
         if retention.dailyDays > 0 {
@@ -1403,12 +1200,6 @@ package final class CounterStore {
     /// writes too, to its in-memory copy: `include(journalAt:)`).
     private func loadFoldedThrough() throws(StoreError) {
         let value = try meta("folded_through")
-        if value == nil && foundVersion < 4 {
-            // An older store read as it is: every five-minute row is in
-            // the coarser ones, and so goes each one added to it.
-            foldedThrough = .max
-            return
-        }
         guard let through = value.flatMap({ Int64($0) }), Self.timeRange.contains(through) else {
             throw .invalidValue(path: path, detail: "meta folded_through is \(value.map { "'\($0.escaping(EscapeTable.oneLine))'" } ?? "missing"), not a time")
         }
@@ -1447,7 +1238,6 @@ package final class CounterStore {
             }
             // A row with no time counted nothing (a reset event's mark): it
             // leaves last_seen where it is, as readers show it until now.
-            // The upgrade folds every row of version 4.
             totals[row.id, default: CountedSum()].add(row.counters, countedAt: row.counted)
         }
         for (key, counters) in sums { try add(counters, countedAt: nil, toBucket: key.granularity, startingAt: key.start, of: key.id) }
@@ -1505,8 +1295,7 @@ package final class CounterStore {
             for table in ["bucket", "event", "boot_total", "reset_count"] {
                 try database.run("DELETE FROM \(table) WHERE interface_id = ?", [.integer(id)])
             }
-            // An ended life renamed to this name lists its removal under it (`countedRemovals`).
-            try database.run("DELETE FROM life WHERE (interface_id = ? OR name = ?) AND ended IS NOT NULL", [.integer(id), .text(name)])
+            try database.run("DELETE FROM life WHERE interface_id = ? AND ended IS NOT NULL", [.integer(id)])
             // Or renamed to this name: its life is the old name's row, and goes on.
             stillCounted = try database.query(
                 "SELECT count(*) FROM life WHERE interface_id = ? OR (name = ? AND ended IS NULL)", [.integer(id), .text(name)], row: { $0.integer(0) }

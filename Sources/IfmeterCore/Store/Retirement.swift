@@ -25,17 +25,12 @@ extension CounterStore {
     /// lives are pruned long before the daily retention has passed. So,
     /// before they go, each interface's `last_seen` is moved up to its lives'
     /// latest moment: retirement then measures how long a name has really
-    /// been gone. A life renamed is its first name's row and its current
-    /// name's both (its removal is the current name's, version 7).
+    /// been gone.
     func notePresenceFromLives() throws(StoreError) {
         try database.run("""
             UPDATE interface SET last_seen = seen.time
-            FROM (SELECT id, max(time) AS time FROM (
-                    SELECT interface_id AS id, max(last_seen, coalesce(ended, 0)) AS time FROM life
-                    UNION ALL
-                    SELECT i.id, max(l.last_seen, coalesce(l.ended, 0)) FROM life l JOIN interface i ON i.name = l.name AND i.id != l.interface_id)
-                  GROUP BY id) AS seen
-            WHERE seen.id = interface.id AND typeof(seen.time) = 'integer' AND seen.time <= ?
+            FROM (SELECT interface_id, max(max(last_seen, coalesce(ended, 0))) AS time FROM life GROUP BY interface_id) AS seen
+            WHERE seen.interface_id = interface.id AND typeof(seen.time) = 'integer' AND seen.time <= ?
               AND typeof(interface.last_seen) = 'integer' AND seen.time > interface.last_seen
             """, [.integer(Self.timeRange.upperBound)])
     }
@@ -154,22 +149,7 @@ extension CounterStore {
               WHERE true GROUP BY b.boot_id, a.id
             ON CONFLICT(boot_id, interface_id) DO UPDATE SET \(four.list { "\($0) = \($0) + excluded.\($0)" })
             """)
-        // A life begun under a retiring name and renamed since is its
-        // current name's, as `forget` moves it: that name's removal (version
-        // 7) stays its own. One renamed to a retiring name is that name's,
-        // and goes with it. So do the others, kept by FiveMinuteHours=: to
-        // the aggregate with their own name column, no name's removals.
-        let retiringNames = "SELECT i.name FROM temp.retiring r JOIN interface i ON i.id = r.id"
-        try database.run("""
-            UPDATE life SET interface_id = (SELECT n.id FROM interface n WHERE n.name = life.name)
-            WHERE interface_id IN (SELECT id FROM temp.retiring) AND name NOT IN (\(retiringNames))
-              AND EXISTS (SELECT 1 FROM interface n WHERE n.name = life.name)
-            """)
-        try database.run("""
-            UPDATE life SET interface_id =
-              (SELECT a.id FROM temp.retiring r JOIN interface i ON i.id = r.id JOIN interface a ON \(aggregate) WHERE i.name = life.name)
-            WHERE ended IS NOT NULL AND interface_id NOT IN (SELECT id FROM temp.retiring) AND name IN (\(retiringNames))
-            """)
+        // Ended lives kept by FiveMinuteHours= keep their own name column.
         try database.run("""
             UPDATE life SET interface_id = (SELECT a.id FROM temp.retiring r JOIN interface a ON \(aggregate) WHERE r.id = life.interface_id)
             WHERE interface_id IN (SELECT id FROM temp.retiring)

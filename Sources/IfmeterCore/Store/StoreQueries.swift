@@ -121,13 +121,13 @@ extension CounterStore {
         try interfaces(named: name).first
     }
 
-    /// Since version 5 an interface's totals are its row plus its
+    /// An interface's totals are its row plus its
     /// five-minute rows not yet folded (`CounterStore.fold`), and its
     /// last_seen the later of the row's and theirs: read in one statement,
     /// so that a fold committed meanwhile counts them once.
     private func interfaces(named name: String?) throws(StoreError) -> [StoredInterface] {
         let named = name == nil ? "" : "AND i.name = ?1"
-        let unfolded = foundVersion < 5 ? "" : """
+        let unfolded = """
             UNION ALL
             SELECT i.name, NULL, NULL, NULL, NULL, b.last_counted, NULL, \(Self.counterColumns.list { "b.\($0)" }), 1
             FROM bucket b JOIN interface i ON i.id = b.interface_id
@@ -160,59 +160,15 @@ extension CounterStore {
         return merged
     }
 
-    /// The reset log, oldest first, with the removals read from `life`
-    /// (`countedRemovals`) in their place: after the event rows of the
-    /// same second, which are mostly the beginning of the life it ends.
+    /// The reset log, oldest first.
     package func events() throws(StoreError) -> [StoredEvent] {
-        let logged = try events(where: "")
-        let removals = try countedRemovals(latestOnly: false)
-        var merged: [StoredEvent] = []
-        merged.reserveCapacity(logged.count + removals.count)
-        var next = removals.startIndex
-        for event in logged {
-            while next < removals.endIndex, removals[next].time < event.time {
-                merged.append(removals[next])
-                next += 1
-            }
-            merged.append(event)
-        }
-        return merged + removals[next...]
+        try events(where: "")
     }
 
     /// Each interface's latest reset, without reading the whole log.
     package func lastEvents() throws(StoreError) -> [String: StoredEvent] {
         let latest = try events(where: "WHERE e.id IN (SELECT max(id) FROM event GROUP BY interface_id)")
-        var last = Dictionary(latest.map { ($0.name, $0) }, uniquingKeysWith: { _, newer in newer })
-        for removal in try countedRemovals(latestOnly: true) where removal.time > last[removal.name]?.time ?? .min {
-            last[removal.name] = removal
-        }
-        return last
-    }
-
-    /// Removals whose final counters were all counted: version 7 writes no
-    /// event row for them, their life row (ended `deleted`) says it all.
-    /// Each is its name's, as its event would have been (a life renamed
-    /// while running is its first name's row); but not one retirement
-    /// moved to a `retired` row with its name: a name retired and seen
-    /// again counts from zero. Columns: time, name, ifindex, the life's id,
-    /// the name's interface id.
-    static let countedRemovals = """
-        SELECT l.ended AS time, l.name AS name, l.ifindex AS ifindex, l.id AS id, i.id AS interface_id
-        FROM life l JOIN interface i ON i.name = l.name JOIN interface owner ON owner.id = l.interface_id
-        WHERE l.end_reason = '\(countedRemovalEnd)' AND owner.kind != 'retired'
-        """
-
-    /// The counted removals of names that have a row, oldest first; or
-    /// only each name's latest.
-    private func countedRemovals(latestOnly: Bool) throws(StoreError) -> [StoredEvent] {
-        try database.query("""
-            SELECT \(latestOnly ? "max(r.time)" : "r.time"), r.name, r.ifindex FROM (\(Self.countedRemovals)) AS r
-            \(latestOnly ? "GROUP BY r.name" : "ORDER BY r.time, r.id")
-            """) { (row) throws(StoreError) in
-            StoredEvent(
-                time: try time(row, 0), name: interfaceName(row, 1), reason: .removed, oldIfindex: try ifindex(row, 2), newIfindex: nil,
-                loss: .none, detail: ResetEvent.countedRemovalDetail)
-        }
+        return Dictionary(latest.map { ($0.name, $0) }, uniquingKeysWith: { _, newer in newer })
     }
 
     private func events(where condition: String) throws(StoreError) -> [StoredEvent] {
@@ -335,20 +291,13 @@ extension CounterStore {
         return merged.values.sorted { $0.start != $1.start ? $0.start < $1.start : $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
     }
 
-    /// The value below which five-minute rows are folded; NULL in a store
-    /// older than version 4, whose every row is folded.
+    /// The value below which five-minute rows are folded.
     static let foldedThroughQuery = "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'folded_through'"
 
     /// What ifmeter counted per interface during one boot (bytes and packets),
     /// under the names the totals went to.
     package func counted(bootID: String) throws(StoreError) -> [String: LinkCounters] {
-        if foundVersion < 2 {
-            return try sumsByName("""
-                SELECT i.name, sum(l.counted_rx_bytes), sum(l.counted_tx_bytes), sum(l.counted_rx_packets), sum(l.counted_tx_packets)
-                FROM life l JOIN interface i ON i.id = l.interface_id WHERE l.boot_id = ? GROUP BY i.name
-                """, [.text(bootID)])
-        }
-        return try sumsByName("""
+        try sumsByName("""
             SELECT i.name, b.rx_bytes, b.tx_bytes, b.rx_packets, b.tx_packets
             FROM boot_total b JOIN interface i ON i.id = b.interface_id WHERE b.boot_id = ?
             """, [.text(bootID)])
@@ -361,8 +310,8 @@ extension CounterStore {
         try resetCounts(named: name)[name] ?? [:]
     }
 
-    /// Each interface's resets, by reason: those the log and the lives
-    /// list, and those the prune deleted (`reset_count`), so a count read
+    /// Each interface's resets, by reason: those the log lists, and those
+    /// the prune deleted (`reset_count`), so a count read
     /// at a start is never below the one the last process wrote.
     package func resetCounts() throws(StoreError) -> [String: [String: UInt64]] {
         try resetCounts(named: nil)
@@ -370,17 +319,12 @@ extension CounterStore {
 
     private func resetCounts(named name: String?) throws(StoreError) -> [String: [String: UInt64]] {
         let only = name == nil ? "" : "WHERE i.name = ?1"
-        let pruned = foundVersion >= 7
-            ? "SELECT i.name AS name, c.reason AS reason, c.count AS n FROM reset_count c JOIN interface i ON i.id = c.interface_id \(only) UNION ALL"
-            : ""
         let rows = try database.query("""
             SELECT name, reason, sum(n) FROM (
-              \(pruned)
-              SELECT i.name AS name, e.reason AS reason, count(*) AS n FROM event e JOIN interface i ON i.id = e.interface_id \(only)
-                GROUP BY i.name, e.reason
+              SELECT i.name AS name, c.reason AS reason, c.count AS n FROM reset_count c JOIN interface i ON i.id = c.interface_id \(only)
               UNION ALL
-              SELECT r.name, 'removed', count(*) FROM (\(Self.countedRemovals)) AS r \(name == nil ? "" : "WHERE r.name = ?1")
-                GROUP BY r.name)
+              SELECT i.name AS name, e.reason AS reason, count(*) AS n FROM event e JOIN interface i ON i.id = e.interface_id \(only)
+                GROUP BY i.name, e.reason)
             GROUP BY name, reason
             """, name.map { [.text($0)] } ?? []) { (interfaceName($0, 0), $0.text(1), UInt64(clamping: $0.integer(2))) }
         return rows.reduce(into: [:]) { counts, row in counts[row.0, default: [:]][row.1] = row.2 }

@@ -27,29 +27,7 @@ package enum ServiceManager {
         return Double(microseconds) / 1_000_000
     }
 
-    // MARK: The file descriptor store (FileDescriptorStoreMax=)
-
-    /// Asks the service manager to keep `descriptor` under `name` while the
-    /// service restarts, and to hand it to the next process
-    /// (`takePassedDescriptors`). Without polling it (`FDPOLL=0`): systemd
-    /// drops a kept descriptor that polls as an error, which a netlink
-    /// socket does once its queue overran, while the next process can still
-    /// read what follows the overrun.
-    ///
-    /// Returns why the message could not be sent, if it could not (whether
-    /// the service manager keeps the descriptor, it does not say).
-    @discardableResult
-    package static func store(descriptor: Int32, name: String) -> String? {
-        guard let address = environment("NOTIFY_SOCKET") else { return nil }
-        let message = "FDSTORE=1\nFDNAME=\(name)\nFDPOLL=0"
-        let error = ifm_notify_with_descriptor(address, message, message.utf8.count, descriptor)
-        return error == 0 ? nil : "\(address): \(String(cString: strerror(error)))"
-    }
-
-    /// Asks the service manager to close what it keeps under `name`.
-    package static func removeStored(name: String) {
-        notify("FDSTOREREMOVE=1\nFDNAME=\(name)")
-    }
+    // MARK: Descriptors passed by the socket unit
 
     /// A descriptor the service manager passed, with the name it was stored under.
     package struct PassedDescriptor: Equatable, Sendable {

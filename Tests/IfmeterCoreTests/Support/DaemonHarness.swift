@@ -209,7 +209,7 @@ final class DaemonHarness {
     /// The store file alone, without the journal.
     func storeFile() throws -> CounterStore { try CounterStore(directory: stateDirectory, readOnly: true) }
 
-    var journalPath: String { stateDirectory + "/" + Configuration.defaultJournalName }
+    var journalPath: String { stateDirectory + "/" + Configuration.journalName }
 
     /// The journal's size in bytes; 0 when there is none.
     var journalSize: Int {

@@ -93,7 +93,7 @@ package struct Meter {
     private var publishedNames: Set<String> = []
 
     package init(
-        bootID: String, namespace: NamespaceCookie, width: CounterWidth, policy: Policy,
+        bootID: String, namespace: NamespaceCookie, width: CounterWidth = .bits64, policy: Policy,
         storedInterfaces: [StoredInterface] = [], storedResetCounts: [String: [String: UInt64]] = [:]
     ) {
         tracker = CounterTracker(

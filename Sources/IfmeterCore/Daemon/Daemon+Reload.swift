@@ -1,0 +1,112 @@
+/// SIGHUP, the metrics file's path, and `--benchmark-samples`.
+extension Daemon {
+    /// SIGHUP: commit what was counted under the old configuration, then
+    /// apply the new one. A bad file is logged and the old one kept.
+    func reload() {
+        ServiceManager.notify("RELOADING=1")
+        defer { ServiceManager.notify("READY=1\nSTATUS=\(statusLine())") }
+        samplePass(eventsWereLost: false)
+        commit(at: clock.now())
+        guard let path = options.configurationPath else {
+            Log.notice("reload: no configuration file; nothing to change")
+            return
+        }
+        // The default file is read as at start: one created since applies now.
+        let reloaded: Configuration
+        do {
+            reloaded = options.overrides.applied(to: try ConfigurationFile.load(path: path, required: !options.configurationIsOptional))
+            if options.configurationIsOptional && !FileSystem.exists(path) { Log.notice("reload: no \(path); the defaults apply") }
+        } catch {
+            Log.error("reload failed, keeping the running configuration: \(error)")
+            return
+        }
+        let atRestart = [
+            ("StateDirectory=", reloaded.resolvedStateDirectory(environment: [:]) != configuration.resolvedStateDirectory(environment: [:])),
+            ("EventBufferBytes=", reloaded.eventBufferBytes != configuration.eventBufferBytes),
+            ("BootIDPath=", reloaded.bootIDPath != configuration.bootIDPath),
+        ].filter(\.1).map(\.0)
+        if !atRestart.isEmpty {
+            Log.warning("reload: \(atRestart.joined(separator: ", ")) changes take effect at restart")
+        }
+        let metricsMoved = reloaded.metricsFile != configuration.metricsFile
+        if metricsMoved {
+            do {
+                metrics = try Self.metricsFile(reloaded.metricsFile, taken: ownFiles + Self.configurationFile(options.configurationPath))
+                configuration.metricsFile = reloaded.metricsFile
+                health.metricsWrites.reset()
+            } catch {
+                Log.error("reload: keeping MetricsFile=\(configuration.metricsFile ?? ""): \(error)")
+            }
+        }
+        apply(reloaded)
+        do {
+            let links = try linkSource.links()
+            finish(meter.reconfigure(Meter.Policy(configuration), links: links, at: clock.now()))
+            policyAwaitsDump = false
+            if meter.hasUncommittedLifeChanges { commit(at: clock.now()) }
+            writeStepLines()
+        } catch {
+            policyAwaitsDump = true
+            Log.error("reload: netlink dump failed: \(error); the new Watch= applies from the next sample")
+        }
+        // Unless churn has set the next read, which keeps the short slack.
+        if !gathering.isGathering { TimerSlack.set(seconds: sampleSlack) }
+        if metricsMoved { publishMetrics() }
+        Log.notice("reloaded \(path)")
+    }
+
+    /// `reloaded` in force, but for what takes effect at restart (the
+    /// `atRestart` keys) and the metrics file, which `reload` moves itself.
+    private func apply(_ reloaded: Configuration) {
+        var next = reloaded
+        next.stateDirectory = configuration.stateDirectory
+        next.eventBufferBytes = configuration.eventBufferBytes
+        next.bootIDPath = configuration.bootIDPath
+        next.metricsFile = configuration.metricsFile
+        configuration = next
+        gathering.sampleIntervalChanged(to: reloaded.sampleInterval)
+    }
+
+    /// The configuration file, when it is one: `--config /dev/null` is no file of ours.
+    static func configurationFile(_ path: String?) -> [String] {
+        [path].compactMap { $0 }.filter { FileSystem.exists($0) && FileSystem.nonFileKind($0, followingSymbolicLinks: true) == nil }
+    }
+
+    /// The metrics file is replaced by a rename after every sample: never
+    /// over one of `taken` (the daemon's own files) by any spelling, nor over
+    /// a device, nor among the kernel's files; a missing directory is exit 73.
+    static func metricsFile(_ path: String?, taken: [String]) throws(DaemonStartError) -> MetricsFile? {
+        guard let path else { return nil }
+        let key = "MetricsFile="
+        if let clash = taken.first(where: { FileSystem.sameFile($0, path) }) {
+            throw DaemonStartError(message: "\(key)\(path): the same file as \(clash); choose a file of its own", exitCode: .config)
+        }
+        if let kind = FileSystem.nonFileKind(path), kind == .device {
+            throw DaemonStartError(message: "\(key)\(path): \(kind), not a file; left untouched: name a file of its own", exitCode: .config)
+        }
+        let directory = FileSystem.directoryName(path)
+        if let root = FileSystem.kernelTree(holding: directory) {
+            throw DaemonStartError(message: "\(key)\(path): in \(root), among the kernel's files; choose a file of its own elsewhere", exitCode: .config)
+        }
+        guard FileSystem.isDirectory(directory) else {
+            throw DaemonStartError(message: "\(path): metrics directory \(directory) does not exist", exitCode: .cannotCreate)
+        }
+        return MetricsFile(path: path)
+    }
+
+    /// `--benchmark-samples N`: N sample passes back to back, exactly as the
+    /// loop runs them, then the median wall and CPU time of one pass.
+    package func benchmark(samples: Int) -> (wall: Double, cpu: Double) {
+        var walls: [Double] = []
+        var cpus: [Double] = []
+        for _ in 0..<samples {
+            let wall = SystemClock.monotonic()
+            let cpu = SystemClock.processCPU()
+            samplePass(eventsWereLost: false)
+            cpus.append(SystemClock.processCPU() - cpu)
+            walls.append(SystemClock.monotonic() - wall)
+        }
+        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        return (median(walls), median(cpus))
+    }
+}
