@@ -39,7 +39,7 @@ DEB_DIR ?= $(CURDIR)/.build/deb
 DEB_ARCH = $$(dpkg --print-architecture)
 DEB_FILE = $(DEB_DIR)/ifmeter_$(VERSION)-$(DEB_REVISION)_$(DEB_ARCH).deb
 
-.PHONY: all toolchain deps test-deps bench-deps install-packages build release deb test soak fuzz fuzz-check asan bench memory link-order run install uninstall clean
+.PHONY: test-unit all toolchain deps test-deps bench-deps install-packages build release deb test soak fuzz fuzz-check asan bench memory link-order run install uninstall clean
 
 all: build
 
@@ -127,13 +127,13 @@ STORE_FUZZ_SOURCES := $(filter-out Sources/IfmeterCore/Kernel/Netlink.swift Sour
 PARSER_FUZZ_BUILD = -parse-as-library -module-name IfmeterFuzz -package-name ifmeter $(FUZZ_SOURCES) Fuzz/ParserFuzzer.swift
 STORE_FUZZ_BUILD = -parse-as-library -module-name IfmeterFuzz -package-name ifmeter -D IFMETER_FUZZ \
 	-I Sources/CSQLite -I Sources/CZlib \
-	$(STORE_FUZZ_SOURCES) Tests/IfmeterCoreTests/Support/StoreFuzzHarness.swift Fuzz/StoreFuzzer.swift
+	$(STORE_FUZZ_SOURCES) Tests/IfmeterKernelTests/Support/StoreFuzzHarness.swift Fuzz/StoreFuzzer.swift
 fuzz: deps
 	mkdir -p .build/fuzz
 	swiftc -O -sanitize=fuzzer,address $(PARSER_FUZZ_BUILD) -o .build/fuzz/parsers
-	.build/fuzz/parsers -artifact_prefix=.build/fuzz/ -max_total_time=$(FUZZ_SECONDS) -max_len=8192 Tests/IfmeterCoreTests/Corpus/config
+	.build/fuzz/parsers -artifact_prefix=.build/fuzz/ -max_total_time=$(FUZZ_SECONDS) -max_len=8192 Tests/IfmeterKernelTests/Corpus/config
 	swiftc -O -sanitize=fuzzer,address $(STORE_FUZZ_BUILD) -o .build/fuzz/store
-	.build/fuzz/store -artifact_prefix=.build/fuzz/ -max_total_time=$(FUZZ_SECONDS) -max_len=600 Tests/IfmeterCoreTests/Corpus/store
+	.build/fuzz/store -artifact_prefix=.build/fuzz/ -max_total_time=$(FUZZ_SECONDS) -max_len=600 Tests/IfmeterKernelTests/Corpus/store
 
 # Part of `make test`: both fuzzers' sources type-check, so a source list
 # that falls behind the code fails at once, not at the next `make fuzz`.
@@ -214,6 +214,11 @@ test: test-deps deb fuzz-check
 	# Two golden tests set TZ=UTC for the whole process: every test starts
 	# in it, so none running beside them sees the zone change under it.
 	TZ=UTC IFMETER_DEB="$(DEB_FILE)" $(SWIFT) test --skip-build
+
+# The unit tests alone: no root, no namespace, no binary; seconds.
+test-unit: deps
+	$(SWIFT) build --build-tests
+	TZ=UTC $(SWIFT) test --skip-build --filter IfmeterUnitTests
 
 # The daemon in the foreground on a state directory inside the checkout,
 # logging what it does; Ctrl-C takes a final sample, commits and exits.

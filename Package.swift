@@ -90,10 +90,18 @@ let package = Package(
         // inside a network namespace the tests made (`ip netns exec`).
         .target(name: "CTestTun"),
         .executableTarget(name: "ifmeter-testnet", dependencies: ["CTestTun"]),
+        // Tests: the unit tests need no root, no socket and no binary; the
+        // kernel tests use namespaces, tun and veth devices and the real daemon.
+        .target(name: "IfmeterTestSupport", dependencies: ["IfmeterCore"], path: "Tests/IfmeterTestSupport"),
         .testTarget(
-            name: "IfmeterCoreTests",
-            dependencies: ["IfmeterAccounting", "IfmeterCore", "CTestTun", "ifmeterd", "ifmeter", "ifmeter-testnet"],
-            exclude: ["Golden", "Corpus"]
+            name: "IfmeterUnitTests",
+            dependencies: ["IfmeterAccounting", "IfmeterCore", "IfmeterTestSupport"],
+            exclude: ["Golden"]
+        ),
+        .testTarget(
+            name: "IfmeterKernelTests",
+            dependencies: ["IfmeterAccounting", "IfmeterCore", "IfmeterTestSupport", "CTestTun", "ifmeterd", "ifmeter", "ifmeter-testnet"],
+            exclude: ["Corpus"]
         ),
     ]
 )

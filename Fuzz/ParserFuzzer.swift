@@ -2,7 +2,7 @@
 // by `make fuzz` straight from their sources with -sanitize=fuzzer,address.
 // Every input must parse or fail with a located ConfigurationError; nothing
 // may crash, hang or trip the sanitizer. New inputs libFuzzer finds land in
-// Tests/IfmeterCoreTests/Corpus/config and run in `make test` from then on.
+// Tests/IfmeterKernelTests/Corpus/config and run in `make test` from then on.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {

@@ -1,10 +1,10 @@
 // libFuzzer entry point over store contents, built by `make fuzz` from
 // IfmeterCore's sources (all but the kernel, daemon and CLI files) with
 // -sanitize=fuzzer,address. Each input overwrites chosen columns of a small
-// store with hostile values (Tests/IfmeterCoreTests/Support/StoreFuzzHarness)
+// store with hostile values (Tests/IfmeterKernelTests/Support/StoreFuzzHarness)
 // and runs every reader and the daemon's start-up over it: a trap or a
 // multi-line error is a finding. New inputs land in
-// Tests/IfmeterCoreTests/Corpus/store and `make test` replays them.
+// Tests/IfmeterKernelTests/Corpus/store and `make test` replays them.
 import Glibc
 
 nonisolated(unsafe) let fuzzDirectory: String = {

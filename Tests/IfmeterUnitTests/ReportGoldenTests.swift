@@ -1,0 +1,174 @@
+import Foundation
+import FoundationXML
+import Glibc
+import IfmeterTestSupport
+import Testing
+@testable import IfmeterCore
+
+/// Golden outputs over a store written by the real accounting and store
+/// code (CounterTracker -> PendingWrites -> CounterStore.commit), never by
+/// hand-written rows. Run with IFMETER_UPDATE_GOLDEN=1 to rewrite the files
+/// after a deliberate change, then read the diff.
+@Suite(.serialized) struct ReportGoldenTests {
+    static let goldenDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
+
+    /// Three days of a modem and a VPN tunnel that was torn down and rebuilt.
+    static func makeStore() throws -> (directory: URL, store: CounterStore, configuration: Configuration, now: Int64) {
+        setenv("TZ", "UTC", 1)
+        tzset()
+        let directory = try TestEnvironment.temporaryDirectory("golden")
+        let store = try CounterStore(directory: directory.path)
+        var configuration = try ConfigurationFile.parse("[Budgets]\nBillingDay=15\ncellular=10MB\ntun0=500KB\n", path: "golden.conf")
+        configuration.bootIDPath = "/nonexistent"
+        configuration.sysfsRoot = "/nonexistent"  // classify by name and kind only
+        var tracker = CounterTracker(bootID: "boot-1")
+        func at(_ text: String) -> Instant {
+            let wall = TimeText.parse(text)!
+            return Instant(wall: wall, sinceBoot: Double(wall - TimeText.parse("2026-11-27 09:00")!))
+        }
+        func wwan(_ rx: UInt64, _ tx: UInt64) -> LinkSample {
+            LinkSample(ifindex: 3, name: "wwan0", kind: "", arpType: 65534, counters: LinkCounters(rxBytes: rx, txBytes: tx, rxPackets: rx / 1000, txPackets: tx / 1000))
+        }
+        func tun(_ ifindex: Int32, _ rx: UInt64, _ tx: UInt64) -> LinkSample {
+            LinkSample(ifindex: ifindex, name: "tun0", kind: "tun", arpType: 65534, counters: LinkCounters(rxBytes: rx, txBytes: tx, rxPackets: rx / 500, txPackets: tx / 500))
+        }
+        func commit(_ pending: inout PendingWrites, _ now: Instant) throws {
+            try store.commit(pending, openLives: tracker.lives.values, bootID: "boot-1", at: now.wall, retention: Retention(), intervals: (15, 300))
+            pending = PendingWrites()
+        }
+        var pending = PendingWrites()
+        pending.interfaces["wwan0"] = InterfaceInfo(interfaceClass: .cellular, signal: "DEVTYPE=wwan", kind: "")
+        pending.interfaces["tun0"] = InterfaceInfo(interfaceClass: .tunnel, signal: "kind tun", kind: "tun")
+        var now = at("2026-11-27 10:00")
+        pending.record(tracker.start(stored: StoredState(), links: [wwan(0, 0), tun(5, 0, 0)], at: now), at: now)
+        now = at("2026-11-27 11:00")
+        pending.record(tracker.observe(dump: [wwan(5_000_000, 1_000_000), tun(5, 200_000, 300_000)], at: now, eventsWereLost: false), at: now)
+        try commit(&pending, now)
+        now = at("2026-11-28 09:00")
+        pending.record(tracker.observe(dump: [wwan(7_000_000, 1_500_000), tun(5, 240_000, 300_000)], at: now, eventsWereLost: false), at: now)
+        pending.record(tracker.observe(event: LinkEvent(kind: .deleted(movedToOtherNamespace: false), link: tun(5, 250_000, 310_000)), at: now), at: now)
+        try commit(&pending, now)
+        now = at("2026-11-29 08:00")
+        pending.record(tracker.observe(event: LinkEvent(kind: .new, link: tun(7, 0, 0)), at: now), at: now)
+        pending.record(tracker.observe(dump: [wwan(8_000_000, 1_600_000), tun(7, 10_000, 20_000)], at: now, eventsWereLost: false), at: now)
+        try commit(&pending, now)
+        return (directory, store, configuration, TimeText.parse("2026-11-29 12:00")!)
+    }
+
+    static func snapshot() throws -> (Snapshot, URL, CounterStore) {
+        let (directory, store, configuration, now) = try makeStore()
+        // The kernel now: wwan0 counted 4096 more bytes (4 packets) since
+        // the last commit; tun0 (ifindex 7) is gone, which the stopped
+        // daemon will record at its next start.
+        let kernel = [LinkSample(
+            ifindex: 3, name: "wwan0", flags: 1, operState: .up,
+            counters: LinkCounters(rxBytes: 8_004_096, txBytes: 1_600_000, rxPackets: 8_004, txPackets: 1_600))]
+        let snapshot = try SnapshotReader.read(
+            store: store, configuration: configuration, bootID: "boot-1",
+            now: Instant(wall: now, sinceBoot: Double(now - TimeText.parse("2026-11-27 09:00")!)), kernel: kernel,
+            rates: [3: (rx: 1250, tx: 125)], daemonRunning: false)
+        return (snapshot, directory, store)
+    }
+
+    func expectGolden(_ name: String, _ actual: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let url = Self.goldenDirectory.appendingPathComponent(name)
+        if ProcessInfo.processInfo.environment["IFMETER_UPDATE_GOLDEN"] == "1" {
+            try actual.write(to: url, atomically: true, encoding: .utf8)
+        }
+        let expected = try String(contentsOf: url, encoding: .utf8)
+        #expect(actual == expected, "golden \(name) differs", sourceLocation: sourceLocation)
+    }
+
+    @Test func statusText() throws {
+        let (snapshot, directory, _) = try Self.snapshot()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try expectGolden("status.txt", StatusReport.text(snapshot, units: Units()))
+        try expectGolden("status-si-bytes.txt", StatusReport.text(snapshot, units: Units(scale: .raw, ratesInBits: false)))
+        // The default screen: a line per interface present, within 80 columns.
+        let summary = StatusReport.summary(snapshot, units: Units(), all: false)
+        try expectGolden("status-summary.txt", summary)
+        #expect(summary.split(separator: "\n").allSatisfy { $0.count <= 80 })
+        #expect(!summary.contains("\ntun0 "))  // gone: left out by default
+        #expect(StatusReport.summary(snapshot, units: Units(), all: true).contains("\ntun0 "))
+        try expectGolden("status-oneline.txt", StatusReport.oneline(snapshot, all: true))
+    }
+
+    @Test func statusJSON() throws {
+        let (snapshot, directory, _) = try Self.snapshot()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let text = StatusReport.json(snapshot).rendered()
+        try expectGolden("status.json", text + "\n")
+        // The documented schema, checked key by key.
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        #expect(document["schema"] as? String == "ifmeter.status/1")
+        #expect(document["estimate"] as? Bool == true)
+        #expect(Set(document.keys) == ["schema", "estimate", "basis", "generated", "boot_id", "kernel_read", "foreign_namespace", "daemon", "billing_cycle", "interfaces", "budgets"])
+        let interfaces = try #require(document["interfaces"] as? [[String: Any]])
+        #expect(interfaces.map { Set($0.keys) }.allSatisfy {
+            $0 == ["name", "alias", "class", "signal", "state", "today", "cycle", "since_boot", "all_time", "live_delta", "rate", "last_reset", "incomplete"]
+        })
+        let wwan = try #require(interfaces.first { $0["name"] as? String == "wwan0" })
+        // Stored 8,000,000 received plus the live 4096 from the kernel.
+        #expect(number((wwan["all_time"] as? [String: Any])?["rx_bytes"]) == 8_004_096)
+    }
+
+    @Test func historyClassesEventsExport() throws {
+        let (snapshot, directory, store) = try Self.snapshot()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let live = Dictionary(snapshot.interfaces.map { ($0.name, $0.liveDelta) }, uniquingKeysWith: { a, _ in a })
+        let classes = Dictionary(snapshot.interfaces.map { ($0.name, InterfaceClass(rawValue: $0.interfaceClass) ?? .other) }, uniquingKeysWith: { a, _ in a })
+        for kind in HistoryReport.Kind.allCases {
+            let rows = HistoryReport.rows(
+                kind, buckets: try store.buckets(kind.granularity), live: live, classes: classes,
+                now: snapshot.now, names: [], from: .min, to: .max, limit: kind.defaultLimit,
+                countingSince: Dictionary(snapshot.interfaces.map { ($0.name, $0.firstSeen) }, uniquingKeysWith: { a, _ in a }))
+            try expectGolden("\(kind.rawValue).txt", HistoryReport.text(kind, rows, units: Units()))
+        }
+        // An empty range says where to look, and keys no bars.
+        for kind in HistoryReport.Kind.allCases {
+            let empty = HistoryReport.text(kind, [], units: Units())
+            #expect(empty.hasPrefix("Nothing counted in this range ('ifmeter status'"), "\(kind)")
+            #expect(!empty.contains("Bars:"), "\(kind)")
+        }
+        try expectGolden("classes.txt", StatusReport.classesText(snapshot, units: Units()))
+        try expectGolden("events.txt", EventsReport.text(try store.events()))
+        try expectGolden("export.csv", ExportWriter.render(try store.buckets(.day), format: .csv))
+        try expectGolden("export.jsonl", ExportWriter.render(try store.buckets(.day), format: .jsonl))
+        // Every JSON line parses and carries the label.
+        for line in ExportWriter.render(try store.buckets(.hour), format: .jsonl).split(separator: "\n") {
+            let record = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(record["estimate"] as? Bool == true)
+            #expect(record["basis"] as? String == CounterStore.basis)
+        }
+    }
+
+    @Test func budgetsAndCheckVerdicts() throws {
+        let (snapshot, directory, _) = try Self.snapshot()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // cellular: 9.6 MB of 10 MB after 14.5 of 30 days: projected over.
+        // tun0: 590 kB of 500 kB: exceeded.
+        #expect(snapshot.budgets.map(\.state) == [.projectedOver, .exceeded])
+        #expect(CheckVerdict(snapshot).rawValue == 2)
+        try expectGolden("check.txt", StatusReport.budgetLines(snapshot, units: Units(scale: .si)))
+    }
+
+    /// Every kind of picture over the golden store, as the CLI draws it.
+    @Test(arguments: GraphKind.allCases)
+    func graphsAreGoldenAndWellFormed(_ kind: GraphKind) throws {
+        let (snapshot, directory, store) = try Self.snapshot()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let svg = Self.graph(kind, store: store, now: snapshot.now, days: 7)
+        try expectGolden(kind == .daily ? "graph.svg" : "graph-\(kind.rawValue).svg", svg)
+        let parser = XMLParser(data: Data(svg.utf8))
+        #expect(parser.parse(), "\(parser.parserError.map { "\($0)" } ?? "")")
+        #expect(svg.contains(">cellular</text>"))
+    }
+
+    static func graph(_ kind: GraphKind, store: CounterStore, now: Int64, days: Int, selection: InterfaceSelection = []) -> String {
+        let panels = SVGGraph.panels(kind, rows: { granularity, from in
+            HistoryReport.rows(HistoryReport.Kind(listing: granularity), buckets: (try? store.buckets(granularity, from: from)) ?? [], live: [:],
+                               classes: [:], now: now, names: selection, from: from, to: .max, limit: .max)
+        }, now: now, days: days, byName: !selection.isEmpty)
+        return SVGGraph.render(title: SVGGraph.title(kind, now: now, days: days), notes: [Estimate.basis + ".", Estimate.classCaveat + "."], panels: panels).svg
+    }
+}
