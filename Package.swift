@@ -85,7 +85,7 @@ let package = Package(
         .executableTarget(name: "ifmeterd", dependencies: ["IfmeterCore"], swiftSettings: sizeSettings, linkerSettings: daemonLinking),
         .executableTarget(name: "ifmeter", dependencies: ["IfmeterCore"], swiftSettings: sizeSettings, linkerSettings: sizeLinking),
         // make bench's measuring tool (the floor: a bare dump through CKernel).
-        .executableTarget(name: "ifmeter-bench", dependencies: ["CKernel", "IfmeterCore"]),
+        .executableTarget(name: "ifmeter-bench", dependencies: ["CKernel", "IfmeterAccounting", "IfmeterCore"]),
         // Test support only: creates tun devices and pushes exact traffic
         // inside a network namespace the tests made (`ip netns exec`).
         .target(name: "CTestTun"),

@@ -53,14 +53,12 @@ package struct StoredState: Sendable {
     /// Every link present at the last commit, watched or not, by ifindex; nil when the store
     /// lacks the record, and then absence cannot be told from "present but not watched".
     package var presentLinks: IfindexTable<String>?
-    /// The width the open lives' counters were read at; nil in an older store (taken as now's).
-    package var counterWidth: CounterWidth?
     /// The ifindexes of lives that ended in the last commit's boot and namespace.
     package var endedIndexes: Set<Int32>
 
     package init(
         lastBootID: String? = nil, lastNamespace: NamespaceCookie = 0, openLives: [StoredLife] = [],
-        knownNames: Set<String> = [], presentLinks: IfindexTable<String>? = nil, counterWidth: CounterWidth? = nil,
+        knownNames: Set<String> = [], presentLinks: IfindexTable<String>? = nil,
         endedIndexes: Set<Int32> = []
     ) {
         self.lastBootID = lastBootID
@@ -68,7 +66,6 @@ package struct StoredState: Sendable {
         self.openLives = openLives
         self.knownNames = knownNames
         self.presentLinks = presentLinks
-        self.counterWidth = counterWidth
         self.endedIndexes = endedIndexes
     }
 }
@@ -220,11 +217,7 @@ package struct CounterTracker: Sendable {
                 if current.name == life.name {
                     // Rule 2: the same life; count what passed while we were stopped.
                     var continued = life
-                    if let storedWidth = stored.counterWidth, storedWidth != settings.width {
-                        advanceAcrossWidths(&continued, to: current, at: now, into: &outcome)
-                    } else {
-                        advance(&continued, to: current, at: now, detectResets: true, into: &outcome)
-                    }
+                    advance(&continued, to: current, at: now, detectResets: true, into: &outcome)
                     if isWatched(current) {
                         lives[current.ifindex] = continued
                     } else {
@@ -324,12 +317,10 @@ package struct CounterTracker: Sendable {
         return true
     }
 
-    /// Whether events read after `stored` was saved apply to it as they come: same boot,
-    /// namespace and counter width, with a presence record (counters of another width differ
-    /// by multiples of 2^32 that are no traffic; only `start` compares across widths).
+    /// Whether events read after `stored` was saved apply to it as they come: same boot and
+    /// namespace, with a presence record.
     package func isContinuation(of stored: StoredState) -> Bool {
         stored.lastBootID == bootID && isOurs(stored.lastNamespace) && stored.presentLinks != nil
-            && (stored.counterWidth ?? settings.width) == settings.width
     }
 
     /// The state after the events observed since `resume`, as the previous process would have
@@ -524,17 +515,6 @@ package struct CounterTracker: Sendable {
             .unwatched, name: life.name, old: life.ifindex, new: nil, loss: .none,
             detail: "no longer watched (Watch=, an override or its name changed); counted up to now"))
         return outcome
-    }
-
-    /// Rule 2 across a change of counter source: getifaddrs kept the low 32 bits, netlink has
-    /// all 64, and they differ by multiples of 2^32 that are no traffic. So the step is judged on
-    /// the low 32 bits, as a 32-bit source would be, and the life goes on from the full counters.
-    private func advanceAcrossWidths(_ life: inout TrackedLife, to sample: LinkSample, at now: Instant, into outcome: inout AccountingOutcome) {
-        var narrowed = sample
-        narrowed.counters = sample.counters.low32
-        life.counters = life.counters.low32
-        advance(&life, to: narrowed, at: now, detectResets: true, width: .bits32, into: &outcome)
-        life.counters = sample.counters
     }
 
     /// Moves `life` to `sample`'s counters in place and adds to `outcome` what that adds. With

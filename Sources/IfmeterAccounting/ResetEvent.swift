@@ -65,8 +65,4 @@ package struct ResetEvent: Sendable, Hashable {
 
     /// The detail of a removal whose final counters were all counted.
     package static let countedRemovalDetail = "deleted; its final counters were counted"
-
-    /// A link deleted under the daemon's eyes with nothing lost: its life's end, not a reset, kept
-    /// in the store as that life's row alone.
-    package var isCountedRemoval: Bool { reason == .removed && loss == .none }
 }

@@ -214,39 +214,6 @@ private func stored(_ bootID: String, _ life: TrackedLife, namespace: NamespaceC
     #expect(tracker.presentLinks == [5: "a"])
 }
 
-/// Rule 2 across a change of CounterSource=: the stored counters were read
-/// at one width, the current ones at another. Only the low 32 bits compare.
-@Suite struct CounterTrackerSourceSwitchTests {
-    static let gib4: UInt64 = 1 << 32
-
-    /// (rule, stored width, source width now, stored rx, current rx, expected rx delta, reasons)
-    static let cases: [(String, CounterWidth, CounterWidth, UInt64, UInt64, UInt64, [ResetEvent.Reason])] = [
-        ("getifaddrs to netlink: the 2^32 multiples are no traffic", .bits32, .bits64, 205_000_000, 2 * gib4 + 205_000_500, 500, []),
-        ("getifaddrs to netlink, a wrap while stopped", .bits32, .bits64, gib4 - 100, 3 * gib4 + 400, 500, []),
-        ("netlink to getifaddrs: the low 32 bits compare", .bits64, .bits32, 2 * gib4 + 205_000_000, 205_000_700, 700, []),
-        ("netlink to getifaddrs, a real reset", .bits64, .bits32, 2 * gib4 + 205_000_000, 9_000, 9_000, [.counterReset]),
-        ("same width: unchanged", .bits64, .bits64, 2 * gib4, 2 * gib4 + 800, 800, []),
-    ]
-
-    @Test(arguments: cases)
-    func aSwitchedSourceComparesOnlyWhatBothShow(_ testCase: (String, CounterWidth, CounterWidth, UInt64, UInt64, UInt64, [ResetEvent.Reason])) {
-        let (_, storedWidth, width, storedRx, currentRx, expectedRx, expectedReasons) = testCase
-        var tracker = CounterTracker(bootID: "B", namespace: 7, settings: .init(width: width, maxRateBitsPerSecond: 400_000_000_000))
-        let storedLife = TrackedLife(
-            ifindex: 5, name: "tun0", counters: LinkCounters(rxBytes: storedRx), sinceBoot: 100, firstSeen: 0, lastSeen: 0)
-        let current = LinkSample(ifindex: 5, name: "tun0", kind: "tun", counters: LinkCounters(rxBytes: currentRx))
-        let outcome = tracker.start(
-            stored: StoredState(
-                lastBootID: "B", lastNamespace: 7, openLives: [stored("B", storedLife)], knownNames: ["tun0"], presentLinks: [5: "tun0"],
-                counterWidth: storedWidth),
-            links: [current], at: now)
-        #expect(outcome.deltas.map(\.counters.rxBytes).reduce(0, +) == expectedRx)
-        #expect(reasons(outcome) == expectedReasons)
-        // The life goes on from the counters as the source shows them now.
-        #expect(tracker.lives[5]?.counters == current.counters)
-    }
-}
-
 @Suite struct CounterTrackerRunningTests {
     private func running(_ lives: [LinkSample], width: CounterWidth = .bits64) -> CounterTracker {
         var tracker = CounterTracker(bootID: "B", settings: .init(width: width, maxRateBitsPerSecond: 1_000_000_000))

@@ -410,7 +410,6 @@ import Testing
     struct UnreadCase: Sendable, CustomTestStringConvertible {
         var rule: String
         var storedBoot = "B"
-        var storedWidth: CounterWidth? = .bits64
         var stored: [(ifindex: Int32, name: String, rx: UInt64)] = []
         var unread: [(deleted: Bool, ifindex: Int32, name: String, rx: UInt64)]
         var present: [(ifindex: Int32, name: String, rx: UInt64)] = []
@@ -446,10 +445,6 @@ import Testing
             storedBoot: "A", stored: [(4, "tun0", 1000)], unread: [(true, 4, "tun0", 1500)],
             counted: [:], told: [.reboot], openAfter: []),
         UnreadCase(
-            rule: "a store from a 32-bit source (CounterSource= changed): the events are not applied, no multiple of 2^32 is counted",
-            storedWidth: .bits32, stored: [(4, "tun0", 1000)], unread: [(true, 4, "tun0", (1 << 32) + 1500)],
-            counted: [:], told: [.removedWhileStopped], openAfter: []),
-        UnreadCase(
             rule: "a link first seen with traffic: its creation may have been read by a process that never saved it, so its history is unknown",
             unread: [(false, 11, "tun3", 500)], present: [(11, "tun3", 800)],
             counted: ["tun3": 300], told: [.historyUnknown], openAfter: ["tun3"]),
@@ -463,7 +458,7 @@ import Testing
         }
         let stored = StoredState(
             lastBootID: row.storedBoot, lastNamespace: 7, openLives: row.stored.map(life), knownNames: Set(row.stored.map(\.name)),
-            presentLinks: IfindexTable(firstOf: row.stored.map { ($0.ifindex, $0.name) }), counterWidth: row.storedWidth)
+            presentLinks: IfindexTable(firstOf: row.stored.map { ($0.ifindex, $0.name) }))
         let unread = row.unread.map { LinkEvent(kind: $0.deleted ? .deleted(movedToOtherNamespace: false) : .new, link: link($0.name, $0.ifindex, rx: $0.rx)) }
         let step = meter.start(stored: stored, links: row.present.map { link($0.name, $0.ifindex, rx: $0.rx) }, at: at(0), unread: unread)
         #expect(meter.totals.filter { $0.value.rxBytes > 0 }.mapValues(\.rxBytes) == row.counted)
@@ -472,7 +467,7 @@ import Testing
         // The store's presence record follows: a link deleted while down is
         // no longer recorded present.
         let presence = meter.nextCommit.presence
-        for gone in row.unread where gone.deleted && row.storedBoot == "B" && row.storedWidth == .bits64
+        for gone in row.unread where gone.deleted && row.storedBoot == "B"
             && row.stored.contains(where: { $0.ifindex == gone.ifindex })
         {
             #expect(presence?.removed.contains(gone.ifindex) == true, "\(presence.map { "\($0.removed)" } ?? "no presence")")
