@@ -38,8 +38,8 @@ for i in 0 1 2 3 4; do
 done
 ip netns exec "$ns" "$work/floor" traffic 100 tun0 tun1 tun2 tun3 tun4 &
 pids+=($!)
-printf '[Daemon]\nJournalFile=%s/run/ifmeterd.journal\n' "$work" > "$work/ifmeterd.conf"
-ip netns exec "$ns" "$bin/ifmeterd" --config "$work/ifmeterd.conf" --state-dir "$work/state" --commit-interval "$commit" 2>/dev/null &
+printf '[Daemon]\n' > "$work/ifmeterd.conf"
+ip netns exec "$ns" env RUNTIME_DIRECTORY="$work/run" "$bin/ifmeterd" --config "$work/ifmeterd.conf" --state-dir "$work/state" --commit-interval "$commit" 2>/dev/null &
 daemon=$!
 pids+=("$daemon")
 sleep "$warmup"   # first samples and commits, and their writeback, before the window

@@ -216,18 +216,17 @@ ok "systemd $(in_ns systemctl --version | head -1 | cut -d' ' -f2) is PID 1 ($(i
 # --- Install: the package before ifmeterd.socket, then an upgrade to this one.
 in_ns dpkg -i /root/ifmeter-test/ifmeter-v0.deb > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -i $v0"; }
 [ "$(in_ns systemctl is-active ifmeterd)" = active ] || fail "ifmeterd $v0 not active after install"
-[ "$(in_ns systemctl show -P NFileDescriptorStore ifmeterd)" = 1 ] \
-  || fail "ifmeterd $v0 keeps $(in_ns systemctl show -P NFileDescriptorStore ifmeterd) sockets in systemd's store, expected its own event socket"
-ok "dpkg -i $v0 (no ifmeterd.socket): the daemon keeps its own event socket in systemd's store"
+ok "dpkg -i $v0 (no ifmeterd.socket): the daemon counts with an event socket of its own"
 in_ns dpkg -i /root/ifmeter-test/ifmeter-v1.deb > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -i $v1"; }
 in_ns id ifmeter >/dev/null || fail "no ifmeter user after install"
 [ "$(in_ns systemctl is-enabled ifmeterd)" = enabled ] || fail "ifmeterd not enabled by the package"
 [ "$(in_ns systemctl is-active ifmeterd)" = active ] || fail "ifmeterd not active after install"
 [ "$(in_ns systemctl is-enabled ifmeterd.socket)" = enabled ] && [ "$(in_ns systemctl is-active ifmeterd.socket)" = active ] \
   || fail "ifmeterd.socket: $(in_ns systemctl is-enabled ifmeterd.socket), $(in_ns systemctl is-active ifmeterd.socket); expected enabled, active"
-# The daemon took the socket unit's socket: it opened none of its own to keep.
-[ "$(in_ns systemctl show -P NFileDescriptorStore ifmeterd)" = 0 ] \
-  || fail "ifmeterd kept a socket of its own ($(in_ns systemctl show -P NFileDescriptorStore ifmeterd)): it did not take ifmeterd.socket's"
+# The daemon reads the socket unit's socket (fd 3, passed), one PID 1 holds too.
+socket=$(in_ns readlink "/proc/$(in_ns systemctl show -P MainPID ifmeterd)/fd/3")
+case $socket in socket:*) ;; *) fail "ifmeterd's fd 3 is '$socket', not its event socket" ;; esac
+in_ns sh -c "ls -l /proc/1/fd | grep -F '$socket' >/dev/null" || fail "ifmeterd reads $socket, which systemd does not hold: not ifmeterd.socket's"
 # ...with its 4 MiB: the unprivileged daemon says when its socket holds less.
 main_pid=$(in_ns systemctl show -P MainPID ifmeterd)
 if in_ns journalctl "_PID=$main_pid" -o cat | grep -F "EventBufferBytes="; then fail "ifmeterd's event socket holds less than EventBufferBytes="; fi
@@ -374,41 +373,6 @@ in_ns sed -i 's/^SampleIntervalSec=3600$/SampleIntervalSec=1/' /etc/ifmeter/ifme
 in_ns systemctl restart ifmeterd || fail "restart with SampleIntervalSec=1"
 ok "a life between samples waits in ifmeterd.socket's queue, unread; kill -9 before the sample: the next process counted tun5's 500 bytes"
 
-# systemd passes a socket unit's descriptors before the store's (README, "The
-# link event queue outlives the daemon"). A daemon started while
-# ifmeterd.socket could not run keeps its own socket in the store; systemd
-# refuses to start a socket unit beside its running service, but not while
-# the service waits to restart: killed then, the next process is handed
-# both. It must read the socket unit's (which systemd goes on holding) and
-# drop its own from the store.
-in_ns systemctl stop ifmeterd.socket ifmeterd
-in_ns systemctl mask --runtime ifmeterd.socket > /dev/null
-in_ns systemctl start ifmeterd || fail "start ifmeterd with ifmeterd.socket masked"
-kept() { [ "$(in_ns systemctl show -P NFileDescriptorStore ifmeterd)" = 1 ]; }
-until_true 10 kept || fail "ifmeterd without ifmeterd.socket kept $(in_ns systemctl show -P NFileDescriptorStore ifmeterd) sockets in systemd's store, expected its own"
-in_ns systemctl unmask --runtime ifmeterd.socket > /dev/null
-in_ns sh -c 'printf "[Service]\nRestartSec=4s\n" > /etc/systemd/system/ifmeterd.service.d/slow-restart.conf'
-in_ns systemctl daemon-reload
-pid=$(in_ns systemctl show -P MainPID ifmeterd)
-in_ns kill -9 "$pid"
-waiting() { [ "$(in_ns systemctl show -P SubState ifmeterd)" = auto-restart ]; }
-until_true 3 waiting || fail "ifmeterd killed is $(in_ns systemctl show -P SubState ifmeterd), not waiting to restart"
-in_ns systemctl start ifmeterd.socket || fail "start ifmeterd.socket while ifmeterd waits to restart"
-until_true 20 restarted_from "$pid" || fail "no restart after kill -9 with both sockets held by systemd"
-in_ns rm /etc/systemd/system/ifmeterd.service.d/slow-restart.conf
-in_ns systemctl daemon-reload
-until_true 10 journal_has "two link event sockets passed (ifmeterd.socket's, and one the last process kept" \
-  || fail "the restarted daemon was not passed both sockets, or did not say which it read"
-dropped() { [ "$(in_ns systemctl show -P NFileDescriptorStore ifmeterd)" = 0 ]; }
-until_true 10 dropped || fail "the kept socket is still in systemd's store after the daemon took ifmeterd.socket's"
-# The socket the daemon reads (the first passed, fd 3) is one PID 1 still
-# holds: ifmeterd.socket's, not the kept one it removed from the store.
-pid=$(in_ns systemctl show -P MainPID ifmeterd)
-socket=$(in_ns readlink "/proc/$pid/fd/3")
-case $socket in socket:*) ;; *) fail "ifmeterd's fd 3 is '$socket', not its event socket" ;; esac
-in_ns sh -c "ls -l /proc/1/fd | grep -F '$socket' >/dev/null" || fail "ifmeterd reads $socket, which systemd no longer holds: the kept socket, not ifmeterd.socket's"
-ok "kill -9 while ifmeterd.socket started beside a kept socket: systemd passed the socket unit's first; the daemon reads it and dropped the kept one from the store"
-
 # Stopped: the socket unit queues what happens, and a link event starts the
 # daemon again, which counts tun9 (900 bytes, a whole life while no daemon
 # ran) from the queue. Its final commit at the next stop stores it.
@@ -506,8 +470,8 @@ in_ns test ! -e /etc/ifmeter/ifmeter.conf.dpkg-dist || fail "the upgrade left if
 new=$(in_ns systemctl show -P MainPID ifmeterd)
 [ "$new" != "$pid" ] && [ "$(in_ns systemctl is-active ifmeterd)" = active ] || fail "the upgrade did not restart the daemon"
 [ "$(stored_rx)" = 3000 ] || fail "after the upgrade the store holds $(stored_rx), expected 3000"
-[ "$(in_ns systemctl is-active ifmeterd.socket)" = active ] && [ "$(in_ns systemctl show -P NFileDescriptorStore ifmeterd)" = 0 ] \
-  || fail "after the upgrade ifmeterd.socket is $(in_ns systemctl is-active ifmeterd.socket) and ifmeterd keeps $(in_ns systemctl show -P NFileDescriptorStore ifmeterd) socket of its own"
+[ "$(in_ns systemctl is-active ifmeterd.socket)" = active ] \
+  || fail "after the upgrade ifmeterd.socket is $(in_ns systemctl is-active ifmeterd.socket)"
 # A restart's final commit puts what the journal holds in the store.
 sleep 2
 in_ns systemctl restart ifmeterd || fail "restart after the upgrade"
