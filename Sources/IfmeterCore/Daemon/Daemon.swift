@@ -12,7 +12,7 @@ package struct DaemonStartError: Error, Sendable, CustomStringConvertible {
 /// the store and the outputs (no locks, no other thread); what samples and
 /// events mean is decided by `Meter`, and when things happen by `LoopSchedule`.
 package final class Daemon {
-    package struct Options: Sendable {
+    package struct Options {
         package var configuration: Configuration
         package var configurationPath: String?
         /// The path is the default one, read where a file stands there.
@@ -23,10 +23,13 @@ package final class Daemon {
         package var overrides: CommandLineOverrides
         /// `--once`: the start-up pass is the whole run.
         package var once: Bool
+        /// Where samples come from: netlink's dump, unless a test hands in a table.
+        package var linkSource: (any LinkSource)?
 
         package init(
             configuration: Configuration, configurationPath: String?, configurationIsOptional: Bool = false, stateDirectory: String,
-            environment: [String: String], overrides: CommandLineOverrides = CommandLineOverrides(), once: Bool = false
+            environment: [String: String], overrides: CommandLineOverrides = CommandLineOverrides(), once: Bool = false,
+            linkSource: (any LinkSource)? = nil
         ) {
             self.configuration = configuration
             self.configurationPath = configurationPath
@@ -35,6 +38,7 @@ package final class Daemon {
             self.environment = environment
             self.overrides = overrides
             self.once = once
+            self.linkSource = linkSource
         }
     }
 
@@ -49,7 +53,7 @@ package final class Daemon {
     let bootID: String
     let namespace: NamespaceCookie
     let store: CounterStore
-    let linkSource: NetlinkLinkSource
+    let linkSource: any LinkSource
     let events: LinkEventSocket
     var metrics: MetricsFile?
     /// The store's files and the journal: no output may land on them.
@@ -107,7 +111,11 @@ package final class Daemon {
         (events, eventQueueOutlivesProcess) = try Self.step("netlink", .unavailable) {
             try Self.eventSocket(passed: passed, receiveBufferBytes: options.configuration.eventBufferBytes)
         }
-        linkSource = try Self.step("netlink", .unavailable) { try NetlinkLinkSource() }
+        if let given = options.linkSource {
+            linkSource = given
+        } else {
+            linkSource = try Self.step("netlink", .unavailable) { try NetlinkLinkSource() }
+        }
         namespace = NamespaceIdentity.cookie(ofSocket: events.fileDescriptor)
         gathering = EventGathering(
             capacity: EventGathering.capacity(ofReceiveBuffer: events.receiveBufferBytes ?? configuration.eventBufferBytes),
@@ -285,7 +293,7 @@ package final class Daemon {
 
     /// One sample: queued events first, then a fresh dump of every link; then
     /// the commit or journal append the route decides, and the metrics file.
-    func samplePass(eventsWereLost: Bool) {
+    package func samplePass(eventsWereLost: Bool = false) {
         defer { writeStepLines() }
         let started = SystemClock.monotonic()
         let lost = readEvents(missed: eventsWereLost ? .lost : nil) || eventsWereLost
