@@ -7,6 +7,57 @@ import Testing
 /// The commit journal with a real daemon: what a kill leaves in it, and what cannot be applied.
 @Suite(.enabled(if: TestEnvironment.isRoot, TestEnvironment.rootReason))
 struct JournalDaemonTests {
+    /// A tunnel life between store commits costs one journal append, in the
+    /// runtime directory systemd gives (a tmpfs under the unit); killed then,
+    /// `ifmeter` finds the journal where the store says and shows the life,
+    /// and the next start commits it, to the byte.
+    @Test func aLifeJournaledInTheRuntimeDirectorySurvivesAKill() throws {
+        let runtime = try TestEnvironment.temporaryDirectory("runtime")
+        defer { try? FileManager.default.removeItem(at: runtime) }
+        let journal = runtime.path + "/" + Configuration.journalName
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 3600, commitInterval: 3600, environment: ["RUNTIME_DIRECTORY": runtime.path])
+        let committed = try FileManager.default.attributesOfItem(atPath: daemon.stateDirectory + "/ifmeter.db-wal")[.size] as? Int
+        try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 300, txPackets: 200, size: 1000)
+        try daemon.waitForLog("vpn0: removed")
+        #expect(daemon.stop(with: SIGKILL) == SIGKILL)
+        // The store file was not written for it: the WAL did not grow.
+        #expect(try FileManager.default.attributesOfItem(atPath: daemon.stateDirectory + "/ifmeter.db-wal")[.size] as? Int == committed)
+        #expect(FileManager.default.fileExists(atPath: daemon.journalPath) == false)
+        #expect(try #require(try CommitJournal.read(journal)).records.isEmpty == false)
+
+        let shown = try daemon.namespace.run(
+            [TestEnvironment.binary("ifmeter"), "--state-dir", daemon.stateDirectory, "--config", daemon.configPath, "status", "--json", "--all"])
+        #expect(shown.status == 0)
+        #expect(shown.standardOutput.contains("\"vpn0\""))
+        #expect(shown.standardOutput.contains("300000"))
+
+        try daemon.runOnce(environment: ["RUNTIME_DIRECTORY": runtime.path])
+        let stored = try #require(try daemon.storeFile().interfaces().first { $0.name == "vpn0" })
+        #expect(stored.totals.rxBytes == 300_000)
+        #expect(stored.totals.txBytes == 200_000)
+        #expect(try CommitJournal.read(journal)?.records.isEmpty == true)
+    }
+
+    /// Life changes past the journal's bound commit the store, which empties
+    /// the journal, long before the commit interval; killed then, every byte
+    /// of every life is counted once.
+    @Test func aJournalAtItsBoundIsCommittedToTheStore() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 3600, commitInterval: 3600)
+        let walBefore = try FileManager.default.attributesOfItem(atPath: daemon.stateDirectory + "/ifmeter.db-wal")[.size] as? Int ?? 0
+        // About 230 journal bytes a life: 1,300 lives pass the bound.
+        let lives = 1300
+        try daemon.namespace.tunTraffic(name: "vpn0", rxPackets: 2, size: 1000, lives: lives)
+        try daemon.waitForLog("vpn0: removed", occurrences: lives)
+        #expect(daemon.journalSize < LifeChangeRoute.journalBound + (32 << 10), "journal \(daemon.journalSize) bytes")
+        #expect(daemon.stop(with: SIGKILL) == SIGKILL)
+        let walAfter = try FileManager.default.attributesOfItem(atPath: daemon.stateDirectory + "/ifmeter.db-wal")[.size] as? Int ?? 0
+        #expect(walAfter > walBefore, "no store commit before the interval: the bound was never reached")
+        try daemon.runOnce()
+        #expect(try daemon.totals("vpn0").rxBytes == UInt64(lives) * 2000)
+    }
+
     /// A small record's batch: one delta of `seed` bytes to a name of its own.
     static func batch(_ seed: Int64) -> CommitBatch {
         var pending = PendingWrites()
