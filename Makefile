@@ -195,6 +195,8 @@ install:
 	"$(RELEASE_BIN)/ifmeter" completions zsh > $(DESTDIR)$(ZSHCOMPDIR)/_ifmeter
 	"$(RELEASE_BIN)/ifmeter" completions fish > $(DESTDIR)$(FISHCOMPDIR)/ifmeter.fish
 	install -m 0644 README.md LICENSE CHANGELOG.md $(DESTDIR)$(DOCDIR)/
+	install -d $(DESTDIR)$(DOCDIR)/docs
+	install -m 0644 docs/*.md $(DESTDIR)$(DOCDIR)/docs/
 	install -m 0644 systemd/ifmeter.conf $(DESTDIR)$(DOCDIR)/ifmeter.conf.example
 	# An edited configuration is never overwritten.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/ifmeter/ifmeter.conf ] || install -m 0644 systemd/ifmeter.conf $(DESTDIR)$(SYSCONFDIR)/ifmeter/ifmeter.conf
@@ -205,7 +207,8 @@ uninstall:
 	  $(DESTDIR)$(SYSUSERSDIR)/ifmeter.conf $(DESTDIR)$(MANDIR)/man1/ifmeter.1 $(DESTDIR)$(MANDIR)/man5/ifmeter.conf.5 \
 	  $(DESTDIR)$(MANDIR)/man8/ifmeterd.8 $(DESTDIR)$(BASHCOMPDIR)/ifmeter $(DESTDIR)$(ZSHCOMPDIR)/_ifmeter $(DESTDIR)$(FISHCOMPDIR)/ifmeter.fish \
 	  $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/LICENSE $(DESTDIR)$(DOCDIR)/CHANGELOG.md $(DESTDIR)$(DOCDIR)/ifmeter.conf.example
-	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(wildcard docs/*.md))
+	-rmdir $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 # The package is built first: the real-systemd test (Tests/systemd) boots
 # systemd in a private namespace and installs it there.

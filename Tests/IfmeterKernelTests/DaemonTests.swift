@@ -221,7 +221,7 @@ struct DaemonTests {
 
     /// The rx a veth received after the last sample is in no message the
     /// kernel sends at its deletion: it is lost, and the event must say so
-    /// rather than "its final counters were counted" (README 'Limits').
+    /// rather than "its final counters were counted" (docs/ACCOUNTING.md, rule 7).
     @Test func aDeletedVethsLostRxTailIsRecordedAsALoss() throws {
         let far = try NetworkNamespace()
         let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "[Interfaces]\nWatch=other\n")

@@ -5,8 +5,8 @@ import Testing
 @testable import IfmeterCore
 
 /// What ifmeterd survives: damaged stores, full disks, unusable directories,
-/// power loss, event storms. Each promise here is listed in the README's
-/// "Guarantees" section.
+/// power loss, event storms. Each promise here is listed in
+/// docs/GUARANTEES.md.
 @Suite(.enabled(if: TestEnvironment.isRoot, TestEnvironment.rootReason))
 struct FaultTests {
     /// A store written by the real daemon, then damaged in one of four ways.

@@ -38,7 +38,7 @@ struct ForgetTests {
         #expect(try daemon.store().integrityCheck() == "ok")
     }
 
-    /// README's way with the package: the daemon runs as its own user and
+    /// ifmeter(1)'s way with the package: the daemon runs as its own user and
     /// root runs `sudo ifmeter forget`. What forget leaves in the state
     /// directory (the lock, the pid file) stays the store owner's, so the
     /// daemon starts again on it.

@@ -62,6 +62,7 @@ struct PackageTests {
             "./usr/share/man/man8/ifmeterd.8.gz", "./usr/share/bash-completion/completions/ifmeter",
             "./usr/share/zsh/vendor-completions/_ifmeter", "./usr/share/fish/vendor_completions.d/ifmeter.fish",
             "./usr/share/doc/ifmeter/copyright", "./usr/share/doc/ifmeter/changelog.Debian.gz",
+            "./usr/share/doc/ifmeter/docs/ACCOUNTING.md", "./usr/share/doc/ifmeter/docs/SECURITY.md",
             "./var/lib/prometheus/node-exporter/ifmeter.prom -> /run/ifmeter/ifmeter.prom",
         ] {
             #expect(listing.contains(" \(path)\n"), "\(path) missing from the package")

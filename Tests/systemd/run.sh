@@ -295,7 +295,7 @@ until_true 10 sampled_since "$last" || fail "after moving MetricsFile= back, /ru
 ok "reload: MetricsFile= moved to $moved and back, same PID, each file written from the next sample"
 
 # --- Traffic, and what the store holds after each way the daemon can end.
-# All-time bytes as README 'Files' tells a tool reading the tables to add
+# All-time bytes as docs/STORE.md tells a tool reading the tables to add
 # them: the interface row and its 5-minute rows not folded yet.
 stored_rx() {  # of $1, tun0 by default
   in_ns sqlite3 /var/lib/ifmeter/ifmeter.db "SELECT i.rx_bytes + coalesce((SELECT sum(b.rx_bytes) FROM bucket b
@@ -506,7 +506,7 @@ if grep -E 'SIGSYS|status=31|EPERM|Operation not permitted|Permission denied' "$
 if grep -F 'Failed to set thread priority' "$work/journal"; then fail "the journal shows libdispatch's thread priority line"; fi
 ok "the journal of ifmeterd: no SIGSYS, EPERM, permission denied or thread priority line ($(wc -l < "$work/journal") lines)"
 
-# --- README's forget, as root: the daemon starts again after it.
+# --- ifmeter(1)'s forget, as root: the daemon starts again after it.
 in_ns systemctl stop ifmeterd.socket ifmeterd
 in_ns ifmeter forget tun0 > /dev/null || fail "ifmeter forget tun0 as root"
 in_ns systemctl start ifmeterd.socket ifmeterd || fail "ifmeterd does not start after 'ifmeter forget' run as root: $(in_ns ls -l /var/lib/ifmeter)"

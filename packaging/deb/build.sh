@@ -46,6 +46,9 @@ done
 "$bindir/ifmeter" completions fish > "$root/usr/share/fish/vendor_completions.d/ifmeter.fish"
 
 install -m 0644 "$top/README.md" "$root/usr/share/doc/ifmeter/README.md"
+# The design documents the README and the man pages point to.
+install -d "$root/usr/share/doc/ifmeter/docs"
+install -m 0644 "$top"/docs/*.md "$root/usr/share/doc/ifmeter/docs/"
 install -m 0644 "$here/copyright" "$root/usr/share/doc/ifmeter/copyright"
 gzip -9n < "$top/CHANGELOG.md" > "$root/usr/share/doc/ifmeter/changelog.gz"
 # The Debian changelog: this revision, pointing at the upstream changelog.
