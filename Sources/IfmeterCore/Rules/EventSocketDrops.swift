@@ -1,12 +1,6 @@
-/// The drop count the daemon last saw on its link event socket, with the
-/// socket it was seen on (the boot and the socket's cookie, never reused within a
-/// boot), as the store keeps it: "boot cookie drops".
-///
-/// An overrun shows as a rise in the kernel's drop count
-/// (`ifm_events_read`). A socket that outlives the daemon (ifmeterd.socket,
-/// or the one systemd's store keeps) carries that count from process to
-/// process, and the next process must know what the last one saw to tell
-/// an overrun while no process read from one it has heard of.
+/// The drop count the daemon last saw on its event socket, with that socket's boot and cookie
+/// (never reused within a boot), stored as "boot cookie drops": a socket that outlives the daemon
+/// carries its count from process to process, so the next one tells an overrun nobody read.
 package struct EventSocketDrops: Equatable, Sendable {
     package var bootID: String
     package var socket: UInt64
@@ -26,8 +20,7 @@ package struct EventSocketDrops: Equatable, Sendable {
 
     package var text: String { "\(bootID) \(socket) \(drops)" }
 
-    /// What the last reader saw on `socket`: its recorded count if this is
-    /// the socket it was recorded for, else 0 (every drop is news).
+    /// What the last reader saw on `socket`: 0 if it was recorded for another (every drop is news).
     package func seen(onSocket socket: UInt64, bootID: String) -> UInt32 {
         self.bootID == bootID && self.socket == socket && socket != 0 ? drops : 0
     }

@@ -2,16 +2,13 @@
 package enum Wakeup: Equatable, Sendable {
     /// SIGHUP (reload), or SIGTERM and SIGINT (stop).
     case signal(Int32)
-    /// The event socket became readable while watched: a burst begins.
     case eventsReadable
-    /// The gathered events are due to be read.
     case eventsDue
     case sampleDue
     case watchdogDue
 }
 
-/// When the loop's timed work falls due, on the monotonic clock: the pure
-/// part of the loop's schedule (what the poll waits for and what comes next).
+/// When the loop's timed work falls due, on the monotonic clock.
 package struct LoopSchedule: Equatable, Sendable {
     package private(set) var nextSample: Double
     package private(set) var nextWatchdog: Double?
@@ -24,20 +21,17 @@ package struct LoopSchedule: Equatable, Sendable {
         nextWatchdog = watchdogInterval.map { now + $0 }
     }
 
-    /// The next multiple of `interval` after `time`: samples of every
-    /// process on the machine with that interval share their wakeups.
+    /// The next multiple of `interval` after `time`: every process sampling at that interval shares
+    /// its wakeups.
     package static func boundary(after time: Double, interval: Double) -> Double {
         ((time / interval).rounded(.down) + 1) * interval
     }
 
-    /// The poll's deadline: the earliest of the sample, the watchdog and the
-    /// gathered events' read.
     package func deadline(eventsDue: Double?) -> Double {
         min(nextSample, nextWatchdog ?? .infinity, eventsDue ?? .infinity)
     }
 
-    /// The timed work due at `now`, most urgent first: gathered events
-    /// before the sample (which would read them too), the watchdog last.
+    /// Gathered events before the sample (which would read them too), the watchdog last.
     package func due(at now: Double, eventsDue: Double?) -> Wakeup? {
         if let eventsDue, now >= eventsDue { return .eventsDue }
         if now >= nextSample { return .sampleDue }
@@ -49,9 +43,8 @@ package struct LoopSchedule: Equatable, Sendable {
 
     package mutating func notifiedWatchdog(at now: Double) { nextWatchdog = watchdogInterval.map { now + $0 } }
 
-    /// Whether WATCHDOG=1 is honest: the kernel was read recently enough
-    /// (three samples and one watchdog interval), so a wedged dump or store
-    /// lets systemd restart the daemon.
+    /// Whether WATCHDOG=1 is honest: the kernel was read within three samples and a watchdog
+    /// interval, so a wedged dump or store lets systemd restart the daemon.
     package static func isHealthy(now: Double, lastHealthySample: Double, sampleInterval: Double, watchdogInterval: Double) -> Bool {
         now - lastHealthySample < 3 * sampleInterval + watchdogInterval
     }
@@ -59,21 +52,15 @@ package struct LoopSchedule: Equatable, Sendable {
 
 /// Where the life changes a sample or an event read produced go.
 package enum LifeChangeRoute: Equatable, Sendable {
-    /// Nothing to make durable: deltas of lives that go on wait for the
-    /// commit (the kernel still holds them).
+    /// Deltas of lives that go on wait for the commit: the kernel still holds them.
     case nothing
-    /// One append to the journal: cheap, and durable against a kill.
     case journal
-    /// A store commit, which also empties the journal.
     case commit
 
-    /// The journal's size at which a life change commits the store instead:
-    /// it bounds the journal's file, and the records it keeps in memory.
+    /// The journal size at which a life change commits instead: it bounds the file and its records in memory.
     package static let journalBound = 256 << 10
 
-    /// - Parameters:
-    ///   - commitDue: the commit interval has passed (a sample's own commit).
-    ///   - journalSize: the open journal's size in bytes; nil without one.
+    /// - Parameter journalSize: the open journal's size in bytes; nil without one.
     package static func decide(commitDue: Bool, lifeChanges: Bool, journalSize: Int?) -> LifeChangeRoute {
         if commitDue { return .commit }
         guard lifeChanges else { return .nothing }

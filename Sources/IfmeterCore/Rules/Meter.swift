@@ -1,14 +1,10 @@
-/// The daemon's rules as a value: which links are watched, what each sample
-/// and each link event adds, what waits for the next commit, and what the
-/// metrics file publishes. No clock, no sockets, no files: the loop
-/// (`Daemon`) reads the kernel and the time, hands them in, and writes what
-/// comes out. So every rule here is a table test that needs no root.
+/// The daemon's rules as a value: which links are watched, what each sample and event adds, what
+/// waits for the commit, what the metrics file publishes. No clock, sockets or files, so every rule
+/// here is a table test that needs no root.
 package struct Meter {
-    /// What a configuration decides about counting.
     package struct Policy {
         package var watchedClasses: Set<InterfaceClass>
-        /// The class of a link, with the signal that decided it (reads sysfs
-        /// in the daemon; a table in tests).
+        /// The class of a link, with the signal that decided it (sysfs in the daemon, a table in tests).
         package var classify: (LinkSample) -> Classification
         package var maxRateBitsPerSecond: UInt64
 
@@ -21,8 +17,7 @@ package struct Meter {
             self.classify = classify
         }
 
-        /// What a configuration decides, classifying through its sysfs root
-        /// and overrides: the daemon's policy, and the CLI's for "now".
+        /// The daemon's policy, and the CLI's for "now": classifying through the sysfs root and overrides.
         package init(_ configuration: Configuration) {
             let classifier = configuration.classifier
             self.init(
@@ -33,11 +28,8 @@ package struct Meter {
 
     /// What an operation tells the loop to log.
     package struct Step {
-        /// Reset events, in order.
         package var events: [ResetEvent] = []
-        /// Lives that started being counted.
         package var begun: [TrackedLife] = []
-        /// Lives counted on under a new name.
         package var renamed: [AccountingOutcome.Rename] = []
 
         mutating func append(_ other: Step) {
@@ -50,46 +42,33 @@ package struct Meter {
     package private(set) var tracker: CounterTracker
     package private(set) var pending = PendingWrites()
     private var policy: Policy
-    /// Each link's classification by ifindex, for the name it had when
-    /// classified: sysfs is read once per link and name, not per sample.
+    /// Classification by ifindex, for the name it had: sysfs is read once per link and name.
     private var classifications: [Int32: (name: String, classification: Classification)] = [:]
-    /// Lives begun, ended or renamed, and links appeared, since the last
-    /// commit: until it, a crash loses them untold (or, for a rename, counts
-    /// them from then on; for a link, counts its past).
+    /// Lives begun, ended or renamed and links appeared since the last commit, which a crash would lose
+    /// untold (a rename counted from then on, an appeared link's past counted).
     private var lifeChangesSinceCommit = 0
     private var committedPresence: IfindexTable<String>?
-    /// Each open life as the store has it since the last commit, so a
-    /// commit rewrites only the rows that changed: a VPN life coming and
-    /// going beside fifty idle links writes its own row, not fifty-one.
+    /// Each open life as last committed, so a commit rewrites only the rows that changed.
     private var committedLives: [Int32: TrackedLife] = [:]
-    /// The links whose life or presence may differ from what was committed:
-    /// those named by the link events read since the last commit, or all of
-    /// them after anything else (a dump, a start, a reload). Under churn a
-    /// burst of events is journaled every two seconds beside dozens of
-    /// links that did not change; comparing only these keeps that append
-    /// from growing with the links present.
+    /// The links whose life or presence may differ from the commit: those named by the events since, or
+    /// all after a dump, start or reload, so a journaled burst does not grow with the links present.
     private var touchedSinceCommit: Touched = .all
     enum Touched { case all, only(Set<Int32>) }
 
-    // The ledger the metrics file publishes: the store's totals of the
-    // interfaces of the last MetricsKeepGoneSec= plus every delta counted
-    // since, committed or not. A name's total only ever grows; a name gone
-    // for longer leaves the ledger and is adopted from the store on return.
+    // The ledger the metrics file publishes: the store's totals of the interfaces of the last
+    // MetricsKeepGoneSec= plus every delta since, committed or not. A name's total only grows; one gone
+    // longer leaves the ledger and is adopted from the store on return.
     package private(set) var totals: [String: LinkCounters] = [:]
     package private(set) var resetCounts: [String: [String: UInt64]] = [:]
     package private(set) var interfaceInfo: [String: InterfaceInfo] = [:]
     /// Names whose class was recorded in this run.
     private var recordedNames: Set<String> = []
-    /// Names whose stored totals the ledger includes.
     private var historyLoaded: Set<String> = []
-    /// Names counted in this step whose stored totals the ledger does not
-    /// include yet: looked up before the next commit, which would write them.
+    /// Names counted whose stored totals the ledger lacks: looked up before the next commit writes them.
     private var namesNeedingHistory: Set<String> = []
-    /// When each name last had an open life (wall clock), for dropping the
-    /// series of interfaces gone for good.
+    /// When each name last had an open life (wall clock), to drop the series of interfaces gone for good.
     private var lastSeen: [String: Int64] = [:]
-    /// Names the metrics file has shown: a new one is shown at zero first,
-    /// so PromQL's increase() sees its first interval's traffic.
+    /// A new name is shown at zero first, so PromQL's increase() sees its first interval's traffic.
     private var publishedNames: Set<String> = []
 
     package init(
@@ -110,10 +89,8 @@ package struct Meter {
         resetCounts = storedResetCounts
     }
 
-    /// Forgets what the ledger keeps of names gone longer than `keepGone`
-    /// (they have left the metrics file too), so memory follows the links
-    /// of the last `keepGone`, not every name ever seen. A name that comes
-    /// back is `adopt`ed from the store again.
+    /// Forgets names gone longer than `keepGone` (out of the metrics file too), so memory follows the
+    /// links of the last `keepGone`; one that comes back is `adopt`ed from the store again.
     package mutating func forgetGone(at now: Int64, keepGone: Double) {
         let oldest = now - Int64(min(keepGone, 1e12))
         // A name with writes still pending is kept whatever its age.
@@ -130,15 +107,11 @@ package struct Meter {
         }
     }
 
-    /// Names counted since the last look-up that the ledger holds no
-    /// history for: forgotten while gone, or never seen. The loop looks them
-    /// up in the store before its next commit (after it, the store would
-    /// already hold what the ledger counted, and adopting it would count it
-    /// twice).
+    /// Names counted with no history in the ledger, looked up before the next commit: after it the store
+    /// would hold what the ledger counted, and adopting it would count it twice.
     package var namesWithoutHistory: [String] { namesNeedingHistory.sorted() }
 
-    /// What the store holds of a name that came back (nil: nothing), added
-    /// under what was counted since it came back.
+    /// What the store holds of a name that came back (nil: nothing), added under what was counted since.
     package mutating func adopt(_ name: String, stored: StoredInterface?, resets: [String: UInt64]) {
         historyLoaded.insert(name)
         namesNeedingHistory.remove(name)
@@ -151,27 +124,18 @@ package struct Meter {
         publishedNames.insert(name)
     }
 
-    /// Open lives by ifindex.
     package var lives: IfindexTable<TrackedLife> { tracker.lives }
 
     // MARK: Operations
 
-    /// Reconciles the store's state with every link present at start.
-    /// `unread`: the events the previous process left queued in the event
-    /// socket the service manager kept for it, read before `links` were
-    /// listed; `overran`: some were lost to an overrun. They are applied
-    /// first, to the state that process saved, as it would have applied
-    /// them, when that state is theirs to follow
-    /// (`CounterTracker.isContinuation(of:)`). Messages before them may be
-    /// missing even without an overrun (a process read them and stopped
-    /// before saving), so a link first seen with traffic is not taken for
-    /// one moved in.
+    /// Reconciles the stored state with every link present at start. `unread` (the previous process's
+    /// queued events; `overran`: some lost) is applied first, to the state it saved, when that state is
+    /// theirs to follow (`CounterTracker.isContinuation(of:)`); messages before them may be missing.
     package mutating func start(
         stored: StoredState, links listed: [LinkSample], at now: Instant,
         unread: [LinkEvent] = [], overran: Bool = false
     ) -> Step {
-        // The listings the tracker takes, for the watch decision and the
-        // record alike: the first of an ifindex listed twice.
+        // The first of an ifindex listed twice, for the watch decision and the record alike.
         let links = listed.firstOfEachIfindex
         touchedSinceCommit = .all
         for entry in stored.openLives { lastSeen[entry.life.name] = max(lastSeen[entry.life.name] ?? .min, entry.life.lastSeen) }
@@ -193,14 +157,11 @@ package struct Meter {
         return step
     }
 
-    /// Link events, in arrival order; `missed`: why messages before them
-    /// may be missing (nil: none can be).
+    /// Link events, in arrival order; `missed`: why messages before them may be missing (nil: none can).
     package mutating func apply(events: [LinkEvent], at now: Instant, missed: CounterTracker.MissedMessages? = nil) -> Step {
         var logged = Step()
-        // What a life ended here (renamed out of the watched set) was counted
-        // up to, by ifindex: messages may be older than the last dump, and a
-        // later one watching the link again (a stale rename back) must not
-        // begin below what was counted already.
+        // What a life ended here by a rename out of watch was counted up to: messages may predate the last
+        // dump, and a stale rename back must not begin below it.
         var countedUpTo = [Int32: LinkCounters]()  // not `[:]`: see `PendingWrites.deltas`
         for var event in events {
             touch(event.link.ifindex)
@@ -237,8 +198,7 @@ package struct Meter {
             let present = Set(links.map(\.ifindex))
             classifications = classifications.filter { present.contains($0.key) }
         }
-        // Open lives stay counted unless renamed: only the others need a
-        // decision.
+        // Open lives stay counted unless renamed: only the others need a decision.
         var renamed: [LinkSample] = []
         var uncounted: [LinkSample] = []
         var cursor = IfindexTable<TrackedLife>.Cursor()
@@ -259,11 +219,8 @@ package struct Meter {
         return logged
     }
 
-    /// A link appeared, watched or not: until a commit records it present,
-    /// a restart would take it for one created while stopped and count its
-    /// past from zero (a device moved in: another namespace's traffic), even
-    /// where Watch= only now selects it. A link that goes needs no haste:
-    /// left recorded, it can only make the restart count less.
+    /// Until a commit records a link present, a restart would take it for one created while stopped and
+    /// count its past (another namespace's traffic), watched or not. A link that goes needs no haste.
     private mutating func linkAppeared() { lifeChangesSinceCommit += 1 }
 
     private mutating func touch(_ ifindex: Int32) {
@@ -274,18 +231,13 @@ package struct Meter {
         touchedSinceCommit = .only(touched)
     }
 
-    /// Counted lives that `links` show under another name.
     private func renamedLives(_ links: [LinkSample]) -> [LinkSample] {
         links.filter { link in tracker.lives[link.ifindex].map { $0.name != link.name } ?? false }
     }
 
-    /// Before a rename is observed: a life renamed to a name the policy does
-    /// not watch (an ignore override) is counted up to the rename and ends
-    /// under the name its traffic passed under, so the ignored name gets no
-    /// row, event or series of its own. An event message may be older
-    /// than the last dump: counters below the life's are no reset, so
-    /// they never move the life back (as `CounterTracker.observe(event:)`).
-    /// `at`: each ended life's link, at the counters it was counted up to.
+    /// A life renamed to a name the policy does not watch ends under the name its traffic passed under,
+    /// so the ignored name gets no row, event or series. An event may be older than the last dump: lower
+    /// counters never move the life back. Returns each ended life's link at what it was counted up to.
     private mutating func endLivesRenamedOutOfWatch(_ renamed: [LinkSample], fromEvent: Bool, at now: Instant) -> (step: Step, at: [LinkSample]) {
         let asBefore = renamed.filter { !isWatched($0) }.compactMap { link -> LinkSample? in
             guard let life = tracker.lives[link.ifindex] else { return nil }
@@ -298,15 +250,12 @@ package struct Meter {
         return (record(tracker.rewatch(links: asBefore, at: now, isWatched: { _ in false }), links: asBefore, at: now), asBefore)
     }
 
-    /// After a rename: the new name is committed at once (a restart would
-    /// otherwise meet the ifindex under an unknown name and count it from
-    /// then on).
+    /// A rename is committed at once, or a restart would meet the ifindex under an unknown name.
     private mutating func renamedLivesObserved(_ renamed: [LinkSample]) {
         lifeChangesSinceCommit += renamed.count
     }
 
-    /// A new policy (a reload) applied to a fresh dump: lives no longer
-    /// watched end, links newly watched start from their current counters.
+    /// A reload's policy on a fresh dump: lives no longer watched end, newly watched links start now.
     package mutating func reconfigure(_ newPolicy: Policy, links: [LinkSample], at now: Instant) -> Step {
         touchedSinceCommit = .all
         policy = newPolicy
@@ -317,17 +266,12 @@ package struct Meter {
         return record(tracker.rewatch(links: links, at: now, isWatched: { watched.contains($0.ifindex) }), links: links, at: now, everyName: true)
     }
 
-    /// Whether a life began or ended, or a link appeared, since the last
-    /// commit: the loop commits (or journals) at once rather than at the
-    /// commit interval, so a crash can lose at most a tail, and the restart
-    /// can tell.
+    /// The loop commits or journals a life change at once, so a crash loses at most a tail the restart can tell.
     package var hasUncommittedLifeChanges: Bool { lifeChangesSinceCommit > 0 }
 
-    /// Everything the next commit writes.
     package var nextCommit: CommitBatch { commitBatch(comparing: touchedSinceCommit) }
 
-    /// The next commit, comparing with what was committed the lives and
-    /// links `touched` (`.all`: every one; tests hold the two equal).
+    /// The next commit, comparing only the lives and links `touched` (`.all`: every one; tests hold both equal).
     func commitBatch(comparing touched: Touched) -> CommitBatch {
         let present = tracker.presentLinks
         // A life that ended since then may have left its ifindex to a new one.
@@ -347,8 +291,7 @@ package struct Meter {
         return CommitBatch(pending: pending, changedLives: lives, presence: presence.isEmpty ? nil : presence)
     }
 
-    /// `commit` was written (to the store or the journal): its pending
-    /// writes are done.
+    /// `commit` was written (to the store or the journal): its pending writes are done.
     package mutating func committed(_ commit: CommitBatch) {
         pending = PendingWrites()
         touchedSinceCommit = .only([])
@@ -361,10 +304,8 @@ package struct Meter {
         }
     }
 
-    /// Every interface the ledger knows, for the metrics file.
     package var metricsInterfaces: [MetricsInterface] {
-        // Of two open lives under one name (the older one's RTM_DELLINK
-        // still unread), the ifindex shown is the newer one's.
+        // Of two open lives under one name (the older's RTM_DELLINK unread), the newer's ifindex is shown.
         var newest: [String: TrackedLife] = [:]
         for life in tracker.lives.values where newest[life.name].map({ ($0.firstSeen, $0.ifindex) < (life.firstSeen, life.ifindex) }) ?? true {
             newest[life.name] = life
@@ -377,9 +318,8 @@ package struct Meter {
         }
     }
 
-    /// What the metrics file shows now: interfaces counted now or within
-    /// `keepGone` seconds, each new one at zero the first time (unless not
-    /// `zeroFirst`: a last file, which must show what the store holds).
+    /// Interfaces counted now or within `keepGone` seconds, each new one at zero the first time unless
+    /// not `zeroFirst` (a last file must show what the store holds).
     package mutating func publication(at now: Int64, keepGone: Double, zeroFirst: Bool = true) -> [MetricsInterface] {
         for life in tracker.lives.values { lastSeen[life.name] = now }
         let oldest = now - Int64(min(keepGone, 1e12))
@@ -395,8 +335,7 @@ package struct Meter {
 
     // MARK: Rules
 
-    /// The links among `links` that are counted. Decided before the tracker
-    /// runs, so the tracker stays a pure function of its arguments.
+    /// Decided before the tracker runs, so it stays a pure function of its arguments.
     private mutating func watchedIndexes(_ links: [LinkSample]) -> Set<Int32> {
         var watched: Set<Int32> = []
         for link in links where isWatched(link) { watched.insert(link.ifindex) }
@@ -416,25 +355,18 @@ package struct Meter {
         return classification
     }
 
-    /// Adds an outcome to the pending writes and the ledger; returns what to log.
-    /// `everyName`: `links` are every link, at start or after a reload,
-    /// when any counted name may not be recorded yet.
+    /// Adds an outcome to the pending writes and the ledger; returns what to log. `everyName`: `links` are
+    /// every link (start, reload), when any counted name may not be recorded yet.
     private mutating func record(_ outcome: AccountingOutcome, links: [LinkSample], at now: Instant, everyName: Bool = false) -> Step {
         lifeChangesSinceCommit += outcome.begunLives.count + outcome.endedLives.count
-        // Most samples begin no life and count under known names: the
-        // links by ifindex are only built when something needs them.
+        // Most samples begin no life and count under known names: the links by ifindex are built only if needed.
         let needsLinks = !outcome.begunLives.isEmpty || outcome.deltas.contains { !recordedNames.contains($0.name) }
         let byIndex = needsLinks ? Dictionary(links.map { ($0.ifindex, $0) }, uniquingKeysWith: { first, _ in first }) : Dictionary()
-        // A name's class is recorded when a life starts under it.
         for life in outcome.begunLives { noteInterface(named: life.name, link: byIndex[life.ifindex], force: true) }
         for life in outcome.begunLives { lastSeen[life.name] = now.wall }
         for ended in outcome.endedLives { lastSeen[ended.life.name] = max(lastSeen[ended.life.name] ?? .min, ended.life.lastSeen) }
-        // A counted life under a name not recorded yet: its class is
-        // recorded under that name, traffic or not. After start or a reload
-        // only a rename gives a counted life such a name (a begun life's was
-        // noted above), so a step without one looks at no link here. The
-        // life's name, not the link's: a reload's dump may show a link
-        // renamed already, which only the next sample counts as a rename.
+        // A counted life under a name not recorded yet (after start or a reload, only a rename's) gets its class
+        // recorded. The life's name, not the link's: a reload's dump may show a rename only the next sample counts.
         if everyName || !outcome.renames.isEmpty {
             let renamed = Set(outcome.renames.map(\.ifindex))
             for link in links where everyName || renamed.contains(link.ifindex) {
