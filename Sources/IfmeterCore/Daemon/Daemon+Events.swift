@@ -1,10 +1,7 @@
-/// Reading link events into the meter, and logging what its steps said.
 extension Daemon {
-    /// Reads every pending link event into the meter, which ends a
-    /// gathering; returns whether some were lost (an overrun, or a failed
-    /// read). `missed`: why earlier messages may be missing (at start, after
-    /// an overrun); those reads go past one read's bound, a few times, so no
-    /// message of theirs is left for a later read to take as complete.
+    /// Reads every pending link event into the meter, ending a gathering; returns whether some were lost.
+    /// When earlier messages may be `missed`, reads go past one read's bound so no message of theirs is
+    /// left for a later read to take as complete.
     func readEvents(missed: CounterTracker.MissedMessages? = nil) -> Bool {
         var missed = missed
         var lost = false
@@ -32,9 +29,8 @@ extension Daemon {
         return lost
     }
 
-    /// Every event queued in ifmeterd.socket's socket when the daemon
-    /// starts: what happened after the previous process's last read.
-    /// `lost`: the queue overran meanwhile, or could not be read.
+    /// The events queued in ifmeterd.socket's socket since the previous process's last read; `lost`: the
+    /// queue overran meanwhile, or could not be read.
     func readUnreadEvents() -> (events: [LinkEvent], lost: Bool) {
         var unread: [LinkEvent] = []
         var lost = false
@@ -52,9 +48,8 @@ extension Daemon {
         return (unread, lost)
     }
 
-    /// `earlierBoot`: the store was last saved in an earlier boot (or never):
-    /// the events are this boot's before the first start, and the first dump
-    /// counts from here, as it would have without them.
+    /// `earlierBoot`: the store was last saved in an earlier boot (or never), so the events predate the
+    /// first start and the first dump counts from here, as it would have without them.
     func logUnread(_ unread: (events: [LinkEvent], lost: Bool), applied: Bool, earlierBoot: Bool) {
         guard !unread.events.isEmpty || unread.lost else { return }
         let overrun = unread.lost ? "; some were lost (the queue overran while no process read it)" : ""
@@ -70,7 +65,6 @@ extension Daemon {
         }
     }
 
-    /// `count` events were read, by a sample or at the end of a gathering.
     func noteEventsRead(_ count: Int) {
         let wasGathering = gathering.isGathering
         gathering.noteRead(at: SystemClock.monotonic(), events: count)
@@ -80,8 +74,8 @@ extension Daemon {
         }
     }
 
-    /// After every meter operation: the stored history of names it counted
-    /// first (before a commit could write them twice), then the log lines.
+    /// After every meter operation: the stored history of names it counted first (before a commit could
+    /// write them twice), then the log lines.
     func finish(_ step: Meter.Step) {
         adoptHistory()
         for life in step.begun {
@@ -96,16 +90,14 @@ extension Daemon {
         }
     }
 
-    /// Written once the journal or the store holds what the lines tell:
-    /// whoever acts on "tun0: removed" finds the life's end already kept.
+    /// Once the journal or the store holds what the lines tell: whoever acts on "tun0: removed" finds the
+    /// life's end already kept.
     func writeStepLines() {
         guard !stepLines.isEmpty else { return }
         Log.write(stepLines)
         stepLines.removeAll(keepingCapacity: true)
     }
 
-    /// Gives the ledger the stored totals of names counted again after a
-    /// long absence, before any commit could write them twice.
     private func adoptHistory() {
         for name in meter.namesWithoutHistory {
             do {

@@ -1,11 +1,9 @@
-/// The journal's state in the daemon: where life changes between store
-/// commits are made durable (`CommitJournal`).
+/// Where life changes between store commits are made durable (`CommitJournal`).
 enum JournalState {
     case open(CommitJournal)
     /// Another process holds the journal: life changes commit the store.
     case heldElsewhere
-    /// It could not be opened or written: life changes commit the store,
-    /// and the next commit tries to open it again.
+    /// It could not be opened or written: life changes commit the store, and the next commit retries.
     case unavailable
 
     var open: CommitJournal? {
@@ -14,9 +12,8 @@ enum JournalState {
 }
 
 extension Daemon {
-    /// Locks the journal for this daemon alone and applies what it holds
-    /// that the store lacks: the life changes of a daemon that stopped
-    /// before its next commit. Then it starts the journal's next generation.
+    /// Locks the journal for this daemon alone and applies what the store lacks (a daemon stopped before
+    /// its next commit), then starts the journal's next generation.
     func openJournal() throws(StoreError) -> JournalState {
         let locked: (file: AppendFile, previous: [UInt8])
         do {
@@ -41,8 +38,7 @@ extension Daemon {
         }
     }
 
-    /// Applies a journal's bytes to the store. What cannot be applied (not a
-    /// journal, another store's, values the store refuses) is said and replaced.
+    /// What cannot be applied (not a journal, another store's, values the store refuses) is said and replaced.
     private func applyJournal(_ bytes: [UInt8]) throws(StoreError) {
         let contents: JournalContents
         do {
@@ -73,8 +69,7 @@ extension Daemon {
         }
     }
 
-    /// A life began, ended or was renamed between store commits: one append
-    /// to the journal makes it durable. A failed append commits instead.
+    /// One append to the journal makes a life change durable between commits; a failed append commits.
     func journalLifeChanges(at now: Instant) {
         guard let journal = journal.open else { return commit(at: now) }
         let batch = meter.nextCommit
@@ -88,8 +83,7 @@ extension Daemon {
         }
     }
 
-    /// After a commit applied the journal's records, the journal starts
-    /// over; one that failed is opened again (never one another process holds).
+    /// After a commit the journal starts over; one that failed is opened again (never one held elsewhere).
     func startNextJournalGeneration() {
         switch journal {
         case .open(let open):

@@ -1,7 +1,6 @@
-/// SIGHUP, the metrics file's path, and `--benchmark-samples`.
 extension Daemon {
-    /// SIGHUP: commit what was counted under the old configuration, then
-    /// apply the new one. A bad file is logged and the old one kept.
+    /// SIGHUP: commit what was counted under the old configuration, then apply the new one; a bad file
+    /// is logged and the old one kept.
     func reload() {
         ServiceManager.notify("RELOADING=1")
         defer { ServiceManager.notify("READY=1\nSTATUS=\(statusLine())") }
@@ -55,8 +54,7 @@ extension Daemon {
         Log.notice("reloaded \(path)")
     }
 
-    /// `reloaded` in force, but for what takes effect at restart (the
-    /// `atRestart` keys) and the metrics file, which `reload` moves itself.
+    /// `reloaded` in force but for the `atRestart` keys and the metrics file, which `reload` moves itself.
     private func apply(_ reloaded: Configuration) {
         var next = reloaded
         next.stateDirectory = configuration.stateDirectory
@@ -72,9 +70,8 @@ extension Daemon {
         [path].compactMap { $0 }.filter { FileSystem.exists($0) && FileSystem.nonFileKind($0, followingSymbolicLinks: true) == nil }
     }
 
-    /// The metrics file is replaced by a rename after every sample: never
-    /// over one of `taken` (the daemon's own files) by any spelling, nor over
-    /// a device, nor among the kernel's files; a missing directory is exit 73.
+    /// Replaced by a rename after every sample: never over the daemon's own files (`taken`) by any
+    /// spelling, a device or the kernel's files; a missing directory is exit 73.
     static func metricsFile(_ path: String?, taken: [String]) throws(DaemonStartError) -> MetricsFile? {
         guard let path else { return nil }
         let key = "MetricsFile="
@@ -94,8 +91,7 @@ extension Daemon {
         return MetricsFile(path: path)
     }
 
-    /// `--benchmark-samples N`: N sample passes back to back, exactly as the
-    /// loop runs them, then the median wall and CPU time of one pass.
+    /// `--benchmark-samples N`: N sample passes as the loop runs them, then one pass's median wall and CPU.
     package func benchmark(samples: Int) -> (wall: Double, cpu: Double) {
         var walls: [Double] = []
         var cpus: [Double] = []

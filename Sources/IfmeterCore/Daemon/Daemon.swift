@@ -7,10 +7,9 @@ package struct DaemonStartError: Error, Sendable, CustomStringConvertible {
     package var description: String { message }
 }
 
-/// ifmeterd: one thread polls the signal pipe and the link event socket
-/// until the next deadline, then runs one named step. It owns every socket,
-/// the store and the outputs (no locks, no other thread); what samples and
-/// events mean is decided by `Meter`, and when things happen by `LoopSchedule`.
+/// ifmeterd: one thread polls the signal pipe and the event socket until the next deadline, then runs
+/// one named step. It owns every socket, the store and the outputs (no locks); what samples and events
+/// mean is decided by `Meter`, when things happen by `LoopSchedule`.
 package final class Daemon {
     package struct Options {
         package var configuration: Configuration
@@ -79,8 +78,7 @@ package final class Daemon {
     /// Log lines of the meter's steps, written once the change they tell is kept.
     var stepLines: [(priority: Log.Priority, message: String)] = []
 
-    /// Opens the store and the kernel sockets, in order; each failure is
-    /// decided here, once, with its exit code.
+    /// Opens the store and the kernel sockets, in order; each failure decided here, once, with its exit code.
     package init(_ options: Options) throws(DaemonStartError) {
         self.options = options
         configuration = options.configuration
@@ -152,9 +150,8 @@ package final class Daemon {
 
     // MARK: Start
 
-    /// Reconciles the store with the kernel (rules 2 to 5), reads the events
-    /// queued meanwhile and commits: when this returns, the first sample is
-    /// in the store.
+    /// Reconciles the store with the kernel (rules 2 to 5), reads the events queued meanwhile and commits:
+    /// when this returns, the first sample is in the store.
     package func start() throws(DaemonStartError) {
         let stored: StoredState
         do {
@@ -259,9 +256,8 @@ package final class Daemon {
         }
     }
 
-    /// Waits for the next wakeup: a signal first, then timed work already
-    /// due, else a poll of the signal pipe and (unless events wait for a
-    /// read already set) the event socket until the schedule's deadline.
+    /// A signal first, then timed work already due, else a poll of the signal pipe and (unless a read is
+    /// already set) the event socket until the schedule's deadline.
     private func nextWakeup(_ schedule: LoopSchedule, signals pending: inout [Int32]) throws(SystemError) -> Wakeup {
         var descriptors = [
             pollfd(fd: signals, events: Int16(POLLIN), revents: 0),
@@ -340,9 +336,8 @@ package final class Daemon {
         }
     }
 
-    /// Writes what the journal holds and the pending deltas with the
-    /// baselines that produced them, in one transaction, then empties the
-    /// journal. A failure keeps everything where it was for the next try.
+    /// Writes the journal's records and the pending deltas with their baselines in one transaction, then
+    /// empties the journal; a failure keeps everything for the next try.
     func commit(at now: Instant) {
         let batch = meter.nextCommit
         let records = (journal.open?.records ?? []) + [JournalRecord(time: now.wall, batch: batch)]
@@ -382,7 +377,6 @@ package final class Daemon {
         }
     }
 
-    /// SIGTERM and SIGINT: a final sample, a commit, the exit code.
     private func shutdown() -> ExitCode {
         ServiceManager.notify("STOPPING=1")
         samplePass(eventsWereLost: false)
@@ -394,7 +388,6 @@ package final class Daemon {
         return failing ? .ioError : .success
     }
 
-    /// `--once`: the start-up pass is the whole run.
     package func finishOnce() -> ExitCode {
         publishMetrics(last: true)
         store.close()
@@ -402,7 +395,6 @@ package final class Daemon {
     }
 }
 
-/// The daemon's health, for STATUS=, the watchdog and the metrics file.
 struct Health {
     /// On the clock that counts a suspend: a laptop that slept past the
     /// commit interval commits at its first sample after waking.
