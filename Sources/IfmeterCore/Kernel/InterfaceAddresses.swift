@@ -11,7 +11,7 @@ package enum InterfaceAddresses {
         defer { ifm_link_list_free(&buffer) }
         let status = ifm_ifaddrs_dump(&buffer)
         guard status == 0 else {
-            throw KernelError(operation: "getifaddrs", message: String(cString: strerror(status)))
+            throw KernelError(operation: "getifaddrs", code: status, message: String(cString: strerror(status)))
         }
         return (0..<buffer.count).map { LinkSample(buffer.links[$0]) }
     }

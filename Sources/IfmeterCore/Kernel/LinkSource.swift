@@ -12,10 +12,18 @@ extension LinkSource {
     package func note(events: [LinkEvent], overrun: Bool) {}
 }
 
-/// A failure reported by libnl or getifaddrs, with what was being done.
+/// A failure reported by libnl or getifaddrs, with what was being done and
+/// the library's own code (libnl's `NLE_*`, or an errno for getifaddrs).
 package struct KernelError: Error, Sendable, CustomStringConvertible {
     package let operation: String
+    package let code: Int32
     package let message: String
+
+    package init(operation: String, code: Int32, message: String) {
+        self.operation = operation
+        self.code = code
+        self.message = message
+    }
 
     package var description: String { "\(operation): \(message)" }
 }

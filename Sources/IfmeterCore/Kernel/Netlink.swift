@@ -17,7 +17,7 @@ extension LinkSample {
 
 extension KernelError {
     static func netlink(_ operation: String, _ code: Int32) -> KernelError {
-        KernelError(operation: operation, message: String(cString: ifm_netlink_error_string(code)))
+        KernelError(operation: operation, code: code, message: String(cString: ifm_netlink_error_string(code)))
     }
 }
 
