@@ -1,31 +1,26 @@
-/// How long each kind of time bucket is kept; 0 keeps it forever.
-/// The defaults are vnStat's.
+/// How long each kind of time bucket is kept (0: forever); the defaults are vnStat's.
 package struct Retention: Sendable, Hashable {
     package var fiveMinuteHours = 48
     package var hourlyDays = 4
     package var dailyDays = 62
     package var monthlyMonths = 25
     package var yearlyYears = 0
-    /// Seconds a gone interface's series stay in the metrics file
-    /// (`MetricsKeepGoneSec=`, `Configuration.metricsKeepGone`). Kept here
-    /// because it bounds retirement from below: a name retired while the
-    /// metrics file may still show it would come back at a smaller total
-    /// after a restart, and a published counter must never decrease.
+    /// Seconds a gone interface's series stay in the metrics file (`MetricsKeepGoneSec=`). Kept here as
+    /// it bounds retirement from below: a name retired while still shown would return at a smaller total
+    /// after a restart, and a published counter never decreases.
     package var metricsKeepGone: Double = 7 * 86_400
 
     package init() {}
 
-    /// Seconds an interface must have been gone (no open life, nothing
-    /// counted) before it is folded into its class's `retired` row; nil:
-    /// never (`DailyDays=0` keeps every name forever).
+    /// Seconds an interface must have been gone before it is folded into its class's `retired` row; nil:
+    /// never (`DailyDays=0` keeps every name).
     package var retirementAge: Int64? {
         guard dailyDays > 0 else { return nil }
         return max(Int64(dailyDays) * 86_400, Int64(min(max(metricsKeepGone, 0), 1e12).rounded(.up)))
     }
 }
 
-/// A data-plan budget over a billing cycle: received plus transmitted bytes,
-/// as carriers count them.
+/// A data-plan budget over a billing cycle: received plus transmitted bytes, as carriers count them.
 package struct Budget: Sendable, Hashable {
     package enum Target: Sendable, Hashable {
         case interfaceClass(InterfaceClass)
@@ -34,8 +29,7 @@ package struct Budget: Sendable, Hashable {
 
     package var target: Target
     package var bytes: UInt64
-    /// Written in 1000-based units (`20GB`), as carriers sell plans: shown
-    /// in them too, unless the command line asks for other units.
+    /// Written in 1000-based units (`20GB`) as carriers sell plans, and shown in them unless asked otherwise.
     package var decimal: Bool
 
     package init(target: Target, bytes: UInt64, decimal: Bool = false) {
@@ -61,8 +55,7 @@ package struct Configuration: Sendable {
 
     /// Seconds between counter samples (rates, event reconciliation, metrics).
     package var sampleInterval: Double = 15
-    /// Seconds between store commits; deltas wait in memory meanwhile, and a
-    /// crash loses none of them for links that live on (the kernel still has them).
+    /// Seconds between store commits; a crash loses no delta of a link that lives on (the kernel has it).
     package var commitInterval: Double = 300
     /// Where the store lives; nil falls back to $STATE_DIRECTORY, then the default.
     package var stateDirectory: String?
@@ -72,10 +65,8 @@ package struct Configuration: Sendable {
     package var eventBufferBytes = 4 << 20
     /// The Prometheus text file written after every sample; nil: none.
     package var metricsFile: String?
-    /// Seconds a gone interface's series stay in the metrics file, so a
-    /// tunnel that comes back keeps its series and one gone for good stops
-    /// being scraped (0: dropped as soon as it is gone). Held by `retention`,
-    /// which the store's retirement reads.
+    /// So a tunnel that comes back keeps its series and one gone for good stops being scraped (0: dropped
+    /// at once); held by `retention`, whose retirement it bounds.
     package var metricsKeepGone: Double {
         get { retention.metricsKeepGone }
         set { retention.metricsKeepGone = newValue }
@@ -88,14 +79,12 @@ package struct Configuration: Sendable {
     /// Day of the month a billing cycle starts (1...28), like vnStat's MonthRotate.
     package var billingDay = 1
     package var budgets: [Budget] = []
-    /// Names shown beside interface names (`[Aliases]`, vnStat's --setalias):
-    /// display only, the store and -i keep the kernel's name.
+    /// Names shown beside interface names (`[Aliases]`): display only, the store and -i keep the kernel's.
     package var aliases: [String: String] = [:]
 
     package init() {}
 
-    /// The state directory in force: explicit setting, then systemd's
-    /// $STATE_DIRECTORY (first entry), then the default.
+    /// The explicit setting, then systemd's $STATE_DIRECTORY (first entry), then the default.
     package func resolvedStateDirectory(environment: [String: String]) -> String {
         if let stateDirectory { return stateDirectory }
         if let fromSystemd = environment["STATE_DIRECTORY"]?.split(separator: ":").first {
@@ -115,20 +104,17 @@ package struct Configuration: Sendable {
 
     package var classifier: Classifier { Classifier(sysfsRoot: sysfsRoot, overrides: overrides) }
 
-    /// Whether this configuration counts an interface: its class watched
-    /// and no `[Classes]` override ignoring it. Of a link the kernel shows,
-    /// the class is `classification`, the one the daemon's meter decides;
-    /// without the link (not read, or gone), the `stored` class under the
-    /// first override its name matches, which needs nothing from the kernel.
+    /// Whether this configuration counts an interface: its class watched and no `[Classes]` override
+    /// ignoring it. The class is the link's `classification` when the kernel shows it, else the `stored`
+    /// class under the first override its name matches.
     package func counts(_ name: String, stored: InterfaceClass, classification: Classification?) -> Bool {
         let decided = classification ?? classifier.override(for: name) ?? Classification(stored, by: .noSignal)
         return decided.interfaceClass.map(watchedClasses.contains) ?? false
     }
 }
 
-/// Settings given on ifmeterd's command line. They win over the file, at
-/// start and at every reload alike: a reload re-reads the file, not the
-/// command line.
+/// Settings given on ifmeterd's command line: they win over the file at start and at every reload,
+/// which re-reads the file, not the command line.
 package struct CommandLineOverrides: Sendable {
     package var sampleInterval: Double?
     package var commitInterval: Double?

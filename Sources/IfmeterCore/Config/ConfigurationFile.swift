@@ -29,25 +29,9 @@ package struct ConfigurationError: Error, Sendable, CustomStringConvertible, Equ
     }
 }
 
-/// The configuration file: systemd-style `[Section]` and `Key=Value` lines,
-/// `#` or `;` comments. Unknown sections and keys are errors, never ignored:
-/// a misspelt key would otherwise silently run with a default.
-///
-///     [Daemon]
-///     SampleIntervalSec=15
-///     CommitIntervalSec=300
-///     MaxRate=10G
-///     [Interfaces]
-///     Watch=wifi cellular tunnel
-///     [Classes]
-///     ppp*=cellular
-///     veth*=ignore
-///     [Budgets]
-///     BillingDay=15
-///     cellular=20GB
-///     wwan0=5GiB
-///     [Aliases]
-///     wwan0=phone
+/// The configuration file, as ifmeter.conf(5) describes it: systemd-style `[Section]` and `Key=Value`
+/// lines, `#` or `;` comments. Unknown sections and keys are errors, never ignored: a misspelt key
+/// would otherwise silently run with a default.
 package enum ConfigurationFile {
     /// Longest accepted line; anything longer is not a hand-written config.
     static let maximumLineLength = 4096
@@ -56,8 +40,7 @@ package enum ConfigurationFile {
         var configuration = base
         var section: String?
         var seen: Set<String> = []
-        // A byte-order mark (editors on Windows write one) is no part of the
-        // first line: invisible, it had made "[Daemon]" no section.
+        // A byte-order mark (Windows editors write one) is no part of the first line: "[Daemon]" stays a section.
         let text = text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
         for (offset, rawLine) in lines(of: text).enumerated() {
             let number = offset + 1
@@ -82,8 +65,7 @@ package enum ConfigurationFile {
             let value = line[line.index(after: equals)...].trimmingWhitespace()
             guard let section else { throw fail("\(quoted(key))= outside any section") }
             guard !key.isEmpty else { throw fail("empty key") }
-            // In [Classes] the first match wins: a glob given again would
-            // never apply, whatever it says.
+            // In [Classes] the first match wins: a glob given again would never apply.
             guard seen.insert("\(section).\(key)").inserted else {
                 throw fail(section == "Classes" ? "\(key)= set twice in [Classes]; the first wins, this line would never apply" : "\(key)= set twice in [\(section)]")
             }
@@ -98,15 +80,13 @@ package enum ConfigurationFile {
 
     struct Message: Error { var text: String }
 
-    /// The file's lines. "\r\n" is a single Character in Swift, so a file
-    /// saved with CRLF line ends must be split on both separators.
+    /// "\r\n" is a single Character in Swift, so a file with CRLF line ends is split on both separators.
     package static func lines(of text: String) -> [Substring] {
         text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
     }
 
-    /// The keys `apply` takes in the sections whose keys are not names
-    /// (`[Classes]`, `[Budgets]` and `[Aliases]` take globs, classes and
-    /// interface names), for the error that names an unknown one.
+    /// The keys of the sections whose keys are not names (all but `[Classes]`, `[Budgets]`, `[Aliases]`),
+    /// for the error that names an unknown one.
     static let knownKeys: [String: [String]] = [
         "Daemon": [
             "SampleIntervalSec", "CommitIntervalSec", "StateDirectory", "MaxRate", "EventBufferBytes",
@@ -189,18 +169,15 @@ package enum ConfigurationFile {
         return overflow ? nil : product
     }
 
-    /// A budget for a class (`cellular=20GB`) or an interface (`wwan0=5GiB`).
-    /// An interface may be budgeted before it is first seen, so a name
-    /// nothing knows is no error; but a key that is no class and close to
-    /// one (`misspeltClass`) is a typo, whose budget would never alarm.
+    /// A budget for a class (`cellular=20GB`) or an interface (`wwan0=5GiB`), which may be budgeted before
+    /// it is first seen; a key close to a class (`misspeltClass`) is a typo whose budget would never alarm.
     static func budget(target typed: String, value: String) throws(Message) -> Budget {
         let target = InterfaceClass(rawValue: typed) != nil ? typed : InterfaceName.fromUser(typed)
         let interfaceClass = InterfaceClass(rawValue: target)
         if interfaceClass == nil, let meant = misspeltClass(typed) {
             throw Message(text: "\(quoted(typed))=: not a class; did you mean \(meant.rawValue)? (a key this close to a class names an interface only if it has a digit, like wwan0)")
         }
-        // The key is judged first, as an alias's name: the amount's error
-        // then names a class or an interface, never a 4 KiB line.
+        // The key is judged first: the amount's error then names a class or an interface, never a 4 KiB line.
         guard interfaceClass != nil
             || ((InterfaceName.decode(target)?.count ?? .max) <= 15 && isValidGlob(target) && !target.contains(where: { "*?[".contains($0) }))
         else {
@@ -212,11 +189,9 @@ package enum ConfigurationFile {
         return Budget(target: interfaceClass.map { .interfaceClass($0) } ?? .interface(target), bytes: bytes, decimal: decimal)
     }
 
-    /// The class a key that is not one was meant to be: five characters or
-    /// more, no digit, and within two edits (`editDistance`, letter case
-    /// aside) of a class's name. Kernel names nearly always carry a digit
-    /// (`wwan0`, `wlp2s0`, `tun0`) and short ones (`wlan`) are too near
-    /// everything to judge: both stay interface names.
+    /// The class a key that is not one was meant to be: five characters or more, no digit, within two
+    /// edits of a class's name. Kernel names nearly always carry a digit (`wwan0`), and short ones
+    /// (`wlan`) are too near everything to judge.
     static func misspeltClass(_ key: String) -> InterfaceClass? {
         guard key.count >= 5, !key.contains(where: { $0.isASCII && $0.isNumber }) else { return nil }
         let typed = Array(key.lowercased())
@@ -227,9 +202,7 @@ package enum ConfigurationFile {
             .min { $0.1 < $1.1 }?.0
     }
 
-    /// Damerau-Levenshtein distance, in its optimal-string-alignment form:
-    /// insertions, deletions, substitutions and transpositions of adjacent
-    /// characters (`cellualr`) count one each.
+    /// Damerau-Levenshtein distance (optimal string alignment): a transposition (`cellualr`) counts one.
     static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
         if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
         var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
@@ -247,8 +220,7 @@ package enum ConfigurationFile {
         return table[a.count][b.count]
     }
 
-    /// Whether an amount byteAmount accepted is written in powers of 1000
-    /// (`5MB`, `5M`); nil for anything byteAmount would refuse.
+    /// Whether an amount `byteAmount` accepts is in powers of 1000 (`5MB`, `5M`); nil if it refuses it.
     static func isDecimalAmount(_ value: String) -> Bool? {
         guard byteAmount(value) != nil else { return nil }
         return ["KB", "MB", "GB", "TB", "K", "M", "G", "T"].contains { value.hasSuffix($0) } && !value.hasSuffix("iB")
@@ -340,16 +312,14 @@ package enum ConfigurationFile {
         return line
     }
 
-    /// Text from the file as an error shows it: quoted, as far as a person
-    /// reads it (a line may be 4 KiB long), control characters as `?`.
+    /// Text from the file as an error shows it: quoted, cut to what a person reads, controls as `?`.
     static func quoted(_ text: some StringProtocol) -> String {
         let limit = 40
         let shown = text.count > limit ? text.prefix(limit) + "…" : Substring(text)
         return "\"" + shown.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? "?" : String($0) }.joined() + "\""
     }
 
-    /// Reads and parses a file; a missing explicit file is an error, the
-    /// default path may be absent.
+    /// A missing explicit file is an error; the default path may be absent.
     package static func load(path: String, required: Bool) throws(ConfigurationError) -> Configuration {
         let bytes: [UInt8]?
         do {
