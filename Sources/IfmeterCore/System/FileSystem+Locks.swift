@@ -1,0 +1,90 @@
+// Part of FileSystem (FileSystem.swift): the daemon's lock file and the liveness file beside it.
+import Glibc
+
+extension FileSystem {
+    /// Takes an exclusive flock(2) without waiting; false when another
+    /// process holds one.
+    package static func tryLock(_ fd: Int32, path: String) throws -> Bool {
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
+        if errno == EWOULDBLOCK { return false }
+        throw SystemError("flock", path: path, errno: errno)
+    }
+
+    /// Takes an exclusive advisory lock on path (created if missing) and
+    /// keeps it for the life of the process; returns false when another
+    /// process holds it. Then records this process in the liveness file
+    /// beside it (`livenessPath`), which readers check instead of the lock.
+    ///
+    /// flock needs only a read descriptor, so a lock file other users can
+    /// open is a lock they can hold, keeping the daemon from starting. The
+    /// file is therefore 0600, opened without following symlinks, and one
+    /// that others could have opened (another owner, group or other bits,
+    /// as older versions left it at 0644, or not a regular file) is
+    /// replaced by a fresh one first: a descriptor held on the old file then
+    /// locks nothing.
+    package static func lockExclusively(_ path: String) throws -> Bool {
+        var fd: Int32 = -1
+        for _ in 0..<3 {
+            fd = retrying { open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+            if fd < 0 && errno != ELOOP { throw SystemError("open", path: path, errno: errno) }
+            var info = stat()
+            if fd >= 0 && fstat(fd, &info) == 0 && info.st_uid == geteuid() && info.st_mode & 0o077 == 0 && info.st_mode & S_IFMT == S_IFREG {
+                break
+            }
+            if fd >= 0 { close(fd) }
+            fd = -1
+            if unlink(path) != 0 && errno != ENOENT { throw SystemError("replace a lock file others could open", path: path, errno: errno) }
+        }
+        if fd < 0 { throw SystemError("open", path: path, errno: EAGAIN) }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let saved = errno
+            close(fd)
+            if saved == EWOULDBLOCK { return false }
+            throw SystemError("flock", path: path, errno: saved)
+        }
+        let start = processStartTime(getpid()) ?? 0
+        try writeAtomically(Array("\(getpid()) \(start)\n".utf8), to: livenessPath(forLock: path), mode: 0o644)
+        return true
+    }
+
+    /// Where the holder of the lock at `path` records itself: `ifmeterd.lock`
+    /// -> `ifmeterd.pid`.
+    package static func livenessPath(forLock path: String) -> String {
+        (path.hasSuffix(".lock") ? String(path.dropLast(5)) : path) + ".pid"
+    }
+
+    /// A process's start time in clock ticks since boot (/proc/PID/stat
+    /// field 22): with the pid it names one process, never a later one that
+    /// reuses the pid.
+    static func processStartTime(_ pid: pid_t) -> UInt64? {
+        guard let bytes = try? readBytes("/proc/\(pid)/stat"), let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        // Fields after the command name (which may hold spaces and parentheses) start at field 3.
+        let fields = bytes[(close + 1)...].split(separator: UInt8(ascii: " "))
+        guard fields.count > 19 else { return nil }
+        return UInt64(String(decoding: fields[19], as: UTF8.self))
+    }
+
+    /// Whether the process that took the lock at path (the daemon on its
+    /// lock file) is running. Readers never open the lock itself: it is
+    /// 0600, and a lock anyone can open is one anyone can fake. They read
+    /// the liveness file instead and trust it only when another user could
+    /// not have written it: owned by the lock file's owner, writable by
+    /// that owner alone, naming a process (pid and start time) that runs
+    /// now as that owner (or as root).
+    package static func isLockedByAnotherProcess(_ path: String) -> Bool {
+        let record = livenessPath(forLock: path)
+        var lock = stat()
+        var info = stat()
+        guard lstat(path, &lock) == 0, lstat(record, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+            info.st_uid == lock.st_uid, info.st_mode & 0o022 == 0,
+            let text = try? readText(record)
+        else { return false }
+        let words = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
+        guard words.count == 2, let pid = pid_t(words[0]), pid > 0, pid != getpid(), let start = UInt64(words[1]),
+            processStartTime(pid) == start
+        else { return false }
+        var process = stat()
+        guard stat("/proc/\(pid)", &process) == 0 else { return false }
+        return process.st_uid == info.st_uid || process.st_uid == 0
+    }
+}
