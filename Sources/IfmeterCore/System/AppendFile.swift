@@ -35,14 +35,14 @@ package final class AppendFile {
             try FileSystem.writeAll(descriptor, bytes, path: path, at: size)
             size += bytes.count
         } catch {
-            _ = FileSystem.retrying { ftruncate(descriptor, off_t(size)) }
+            _ = valueOrErrno("truncate", path: path) { ftruncate(descriptor, off_t(size)) }
             throw error
         }
     }
 
     /// Empties the file and writes `bytes` as its whole content.
     package func replaceContents(with bytes: [UInt8]) throws {
-        if FileSystem.retrying({ ftruncate(descriptor, 0) }) != 0 { throw SystemError("truncate", path: path, errno: errno) }
+        _ = try valueOrErrno("truncate", path: path) { ftruncate(descriptor, 0) }.get()
         size = 0
         try append(bytes)
     }

@@ -5,9 +5,11 @@ extension FileSystem {
     /// Takes an exclusive flock(2) without waiting; false when another
     /// process holds one.
     package static func tryLock(_ fd: Int32, path: String) throws -> Bool {
-        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
-        if errno == EWOULDBLOCK { return false }
-        throw SystemError("flock", path: path, errno: errno)
+        switch valueOrErrno("flock", path: path, { flock(fd, LOCK_EX | LOCK_NB) }) {
+        case .success: return true
+        case .failure(let error) where error.errno == EWOULDBLOCK: return false
+        case .failure(let error): throw error
+        }
     }
 
     /// Takes an exclusive advisory lock on path (created if missing) and
@@ -25,22 +27,25 @@ extension FileSystem {
     package static func lockExclusively(_ path: String) throws -> Bool {
         var fd: Int32 = -1
         for _ in 0..<3 {
-            fd = retrying { open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600) }
-            if fd < 0 && errno != ELOOP { throw SystemError("open", path: path, errno: errno) }
+            switch valueOrErrno("open", path: path, { open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600) }) {
+            case .success(let opened): fd = opened
+            case .failure(let error) where error.errno == ELOOP: fd = -1
+            case .failure(let error): throw error
+            }
             var info = stat()
             if fd >= 0 && fstat(fd, &info) == 0 && info.st_uid == geteuid() && info.st_mode & 0o077 == 0 && info.st_mode & S_IFMT == S_IFREG {
                 break
             }
             if fd >= 0 { close(fd) }
             fd = -1
-            if unlink(path) != 0 && errno != ENOENT { throw SystemError("replace a lock file others could open", path: path, errno: errno) }
+            let unlinked = valueOrErrno("replace a lock file others could open", path: path) { unlink(path) }
+            if case .failure(let error) = unlinked, error.errno != ENOENT { throw error }
         }
         if fd < 0 { throw SystemError("open", path: path, errno: EAGAIN) }
-        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            let saved = errno
+        if case .failure(let error) = valueOrErrno("flock", path: path, { flock(fd, LOCK_EX | LOCK_NB) }) {
             close(fd)
-            if saved == EWOULDBLOCK { return false }
-            throw SystemError("flock", path: path, errno: saved)
+            if error.errno == EWOULDBLOCK { return false }
+            throw error
         }
         let start = processStartTime(getpid()) ?? 0
         try writeAtomically(Array("\(getpid()) \(start)\n".utf8), to: livenessPath(forLock: path), mode: 0o644)

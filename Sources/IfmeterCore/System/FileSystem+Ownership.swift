@@ -4,7 +4,8 @@ import Glibc
 extension FileSystem {
     /// Whether this process may not read path because of its permissions.
     package static func isReadDenied(_ path: String) -> Bool {
-        access(path, R_OK) != 0 && errno == EACCES
+        guard case .failure(let error) = valueOrErrno("access", path: path, { access(path, R_OK) }) else { return false }
+        return error.errno == EACCES
     }
 
     /// The name of path's group ("gid N" when it has none).
@@ -27,9 +28,10 @@ extension FileSystem {
         var info = stat()
         guard geteuid() == 0, stat(path, &info) == 0, info.st_uid != 0 else { return }
         // As root, setgid and setuid set the real, effective and saved ids.
-        guard setgroups(0, nil) == 0, setgid(info.st_gid) == 0, setuid(info.st_uid) == 0 else {
-            throw SystemError("take its owner's user \(info.st_uid)", path: path, errno: errno)
-        }
+        let becoming = "take its owner's user \(info.st_uid)"
+        _ = try valueOrErrno(becoming, path: path) { setgroups(0, nil) }.get()
+        _ = try valueOrErrno(becoming, path: path) { setgid(info.st_gid) }.get()
+        _ = try valueOrErrno(becoming, path: path) { setuid(info.st_uid) }.get()
     }
 
     /// Whether the account database puts this user in path's group while

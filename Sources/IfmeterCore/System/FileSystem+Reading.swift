@@ -7,11 +7,9 @@ extension FileSystem {
     /// its writer writes, a FIFO nobody writes to is refused after
     /// `pipeWait`, and a file longer than `limit` is refused.
     package static func readBytes(_ path: String, atMost limit: Int = readLimit) throws -> [UInt8]? {
-        let fd = retrying { open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
-        if fd < 0 {
-            if errno == ENOENT || errno == ENOTDIR { return nil }
-            throw SystemError("open", path: path, errno: errno)
-        }
+        let opened = valueOrErrno("open", path: path) { open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
+        if case .failure(let error) = opened, error.errno == ENOENT || error.errno == ENOTDIR { return nil }
+        let fd = try opened.get()
         defer { close(fd) }
         var info = stat()
         let isPipe = fstat(fd, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO
@@ -22,11 +20,9 @@ extension FileSystem {
             // writes. A FIFO no process opened for writing would read as an
             // empty file at once: it is refused after a wait instead.
             if isPipe && !waitForDataOrEnd(fd, seconds: pipeWait) { throw NotARegularFile.noWriter(path: path, seconds: pipeWait) }
-            let count = chunk.withUnsafeMutableBytes { buffer in
-                retrying { read(fd, buffer.baseAddress, buffer.count) }
-            }
-            if count < 0 && isPipe && errno == EAGAIN { continue }
-            if count < 0 { throw SystemError("read", path: path, errno: errno) }
+            let chunkRead = valueOrErrno("read", path: path) { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
+            if case .failure(let error) = chunkRead, isPipe && error.errno == EAGAIN { continue }
+            let count = try chunkRead.get()
             if count == 0 { return bytes }
             bytes.append(contentsOf: chunk[0..<count])
             // A character device may never end (/dev/zero as a path).
@@ -48,7 +44,8 @@ extension FileSystem {
     /// A FIFO that never had a writer shows neither (no POLLHUP on Linux).
     private static func waitForDataOrEnd(_ fd: Int32, seconds: Double) -> Bool {
         var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        return retrying { poll(&entry, 1, Int32(seconds * 1000)) } > 0 && entry.revents != 0
+        guard case .success(let ready) = valueOrErrno("poll", path: "pipe", { poll(&entry, 1, Int32(seconds * 1000)) }) else { return false }
+        return ready > 0 && entry.revents != 0
     }
 
     /// The file as UTF-8 text, or nil when it does not exist.
@@ -81,12 +78,13 @@ extension FileSystem {
     /// or device is never waited on (O_NONBLOCK), and an oversized file is
     /// never read into memory. Nil when it does not exist (without O_CREAT).
     package static func openRegularFile(_ path: String, flags: Int32, mode: mode_t = 0o600, limit: Int) throws -> (descriptor: Int32, size: Int)? {
-        let fd = retrying { open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode) }
-        if fd < 0 {
-            if errno == ENOENT { return nil }
-            if errno == ELOOP { throw NotARegularFile.symbolicLink(path: path) }
-            if errno == EISDIR || errno == ENXIO { throw NotARegularFile.special(path: path) }
-            throw SystemError("open", path: path, errno: errno)
+        let fd: Int32
+        switch valueOrErrno("open", path: path, { open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode) }) {
+        case .success(let opened): fd = opened
+        case .failure(let error) where error.errno == ENOENT: return nil
+        case .failure(let error) where error.errno == ELOOP: throw NotARegularFile.symbolicLink(path: path)
+        case .failure(let error) where error.errno == EISDIR || error.errno == ENXIO: throw NotARegularFile.special(path: path)
+        case .failure(let error): throw error
         }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
@@ -105,10 +103,9 @@ extension FileSystem {
         var bytes = [UInt8](repeating: 0, count: size)
         var offset = 0
         while offset < size {
-            let count = bytes.withUnsafeMutableBytes { buffer in
-                retrying { pread(fd, buffer.baseAddress! + offset, size - offset, off_t(offset)) }
-            }
-            if count < 0 { throw SystemError("read", path: path, errno: errno) }
+            let count = try valueOrErrno("read", path: path) {
+                bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + offset, size - offset, off_t(offset)) }
+            }.get()
             if count == 0 { break }
             offset += count
         }

@@ -7,16 +7,13 @@ extension FileSystem {
         if isDirectory(path) { return }
         let parent = directoryName(path)
         if parent != path && !parent.isEmpty { try createDirectory(parent, mode: mode) }
-        if mkdir(path, mode) != 0 && errno != EEXIST {
-            throw SystemError("mkdir", path: path, errno: errno)
-        }
+        if case .failure(let error) = valueOrErrno("mkdir", path: path, { mkdir(path, mode) }), error.errno != EEXIST { throw error }
         if !isDirectory(path) { throw SystemError("mkdir", path: path, errno: ENOTDIR) }
     }
 
     /// Writes bytes to a new file or replaces its contents.
     package static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws {
-        let fd = retrying { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode) }
-        if fd < 0 { throw SystemError("open", path: path, errno: errno) }
+        let fd = try valueOrErrno("open", path: path) { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode) }.get()
         defer { close(fd) }
         try writeAll(fd, bytes, path: path)
     }
@@ -26,25 +23,22 @@ extension FileSystem {
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String, at fileOffset: Int? = nil) throws {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { buffer in
-                let start = buffer.baseAddress! + offset
-                return retrying {
-                    if let fileOffset { pwrite(fd, start, buffer.count - offset, off_t(fileOffset + offset)) }
-                    else { Glibc.write(fd, start, buffer.count - offset) }
+            offset += try valueOrErrno("write", path: path) {
+                bytes.withUnsafeBytes { buffer in
+                    let start = buffer.baseAddress! + offset
+                    if let fileOffset { return pwrite(fd, start, buffer.count - offset, off_t(fileOffset + offset)) }
+                    return Glibc.write(fd, start, buffer.count - offset)
                 }
-            }
-            if written < 0 { throw SystemError("write", path: path, errno: errno) }
-            offset += written
+            }.get()
         }
     }
 
     /// Creates an empty regular file with exactly `mode`, failing if
     /// anything already exists at path (a symlink included).
     package static func createEmptyFile(_ path: String, mode: mode_t) throws {
-        let fd = retrying { open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
-        if fd < 0 { throw SystemError("create", path: path, errno: errno) }
+        let fd = try valueOrErrno("create", path: path) { open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }.get()
         defer { close(fd) }
-        if fchmod(fd, mode) != 0 { throw SystemError("fchmod", path: path, errno: errno) }
+        _ = try valueOrErrno("fchmod", path: path) { fchmod(fd, mode) }.get()
     }
 
     /// Clears the permission bits `mode` lacks from a regular file this
@@ -74,7 +68,7 @@ extension FileSystem {
     /// Moves a file aside (`asideName`), never over another file.
     package static func moveAside(_ path: String, suffix: String, now: Int64) throws -> String {
         let target = asideName(for: path, suffix: suffix, now: now)
-        if rename(path, target) != 0 { throw SystemError("rename to \(target)", path: path, errno: errno) }
+        _ = try valueOrErrno("rename to \(target)", path: path) { rename(path, target) }.get()
         return target
     }
 
@@ -114,9 +108,12 @@ extension FileSystem {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         // O_RDONLY, so that it can be fsynced; a directory this process
         // may write but not list is still written, through O_PATH, unsynced.
-        var directoryFD = retrying { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        if directoryFD < 0 && errno == EACCES { directoryFD = retrying { open(directory, openPathOnly | O_DIRECTORY | O_CLOEXEC) } }
-        if directoryFD < 0 { throw SystemError("open its directory \(directory)", path: path, errno: errno) }
+        let openingDirectory = "open its directory \(directory)"
+        var opened = valueOrErrno(openingDirectory, path: path) { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        if case .failure(let error) = opened, error.errno == EACCES {
+            opened = valueOrErrno(openingDirectory, path: path) { open(directory, openPathOnly | O_DIRECTORY | O_CLOEXEC) }
+        }
+        let directoryFD = try opened.get()
         defer { close(directoryFD) }
         // Judged on the directory opened, which every step below goes
         // through: a check of the path before could be answered by one
@@ -136,20 +133,23 @@ extension FileSystem {
         }
         var temporary = ""
         var fd: Int32 = -1
-        for _ in 0..<8 {
+        for attempt in 1...8 {
             temporary = ".\(name).\(String(UInt64.random(in: .min ... .max), radix: 16)).tmp"
-            fd = retrying { openat(directoryFD, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
-            if fd >= 0 || errno != EEXIST { break }
+            let created = valueOrErrno("create a temporary file beside it", path: path) {
+                openat(directoryFD, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+            }
+            if case .failure(let error) = created, error.errno == EEXIST, attempt < 8 { continue }
+            fd = try created.get()
+            break
         }
-        if fd < 0 { throw SystemError("create a temporary file beside it", path: path, errno: errno) }
         // Errors name `path`: the temporary file is gone when they are read.
         do {
-            if fchmod(fd, mode) != 0 { throw SystemError("fchmod", path: path, errno: errno) }
+            _ = try valueOrErrno("fchmod", path: path) { fchmod(fd, mode) }.get()
             try writeAll(fd, bytes, path: path)
-            if synced, fsync(fd) != 0 { throw SystemError("fsync", path: path, errno: errno) }
+            if synced { _ = try valueOrErrno("fsync", path: path) { fsync(fd) }.get() }
             close(fd)
             fd = -1
-            if renameat(directoryFD, temporary, directoryFD, name) != 0 { throw SystemError("rename into place", path: path, errno: errno) }
+            _ = try valueOrErrno("rename into place", path: path) { renameat(directoryFD, temporary, directoryFD, name) }.get()
         } catch {
             if fd >= 0 { close(fd) }
             unlinkat(directoryFD, temporary, 0)

@@ -1,5 +1,5 @@
-// FileSystem wraps libc's file I/O in System/FileSystem*.swift, SystemError.swift and AppendFile.swift:
-// above them are Strings and byte arrays; unsafe buffers stay here.
+// FileSystem wraps libc's file I/O in System/FileSystem*.swift and AppendFile.swift, through
+// SystemError.swift's `valueOrErrno`: above them are Strings and byte arrays; unsafe buffers stay here.
 // This file: what stands at a path or descriptor, and how paths are named.
 import Glibc
 

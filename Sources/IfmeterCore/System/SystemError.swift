@@ -1,4 +1,5 @@
-// FileSystem's error, SystemError, and its retry of a call a signal interrupted.
+// FileSystem's errno boundary: each call in its files whose errno is read goes through
+// `valueOrErrno`, which reads it once, retries EINTR and names what failed.
 import Glibc
 
 /// A failed system call, with errno and what was being done.
@@ -23,13 +24,15 @@ package struct SystemError: Error, Sendable, CustomStringConvertible {
     package var reason: String { "\(operation): \(explanation ?? String(cString: strerror(errno)))" }
 }
 
-extension FileSystem {
-    /// Retries a system call interrupted by a signal (EINTR).
-    @inline(__always)
-    static func retrying<T: BinaryInteger>(_ call: () -> T) -> T {
-        while true {
-            let result = call()
-            if result >= 0 || Glibc.errno != EINTR { return result }
-        }
+/// What `call` returned, a C function that returns -1 and sets errno when it fails, or its errno
+/// with `operation` and `path`; called again while it fails with EINTR. Never for `close`: Linux
+/// frees the descriptor even on EINTR, so a retry could close one another thread has opened.
+@inline(__always)
+func valueOrErrno<T: BinaryInteger>(_ operation: @autoclosure () -> String, path: String, _ call: () -> T) -> Result<T, SystemError> {
+    while true {
+        let result = call()
+        if result >= 0 { return .success(result) }
+        let code = errno
+        if code != EINTR { return .failure(SystemError(operation(), path: path, errno: code)) }
     }
 }
