@@ -1,17 +1,16 @@
-// An open file that grows by whole records, on FileSystem's libc wrappers (FileSystem.swift).
+// Part of FileSystem's libc wrappers (FileSystem.swift): a file that grows by whole records.
 import Glibc
 
-/// An open file that grows by whole records: a write the disk cannot take
-/// in full (ENOSPC, EIO) is cut back off, so the file never ends inside a
-/// record this process wrote. Not synced: it outlives the process, and a
-/// power cut may lose its tail like any page cache.
+/// An open file that grows by whole records: a write the disk cannot take in full (ENOSPC, EIO) is cut
+/// back off, so the file never ends inside a record this process wrote. Not synced: it outlives the
+/// process, and a power cut may lose its tail like any page cache.
 package final class AppendFile {
     package let path: String
     private let descriptor: Int32
     package private(set) var size: Int
 
-    /// Takes over `descriptor`, an open regular file, positioned by
-    /// O_APPEND or not: every write goes to its end.
+    /// Takes over `descriptor`, an open regular file, positioned by O_APPEND or not: every write
+    /// goes to its end.
     package init(path: String, descriptor: Int32) {
         self.path = path
         self.descriptor = descriptor
@@ -21,8 +20,8 @@ package final class AppendFile {
 
     deinit { close(descriptor) }
 
-    /// Whether `path` still names this file: not removed, renamed away or
-    /// replaced by another since it was opened.
+    /// Whether `path` still names this file: not removed, renamed away or replaced by another since
+    /// it was opened.
     package var isAtItsPath: Bool {
         var open = stat()
         var named = stat()

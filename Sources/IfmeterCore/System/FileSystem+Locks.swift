@@ -2,8 +2,9 @@
 import Glibc
 
 extension FileSystem {
-    /// Takes an exclusive flock(2) without waiting; false when another
-    /// process holds one.
+    /// Takes an exclusive flock without waiting; false when another process holds one.
+    ///
+    /// The corresponding C function is `flock`.
     package static func tryLock(_ fd: Int32, path: String) throws -> Bool {
         switch valueOrErrno("flock", path: path, { flock(fd, LOCK_EX | LOCK_NB) }) {
         case .success: return true
@@ -12,19 +13,13 @@ extension FileSystem {
         }
     }
 
-    /// Takes an exclusive advisory lock on path (created if missing) and
-    /// keeps it for the life of the process; returns false when another
-    /// process holds it. Then records this process in the liveness file
-    /// beside it (`livenessPath`), which readers check instead of the lock.
-    ///
-    /// flock needs only a read descriptor, so a lock file other users can
-    /// open is a lock they can hold, keeping the daemon from starting. The
-    /// file is therefore 0600, opened without following symlinks, and one
-    /// that others could have opened (another owner, group or other bits,
-    /// as older versions left it at 0644, or not a regular file) is
-    /// replaced by a fresh one first: a descriptor held on the old file then
-    /// locks nothing.
+    /// Takes an exclusive advisory lock on path (created if missing) for the life of the process,
+    /// or returns false when another process holds it; then records this process in the liveness
+    /// file beside it (`livenessPath`), which readers check instead of the lock.
     package static func lockExclusively(_ path: String) throws -> Bool {
+        // flock needs only a read descriptor: a lock file others can open is one they can hold, keeping
+        // the daemon from starting. So it is 0600, never followed as a symlink, and one others could
+        // have opened is replaced first: a descriptor held on the old file then locks nothing.
         var fd: Int32 = -1
         for _ in 0..<3 {
             switch valueOrErrno("open", path: path, { open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600) }) {
@@ -52,15 +47,13 @@ extension FileSystem {
         return true
     }
 
-    /// Where the holder of the lock at `path` records itself: `ifmeterd.lock`
-    /// -> `ifmeterd.pid`.
+    /// Where the holder of the lock at `path` records itself: `ifmeterd.lock` -> `ifmeterd.pid`.
     package static func livenessPath(forLock path: String) -> String {
         (path.hasSuffix(".lock") ? String(path.dropLast(5)) : path) + ".pid"
     }
 
-    /// A process's start time in clock ticks since boot (/proc/PID/stat
-    /// field 22): with the pid it names one process, never a later one that
-    /// reuses the pid.
+    /// A process's start time in clock ticks since boot (/proc/PID/stat field 22): with the pid it
+    /// names one process, never a later one that reuses the pid.
     static func processStartTime(_ pid: pid_t) -> UInt64? {
         guard let bytes = try? readBytes("/proc/\(pid)/stat"), let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
         // Fields after the command name (which may hold spaces and parentheses) start at field 3.
@@ -69,14 +62,12 @@ extension FileSystem {
         return UInt64(String(decoding: fields[19], as: UTF8.self))
     }
 
-    /// Whether the process that took the lock at path (the daemon on its
-    /// lock file) is running. Readers never open the lock itself: it is
-    /// 0600, and a lock anyone can open is one anyone can fake. They read
-    /// the liveness file instead and trust it only when another user could
-    /// not have written it: owned by the lock file's owner, writable by
-    /// that owner alone, naming a process (pid and start time) that runs
-    /// now as that owner (or as root).
+    /// Whether the process that took the lock at path is running. Readers never open the lock: it is
+    /// 0600, as a lock anyone can open is one anyone can fake. They read the liveness file instead,
+    /// trusted only when another user could not have written it.
     package static func isLockedByAnotherProcess(_ path: String) -> Bool {
+        // Owned by the lock file's owner, writable by that owner alone, naming a process (pid and
+        // start time) that runs now as that owner or as root.
         let record = livenessPath(forLock: path)
         var lock = stat()
         var info = stat()

@@ -3,6 +3,8 @@ import Glibc
 
 extension FileSystem {
     /// Whether this process may not read path because of its permissions.
+    ///
+    /// The corresponding C function is `access`.
     package static func isReadDenied(_ path: String) -> Bool {
         guard case .failure(let error) = valueOrErrno("access", path: path, { access(path, R_OK) }) else { return false }
         return error.errno == EACCES
@@ -21,9 +23,8 @@ extension FileSystem {
         return String(cString: name)
     }
 
-    /// Root takes the user and group of path's owner, with no other group;
-    /// anyone else, or for a path root owns, nothing changes. What a
-    /// process then creates beside path is its owner's.
+    /// Root takes the user and group of path's owner, with no other group; anyone else, or for a
+    /// path root owns, nothing changes. What a process then creates beside path is its owner's.
     package static func becomeOwner(of path: String) throws(SystemError) {
         var info = stat()
         guard geteuid() == 0, stat(path, &info) == 0, info.st_uid != 0 else { return }
@@ -34,9 +35,9 @@ extension FileSystem {
         _ = try valueOrErrno(becoming, path: path) { setuid(info.st_uid) }.get()
     }
 
-    /// Whether the account database puts this user in path's group while
-    /// this process does not carry it: `usermod -aG` applies from the next
-    /// login, so the user is to log in again, not to ask to be added.
+    /// Whether the account database puts this user in path's group while this process does not carry
+    /// it: `usermod -aG` applies from the next login, so the user is to log in again, not to ask to
+    /// be added.
     package static func groupJoinedButNotInSession(of path: String) -> Bool {
         var info = stat()
         guard stat(path, &info) == 0 else { return false }

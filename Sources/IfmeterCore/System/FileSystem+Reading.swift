@@ -2,10 +2,9 @@
 import Glibc
 
 extension FileSystem {
-    /// The whole file, or nil when it does not exist. Opened without
-    /// blocking (a FIFO's open would wait for a writer): a pipe is read as
-    /// its writer writes, a FIFO nobody writes to is refused after
-    /// `pipeWait`, and a file longer than `limit` is refused.
+    /// The whole file, or nil when it does not exist; refused when longer than `limit`. Opened
+    /// without blocking, as a FIFO's open would wait for a writer: a pipe is read as its writer
+    /// writes, and a FIFO nobody writes to is refused after `pipeWait`.
     package static func readBytes(_ path: String, atMost limit: Int = readLimit) throws -> [UInt8]? {
         let opened = valueOrErrno("open", path: path) { open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
         if case .failure(let error) = opened, error.errno == ENOENT || error.errno == ENOTDIR { return nil }
@@ -16,9 +15,8 @@ extension FileSystem {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
-            // A pipe (`--config <(...)`, /dev/stdin) is read as its writer
-            // writes. A FIFO no process opened for writing would read as an
-            // empty file at once: it is refused after a wait instead.
+            // A FIFO no process opened for writing would read as an empty file at once: it is
+            // refused after a wait instead.
             if isPipe && !waitForDataOrEnd(fd, seconds: pipeWait) { throw NotARegularFile.noWriter(path: path, seconds: pipeWait) }
             let chunkRead = valueOrErrno("read", path: path) { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
             if case .failure(let error) = chunkRead, isPipe && error.errno == EAGAIN { continue }
@@ -33,15 +31,15 @@ extension FileSystem {
         }
     }
 
-    /// What `readBytes` reads at most: every file it is given (the
-    /// configuration, the boot id, a sysfs attribute) is far smaller.
+    /// What `readBytes` reads at most: every file it is given (the configuration, the boot id, a
+    /// sysfs attribute) is far smaller.
     package static let readLimit = 1 << 20
 
     /// How long `readBytes` waits for a pipe's writer to write or close.
     static let pipeWait = 5.0
 
-    /// Whether a pipe has data, or its writer closed, within `seconds`.
-    /// A FIFO that never had a writer shows neither (no POLLHUP on Linux).
+    /// Whether a pipe has data, or its writer closed, within `seconds`. A FIFO that never had a
+    /// writer shows neither (no POLLHUP on Linux).
     private static func waitForDataOrEnd(_ fd: Int32, seconds: Double) -> Bool {
         var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         guard case .success(let ready) = valueOrErrno("poll", path: "pipe", { poll(&entry, 1, Int32(seconds * 1000)) }) else { return false }
@@ -73,10 +71,9 @@ extension FileSystem {
         }
     }
 
-    /// Opens a file that must be a regular one of at most `limit` bytes:
-    /// a symlink planted at the name is not followed (O_NOFOLLOW), a FIFO
-    /// or device is never waited on (O_NONBLOCK), and an oversized file is
-    /// never read into memory. Nil when it does not exist (without O_CREAT).
+    /// Opens a file that must be a regular one of at most `limit` bytes, or nil when it does not
+    /// exist (without O_CREAT): a symlink planted at the name is not followed (O_NOFOLLOW), a FIFO
+    /// or device is never waited on (O_NONBLOCK), and an oversized file is never read into memory.
     package static func openRegularFile(_ path: String, flags: Int32, mode: mode_t = 0o600, limit: Int) throws -> (descriptor: Int32, size: Int)? {
         let fd: Int32
         switch valueOrErrno("open", path: path, { open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode) }) {
@@ -99,6 +96,8 @@ extension FileSystem {
     }
 
     /// The first `size` bytes of an open file (fewer if it is shorter).
+    ///
+    /// The corresponding C function is `pread`.
     package static func readPrefix(_ fd: Int32, size: Int, path: String) throws -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: size)
         var offset = 0

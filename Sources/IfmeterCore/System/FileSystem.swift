@@ -6,33 +6,42 @@ import Glibc
 /// Minimal file access on libc, kept out of Foundation so the daemon stays small.
 package enum FileSystem {
     /// Whether anything (file, directory, symlink target) exists at path.
+    ///
+    /// The corresponding C function is `access`.
     package static func exists(_ path: String) -> Bool {
         access(path, F_OK) == 0
     }
 
     /// Whether path itself is a symbolic link (dangling or not).
+    ///
+    /// The corresponding C function is `lstat`.
     package static func isSymbolicLink(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK
     }
 
     /// Whether path is a file holding at least one byte (following symlinks).
+    ///
+    /// The corresponding C function is `stat`.
     package static func hasData(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && info.st_size > 0
     }
 
     /// Whether path is a directory (following symlinks).
+    ///
+    /// The corresponding C function is `stat`.
     package static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// Whether fd is a terminal.
+    ///
+    /// The corresponding C function is `isatty`.
     package static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
 
-    /// What can stand at a path that is neither a regular file nor a
-    /// symbolic link.
+    /// What can stand at a path that is neither a regular file nor a symbolic link.
     package enum NonFile: String, CustomStringConvertible {
         case directory = "a directory"
         case device = "a device"
@@ -41,18 +50,16 @@ package enum FileSystem {
         package var description: String { rawValue }
     }
 
-    /// What stands at path when it is neither a regular file nor a
-    /// symbolic link; nil when it is one of those, or nothing is there.
-    /// `followingSymbolicLinks`: what a link there leads to instead (nil
-    /// for a dangling one). Never opens the path: a FIFO is not waited on.
+    /// What stands at path when it is neither a regular file nor a symbolic link (nil when it is, or
+    /// nothing is there); `followingSymbolicLinks`: what a link there leads to (nil when dangling).
+    /// Never opens the path, so a FIFO is not waited on.
     package static func nonFileKind(_ path: String, followingSymbolicLinks: Bool = false) -> NonFile? {
         var info = stat()
         guard (followingSymbolicLinks ? stat(path, &info) : lstat(path, &info)) == 0 else { return nil }
         return nonFileKind(mode: info.st_mode)
     }
 
-    /// What a file of stat's `mode` is, when neither a regular file nor a
-    /// symbolic link.
+    /// What a file of stat's `mode` is, when neither a regular file nor a symbolic link.
     static func nonFileKind(mode: mode_t) -> NonFile? {
         switch mode & S_IFMT {
         case S_IFREG, S_IFLNK: return nil
@@ -63,8 +70,9 @@ package enum FileSystem {
         }
     }
 
-    /// The target a symbolic link names (readlink(2)), or nil when path is
-    /// not a symbolic link or cannot be read.
+    /// The target a symbolic link names, or nil when path is not one or cannot be read.
+    ///
+    /// The corresponding C function is `readlink`.
     package static func symbolicLinkTarget(_ path: String) -> String? {
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = buffer.withUnsafeMutableBufferPointer { $0.withMemoryRebound(to: CChar.self) { readlink(path, $0.baseAddress!, $0.count) } }
@@ -72,25 +80,24 @@ package enum FileSystem {
         return String(decoding: buffer[0..<count], as: UTF8.self)
     }
 
-    /// The absolute path with every symbolic link, `.` and `..` resolved
-    /// (realpath(3)); nil when some part of it does not exist.
+    /// The absolute path, every symbolic link, `.` and `..` resolved; nil when some part does not exist.
+    ///
+    /// The corresponding C function is `realpath`.
     package static func resolvedPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)
     }
 
-    /// The kernel's tree (/dev, /proc, /sys) that `directory` is in once
-    /// resolved, if any: no output of ifmeter's belongs there (a journal
-    /// had written its header into a link's alias, /sys/class/net/LINK/
-    /// ifalias). /dev/shm is a tmpfs for anyone's files.
+    /// The kernel's tree (/dev, /proc, /sys) that `directory` is in once resolved, if any: no output
+    /// of ifmeter's belongs there, where a write lands in a device or a kernel attribute
+    /// (/sys/class/net/LINK/ifalias). /dev/shm is a tmpfs for anyone's files.
     package static func kernelTree(holding directory: String) -> String? {
         kernelTree(ofResolved: resolvedPath(directory) ?? directory)
     }
 
-    /// The same for the directory `descriptor` holds open, where the path
-    /// it was opened by may since name another (a directory swapped for a
-    /// symbolic link into /sys while the daemon runs).
+    /// The same for the directory `descriptor` holds open, which the path it was opened by may no
+    /// longer name (a directory swapped for a symbolic link into /sys while the daemon runs).
     static func kernelTree(ofDirectoryDescriptor descriptor: Int32) -> String? {
         symbolicLinkTarget("/proc/self/fd/\(descriptor)").flatMap(kernelTree(ofResolved:))
     }
@@ -101,10 +108,9 @@ package enum FileSystem {
         return ["/dev", "/proc", "/sys"].first(where: isIn)
     }
 
-    /// Whether two paths name one file: the same text, or (both existing)
-    /// the same device and inode, whatever symlinks or `..` lead there. A
-    /// file not made yet (a stopped daemon's WAL index) is the same when
-    /// its name is, in the same directory.
+    /// Whether two paths name one file: the same text, or (both existing) the same device and inode,
+    /// whatever symlinks or `..` lead there. A file not made yet is the same when its name is, in
+    /// the same directory.
     package static func sameFile(_ a: String, _ b: String) -> Bool {
         if a == b { return true }
         var first = stat()
@@ -125,6 +131,8 @@ package enum FileSystem {
     }
 
     /// The working directory, or nil when it cannot be named (removed).
+    ///
+    /// The corresponding C function is `getcwd`.
     package static func currentDirectory() -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         guard getcwd(&buffer, buffer.count) != nil else { return nil }
