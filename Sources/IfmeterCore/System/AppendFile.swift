@@ -20,14 +20,6 @@ package final class AppendFile {
 
     deinit { close(descriptor) }
 
-    /// Whether `path` still names this file: not removed, renamed away or replaced by another since
-    /// it was opened.
-    package var isAtItsPath: Bool {
-        var open = stat()
-        var named = stat()
-        return fstat(descriptor, &open) == 0 && lstat(path, &named) == 0 && open.st_dev == named.st_dev && open.st_ino == named.st_ino
-    }
-
     /// Appends `bytes` whole, or leaves the file as it was and throws.
     package func append(_ bytes: [UInt8]) throws {
         do {

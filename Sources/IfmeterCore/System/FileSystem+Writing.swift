@@ -53,27 +53,6 @@ extension FileSystem {
         if restricted != info.st_mode & 0o7777 { chmod(path, restricted) }
     }
 
-    /// Where a file that could not be used is kept for a person to look at: `path.SUFFIX-UNIXTIME`,
-    /// or `-2`, `-3`... after it, never the name of a file already there.
-    package static func asideName(for path: String, suffix: String, now: Int64) -> String {
-        var target = "\(path).\(suffix)-\(now)"
-        var attempt = 1
-        while exists(target) {
-            attempt += 1
-            target = "\(path).\(suffix)-\(now)-\(attempt)"
-        }
-        return target
-    }
-
-    /// Moves a file aside (`asideName`), never over another file.
-    ///
-    /// The corresponding C function is `rename`.
-    package static func moveAside(_ path: String, suffix: String, now: Int64) throws -> String {
-        let target = asideName(for: path, suffix: suffix, now: now)
-        _ = try valueOrErrno("rename to \(target)", path: path) { rename(path, target) }.get()
-        return target
-    }
-
     /// O_PATH, which Swift's Glibc module leaves out (a _GNU_SOURCE flag): 010000000 on every
     /// architecture Swift runs on (asm-generic/fcntl.h).
     private static let openPathOnly: Int32 = 0o10000000
