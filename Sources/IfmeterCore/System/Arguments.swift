@@ -5,9 +5,8 @@ package struct UsageError: Error, Sendable, CustomStringConvertible {
     package var description: String { message }
 }
 
-/// Command-line words consumed option by option; whatever is left after the
-/// known options is positional. Parsing, validating and running are separate
-/// steps in the executables (argument-parser's discipline, without the package).
+/// Command-line words consumed option by option; what is left after the known options is positional.
+/// Parsing, validating and running are separate steps (argument-parser's discipline, without it).
 package struct Arguments {
     private var words: [String]
     /// The options already taken: one left over was given twice.
@@ -23,8 +22,8 @@ package struct Arguments {
         return true
     }
 
-    /// Removes `name VALUE` or `name=VALUE`; nil when absent. An empty
-    /// value (a variable that expanded to nothing) is no value.
+    /// Removes `name VALUE` or `name=VALUE`; nil when absent. An empty value (a variable that expanded
+    /// to nothing) is no value.
     package mutating func option(_ name: String) throws(UsageError) -> String? {
         for (index, word) in words.enumerated() {
             let value: String

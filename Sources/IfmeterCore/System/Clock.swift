@@ -1,10 +1,8 @@
 import Glibc
 
-/// Reads the two clocks the accounting needs.
 package struct SystemClock: Sendable {
-    /// Seconds added to both clocks. Zero in production; tests set
-    /// `IFMETER_TEST_CLOCK_OFFSET` to stand a restart hours after the last
-    /// save, or a wall clock a day off, without waiting for either.
+    /// Seconds added to both clocks: zero in production; tests set `IFMETER_TEST_CLOCK_OFFSET` to stand
+    /// a restart hours after the last save without waiting.
     package var offset: Double
 
     package init(environment: [String: String]) {
@@ -18,11 +16,10 @@ package struct SystemClock: Sendable {
     /// CLOCK_MONOTONIC seconds, for intervals within one process.
     package static func monotonic() -> Double { read(CLOCK_MONOTONIC) }
 
-    /// CLOCK_BOOTTIME seconds: an interval that counts a suspend, as the
-    /// wall clock readers judge the daemon by does.
+    /// CLOCK_BOOTTIME seconds: an interval that counts a suspend, as the wall clock readers judge us by does.
     package static func boottime() -> Double { read(CLOCK_BOOTTIME) }
 
-    /// CPU seconds this process has used (CLOCK_PROCESS_CPUTIME_ID).
+    /// CPU seconds this process has used.
     package static func processCPU() -> Double { read(CLOCK_PROCESS_CPUTIME_ID) }
 
     static func read(_ clock: clockid_t) -> Double {
@@ -32,33 +29,25 @@ package struct SystemClock: Sendable {
     }
 }
 
-/// The kernel's boot id: it changes at every boot, so a stored life from
-/// another boot is never mistaken for the current one.
+/// The kernel's boot id: it changes at every boot, so a stored life from another boot is never current.
 package enum BootID {
     package static let defaultPath = "/proc/sys/kernel/random/boot_id"
 
-    /// The most a file holding a boot id is read: one line of 64
-    /// characters with room to spare. A larger file is something else (a
-    /// log, /etc/passwd), never read whole.
+    /// One line of 64 characters with room to spare: a larger file (a log, /etc/passwd) is never read whole.
     package static let fileLimit = 256
 
-    /// The boot id in the file at `path`: one line (its line break
-    /// dropped), or an error. A regular file past `fileLimit` throws
-    /// `FileSystem.NotARegularFile.tooLarge` with its size: data that is
-    /// wrong, where a device or FIFO is no input at all.
+    /// The boot id in the file at `path`, its line break dropped. A regular file past `fileLimit` throws
+    /// `FileSystem.NotARegularFile.tooLarge` with its size: wrong data, where a device or FIFO is no input.
     package static func read(from path: String) throws -> String {
         guard let text = try FileSystem.readText(path, atMost: fileLimit) else { throw SystemError("open", path: path, errno: ENOENT) }
-        // The kernel ends its line with a break (a file written elsewhere,
-        // perhaps with CRLF): that alone is dropped. Bytes, not Characters:
-        // "\r\n" is one Character in Swift. Spaces around an id are no part
-        // of any, and a second line is no boot id.
+        // Only the line's break goes (perhaps CRLF, by bytes: "\r\n" is one Character); spaces are part of no
+        // id, and a second line is no boot id.
         var id = Array(text.utf8)
         if id.last == UInt8(ascii: "\n") {
             id.removeLast()
             if id.last == UInt8(ascii: "\r") { id.removeLast() }
         }
-        // The kernel's is a UUID; a BootIDPath= naming some other file
-        // (/etc/passwd) must not become every life's and event's boot id.
+        // A BootIDPath= naming some other file (/etc/passwd) must not become every life's and event's boot id.
         guard !id.isEmpty, id.count <= 64, id.allSatisfy(isBootIDByte) else {
             throw SystemError(
                 "read boot id", path: path, errno: EINVAL,

@@ -1,7 +1,6 @@
 import Glibc
 
-/// One line per event on stderr. When stderr is the journal's stream each
-/// line starts with a `<N>` priority prefix the journal understands.
+/// One line per event on stderr, with a `<N>` priority prefix when stderr is the journal's stream.
 package enum Log {
     package enum Priority: Int {
         case error = 3, warning = 4, notice = 5, info = 6, debug = 7
@@ -10,11 +9,8 @@ package enum Log {
     nonisolated(unsafe) static var toJournal = isJournalStream(
         getenv("JOURNAL_STREAM").map { String(cString: $0) }, standardError: fileIdentity(2))
 
-    /// Whether stderr is the stream systemd connected to the journal.
-    /// `$JOURNAL_STREAM` ("DEVICE:INODE") is inherited by every child, and a
-    /// shell started from a service unit passes it to commands whose stderr
-    /// is a terminal: only the same device and inode mean the journal
-    /// (what sd_journal_stream_fd(3) and systemd.exec(5) prescribe).
+    /// `$JOURNAL_STREAM` ("DEVICE:INODE") is inherited by every child, so a shell started from a unit
+    /// passes it to commands on a terminal: only the same device and inode mean the journal (systemd.exec(5)).
     static func isJournalStream(_ variable: String?, standardError: (device: UInt64, inode: UInt64)?) -> Bool {
         guard let variable, let standardError else { return false }
         let parts = variable.split(separator: ":", omittingEmptySubsequences: false)
@@ -22,15 +18,13 @@ package enum Log {
         return device == standardError.device && inode == standardError.inode
     }
 
-    /// fstat(2)'s device and inode of a descriptor.
     static func fileIdentity(_ fd: Int32) -> (device: UInt64, inode: UInt64)? {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return nil }
         return (UInt64(info.st_dev), UInt64(info.st_ino))
     }
 
-    /// A line that names the daemon where nothing else would: on a
-    /// terminal. The journal already shows every line as `ifmeterd[PID]:`.
+    /// A line that names the daemon on a terminal; the journal already shows `ifmeterd[PID]:`.
     package static func headline(_ message: String) -> String { toJournal ? message : "ifmeterd: " + message }
 
     package static func error(_ message: String) { write(.error, message) }
@@ -40,8 +34,7 @@ package enum Log {
 
     static func write(_ priority: Priority, _ message: String) { write([(priority, message)]) }
 
-    /// Several records in one write(2): what one burst of link events
-    /// logs costs one system call, not one per line.
+    /// Several records in one write(2): a burst of link events logs in one system call.
     package static func write(_ records: [(priority: Priority, message: String)]) {
         guard !records.isEmpty else { return }
         var text = ""
@@ -54,26 +47,22 @@ package enum Log {
 }
 
 extension String {
-    /// Keeps a log record on one line whatever it quotes. By byte: "\r\n"
-    /// is one Character, which a Character search for "\n" never finds, and
-    /// in UTF-8 the byte 0x0A is only ever U+000A. Other controls are made
-    /// visible by Output.
+    /// Keeps a log record on one line whatever it quotes. By byte: "\r\n" is one Character a search for
+    /// "\n" never finds, and in UTF-8 0x0A is only ever U+000A. Output makes other controls visible.
     func replacingNewlines() -> String {
         guard utf8.contains(0x0a) else { return self }
         return unicodeScalars.split(separator: "\n").map { String(String.UnicodeScalarView($0)) }.joined(separator: " ")
     }
 }
 
-/// Something the daemon keeps retrying (store writes, the metrics file, the
-/// journal): logged when it starts failing and when it works again, not at
-/// every retry.
+/// Something the daemon keeps retrying (store writes, the metrics file, the journal): logged when it
+/// starts failing and when it works again, not at every retry.
 package struct RetriedCondition: Sendable {
     package private(set) var isFailing = false
 
     package init() {}
 
-    /// A failure; logged only when it starts the condition. Returns whether
-    /// it did.
+    /// A failure; logged, and true, only when it starts the condition.
     @discardableResult
     package mutating func failed(_ message: @autoclosure () -> String) -> Bool {
         defer { isFailing = true }
@@ -82,7 +71,6 @@ package struct RetriedCondition: Sendable {
         return true
     }
 
-    /// A success; logged only when it ends the condition.
     package mutating func succeeded(_ message: @autoclosure () -> String) {
         guard isFailing else { return }
         isFailing = false

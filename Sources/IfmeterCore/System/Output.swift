@@ -1,20 +1,13 @@
 import Glibc
 
-/// Writing to the standard streams through the file descriptors, so output
-/// needs neither Foundation nor C globals like `stderr`.
-///
-/// The one choke point for text meant for people: everything written here
-/// goes through `terminalSafe()`, so a name or a stored string carrying
-/// ESC, CR or an OSC sequence reaches the terminal as visible text. Control
-/// sequences ifmeter itself means (clearing the screen in `live`) go
-/// through `terminalControl`.
+/// The standard streams through their descriptors, without Foundation or C's `stderr`. Everything
+/// written here goes through `terminalSafe()`, so a name carrying ESC, CR or an OSC sequence shows as
+/// text; ifmeter's own control sequences go through `terminalControl`.
 package enum Output {
     package static func standardOutput(_ text: String) { write(text, to: 1) }
     package static func standardError(_ text: String) { write(text, to: 2) }
 
-    /// Standard output for a command's result: a failed write (a full disk,
-    /// a closed pipe) is thrown, so the command can exit 74 rather than 0.
-    /// Terminal-safe like every other write here.
+    /// A failed write (a full disk, a closed pipe) is thrown, so a command can exit 74 rather than 0.
     package static func standardOutputReportingErrors(_ text: String) throws(SystemError) {
         do {
             try FileSystem.writeAll(1, Array(text.terminalSafe().utf8), path: "stdout")
@@ -38,7 +31,6 @@ package enum Output {
         try? FileSystem.writeAll(fd, Array(text.terminalSafe().utf8), path: fd == 1 ? "stdout" : "stderr")
     }
 
-    /// Prints "program: message" to stderr and exits with the sysexits code.
     package static func fail(_ program: String, _ message: String, _ code: ExitCode) -> Never {
         standardError("\(program): \(message)\n")
         exit(code.rawValue)
@@ -46,9 +38,8 @@ package enum Output {
 }
 
 extension CommandLine {
-    /// The arguments after the program name, each nil where its bytes are
-    /// not UTF-8 (CommandLine.arguments would have repaired them to U+FFFD)
-    /// together with the bytes themselves.
+    /// The arguments after the program name with their bytes, each text nil where not UTF-8
+    /// (CommandLine.arguments would have repaired it to U+FFFD).
     package static var argumentBytes: [(bytes: [UInt8], text: String?)] {
         (1..<Int(argc)).map { index in
             let bytes = unsafeArgv[index].map { pointer in

@@ -1,9 +1,8 @@
 import CKernel
 import Glibc
 
-/// The systemd notification protocol (sd_notify(3)), spoken directly
-/// (`ifm_notify`): one datagram per call to `$NOTIFY_SOCKET`. Without it
-/// (not started by systemd with Type=notify) every call does nothing.
+/// The systemd notification protocol (sd_notify(3)) spoken directly: one datagram per call to
+/// `$NOTIFY_SOCKET`; without it every call does nothing.
 package enum ServiceManager {
     /// Sends newline-separated `KEY=value` assignments.
     package static func notify(_ assignments: String) {
@@ -11,14 +10,12 @@ package enum ServiceManager {
         _ = ifm_notify(address, assignments, assignments.utf8.count)
     }
 
-    /// The interval at which systemd expects WATCHDOG=1, when WatchdogSec=
-    /// is set for this process (what `sd_watchdog_enabled` answers).
+    /// The interval at which systemd expects WATCHDOG=1 (what `sd_watchdog_enabled` answers).
     package static var watchdogInterval: Double? {
         watchdogInterval(usec: environment("WATCHDOG_USEC"), pid: environment("WATCHDOG_PID"), ownPID: getpid())
     }
 
-    /// `WATCHDOG_USEC` as seconds, unless `WATCHDOG_PID` names another
-    /// process (the variables were inherited by a child, not meant for it).
+    /// Nil when `WATCHDOG_PID` names another process: the variables were inherited, not meant for it.
     static func watchdogInterval(usec: String?, pid: String?, ownPID: pid_t) -> Double? {
         guard let usec, let microseconds = UInt64(usec), microseconds > 0 else { return nil }
         if let pid {
@@ -29,14 +26,12 @@ package enum ServiceManager {
 
     // MARK: Descriptors passed by the socket unit
 
-    /// A descriptor the service manager passed, with the name it was stored under.
     package struct PassedDescriptor: Equatable, Sendable {
         package var name: String
         package var descriptor: Int32
     }
 
-    /// The descriptors the service manager passed to this process
-    /// (sd_listen_fds(3)), once: the variables are cleared as they are read.
+    /// The descriptors passed to this process (sd_listen_fds(3)), once: the variables are cleared as read.
     package static func takePassedDescriptors() -> [PassedDescriptor] {
         let passed = passedDescriptors(
             count: environment("LISTEN_FDS"), pid: environment("LISTEN_PID"), names: environment("LISTEN_FDNAMES"), ownPID: getpid())
@@ -44,10 +39,8 @@ package enum ServiceManager {
         return passed
     }
 
-    /// `LISTEN_FDS` descriptors from 3 on, named by the colon-separated
-    /// `LISTEN_FDNAMES` ("unknown" where it names none), unless
-    /// `LISTEN_PID` is missing or names another process (the variables were
-    /// inherited, not meant for it).
+    /// `LISTEN_FDS` descriptors from 3 on, named by `LISTEN_FDNAMES` ("unknown" where it names none),
+    /// unless `LISTEN_PID` is missing or names another process.
     static func passedDescriptors(count: String?, pid: String?, names: String?, ownPID: pid_t) -> [PassedDescriptor] {
         guard let pid, pid_t(pid) == ownPID, let count, let number = Int32(count), number > 0, number < 1 << 16 else { return [] }
         let listed = names.map { $0.split(separator: ":", omittingEmptySubsequences: false).map(String.init) } ?? []

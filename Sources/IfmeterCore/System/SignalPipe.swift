@@ -3,11 +3,8 @@ import Glibc
 /// The write end for the signal handler; set once, before any handler can run.
 nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
 
-/// Signals as bytes on a pipe (the self-pipe trick): a minimal handler
-/// writes the signal number, and the daemon's loop reads it like any other
-/// event. A signal that arrives before the loop watches the pipe waits in
-/// it, so none is lost; Dispatch's own signal sources were seen to drop a
-/// SIGTERM sent right after start-up.
+/// Signals as bytes on a pipe (the self-pipe trick): the handler writes the signal number and the
+/// loop reads it like any other event; one that arrives before the loop watches the pipe waits in it.
 package enum SignalPipe {
     /// Installs handlers for `signals`; returns the pipe's read end.
     package static func install(_ signals: [Int32]) throws -> Int32 {
@@ -31,8 +28,7 @@ package enum SignalPipe {
             sigemptyset(&action.sa_mask)
             guard sigaction(number, &action, nil) == 0 else { throw SystemError("sigaction", path: "signal \(number)", errno: errno) }
         }
-        // A blocked mask is inherited across exec (some launchers, test
-        // runners among them, block nearly everything): a handled signal
+        // A blocked mask is inherited across exec (some launchers block nearly everything): a handled signal
         // that stays blocked would never reach the pipe.
         var handled = sigset_t()
         sigemptyset(&handled)
