@@ -330,3 +330,36 @@ extension CounterStore {
         return rows.reduce(into: [:]) { counts, row in counts[row.0, default: [:]][row.1] = row.2 }
     }
 }
+
+extension CounterStore {
+    // MARK: Reading back state for the daemon
+
+    /// What the daemon needs before its first sample.
+    package func loadState() throws(StoreError) -> StoredState {
+        let lastBoot = try meta("boot_id")
+        let lastNamespace = try meta("netns").flatMap { UInt64($0) } ?? 0
+        let lives = try database.query("""
+            SELECT boot_id, ifindex, name, since_boot, first_seen, last_seen, netns, \(Self.counterColumns) FROM life WHERE ended IS NULL
+            """) { (row) throws(StoreError) in
+            StoredLife(bootID: row.text(0), namespace: UInt64(bitPattern: row.integer(6)), life: TrackedLife(
+                ifindex: Int32(truncatingIfNeeded: row.integer(1)), name: row.text(2), counters: Self.kernelCounters(row, from: 7),
+                sinceBoot: try seconds(row, 3), firstSeen: try time(row, 4), lastSeen: try time(row, 5)))
+        }
+        let names = try database.query("SELECT name FROM interface") { $0.text(0) }
+        var present: IfindexTable<String>?
+        if try meta("presence") != nil {
+            present = IfindexTable(firstOf: try presentLinkRows())
+        }
+        var endedIndexes: Set<Int32> = []
+        if let lastBoot {
+            let rows = try database.query(
+                "SELECT DISTINCT ifindex FROM life WHERE ended IS NOT NULL AND boot_id = ? AND netns = ?",
+                [.text(lastBoot), Self.value(lastNamespace)]) { Int32(truncatingIfNeeded: $0.integer(0)) }
+            endedIndexes = Set(rows)
+        }
+        return StoredState(
+            lastBootID: lastBoot, lastNamespace: lastNamespace, openLives: lives, knownNames: Set(names), presentLinks: present,
+            endedIndexes: endedIndexes)
+    }
+
+}
