@@ -56,19 +56,20 @@ struct Context {
     }
 
     func openStore() throws(CommandFailure) -> CounterStore {
-        let store: CounterStore
-        do { store = try CounterStore(directory: stateDirectory, readOnly: true) } catch { throw .store(error) }
-        Self.adoptZone(of: store)
+        let file: CounterStore
+        do { file = try CounterStore(directory: stateDirectory, readOnly: true) } catch { throw .store(error) }
+        Self.adoptZone(of: file)
         TimeText.showsUTC = globals.utc
         // Lives begun or ended since the daemon's last commit wait in its journal: they are shown too.
-        let journal: CounterStore.JournalInclusion
+        let overlay: JournalOverlay
         do {
-            journal = try store.includeJournal(at: try store.journalPath())
+            overlay = try JournalOverlay(over: file, journalAt: try file.journalPath())
         } catch {
             throw .store(error)
         }
-        if let why = journal.unreadable { Log.warning("ifmeter: \(why); tunnel lives since the daemon's last commit are not shown") }
-        if let why = journal.damaged { Log.warning("ifmeter: \(why); the tunnel lives journaled after it are not shown") }
+        if let why = overlay.inclusion.unreadable { Log.warning("ifmeter: \(why); tunnel lives since the daemon's last commit are not shown") }
+        if let why = overlay.inclusion.damaged { Log.warning("ifmeter: \(why); the tunnel lives journaled after it are not shown") }
+        let store = overlay.store
         // Before the kernel is read: a commit in between would otherwise mix
         // baselines newer than the counters read with totals older than them.
         do { try store.holdSnapshot() } catch { throw .store(error) }

@@ -527,7 +527,7 @@ import Testing
         let recordStart = bytes.count - records[damagedRecord...].map { Self.encoded($0).count + 8 }.reduce(0, +)
         bytes[recordStart + 20] ^= 0x10
         try Data(bytes).write(to: URL(fileURLWithPath: journalPath))
-        let inclusion = try CounterStore(directory: directory.path, readOnly: true).includeJournal(at: journalPath)
+        let inclusion = try JournalOverlay(over: CounterStore(directory: directory.path, readOnly: true), journalAt: journalPath).inclusion
         #expect(inclusion.applied == damagedRecord)
         #expect((inclusion.damaged?.contains("record 1 fails its checksum") == true) == (damagedRecord == 0), "\(String(describing: inclusion.damaged))")
     }
@@ -540,19 +540,21 @@ import Testing
         try writer.commit(PendingWrites(), openLives: [], bootID: "boot-1", at: 1_699_999_000, retention: Retention(), intervals: (15, 300))
         _ = try journalFor(writer, generation: 1, records: tunnelLife(ifindex: 9, bytes: 300_000))
 
-        let reader = try CounterStore(directory: directory.path, readOnly: true)
-        #expect(try reader.includeJournal(at: journalPath) == CounterStore.JournalInclusion(applied: 2))
-        #expect(try reader.interfaces().first { $0.name == "vpn0" }?.totals.rxBytes == 300_000)
+        let file = try CounterStore(directory: directory.path, readOnly: true)
+        let reader = try JournalOverlay(over: file, journalAt: journalPath)
+        #expect(reader.inclusion == JournalOverlay.Inclusion(applied: 2))
+        #expect(try reader.store.interfaces().first { $0.name == "vpn0" }?.totals.rxBytes == 300_000)
+        #expect(try file.interfaces().isEmpty)
         #expect(try CounterStore(directory: directory.path, readOnly: true).interfaces().isEmpty)
 
         // After the daemon's commit the journal starts its next generation:
         // the old one is never shown twice.
         let contents = try #require(try CommitJournal.read(journalPath))
         _ = try writer.apply(contents, retention: Retention(), intervals: (15, 300))
-        let later = try CounterStore(directory: directory.path, readOnly: true)
-        #expect(try later.includeJournal(at: journalPath) == CounterStore.JournalInclusion(applied: 0))
-        #expect(try later.interfaces().first { $0.name == "vpn0" }?.totals.rxBytes == 300_000)
-        #expect(try CounterStore(directory: directory.path, readOnly: true).includeJournal(at: directory.path + "/none") == CounterStore.JournalInclusion(applied: 0))
+        let later = try JournalOverlay(over: CounterStore(directory: directory.path, readOnly: true), journalAt: journalPath)
+        #expect(later.inclusion == JournalOverlay.Inclusion(applied: 0))
+        #expect(try later.store.interfaces().first { $0.name == "vpn0" }?.totals.rxBytes == 300_000)
+        #expect(try JournalOverlay(over: CounterStore(directory: directory.path, readOnly: true), journalAt: directory.path + "/none").inclusion == JournalOverlay.Inclusion(applied: 0))
     }
 }
 

@@ -21,7 +21,7 @@ package final class CounterStore {
     package static let basis = "estimate: kernel interface counters"
 
     package let path: String
-    var database: SQLiteDatabase
+    private(set) var database: SQLiteDatabase
     var interfaceIDs: [String: Int64] = [:]
     /// What this connection knows of two sets of rows that a commit under
     /// link churn would otherwise probe for with statements that change
@@ -122,6 +122,17 @@ package final class CounterStore {
                 path: path, operation: "open"))
         }
         database.accept()
+    }
+
+    /// A private copy of `file` in memory, for `JournalOverlay` to write.
+    init(memoryCopyOf file: CounterStore) throws(StoreError) {
+        path = file.path
+        do {
+            database = try SQLiteDatabase(memoryCopyOf: file.database)
+        } catch {
+            throw .sqlite(error)
+        }
+        try loadFoldedThrough()
     }
 
     /// Whether a daemon may be writing the store in `directory`, or left

@@ -139,7 +139,7 @@ extension CounterStore {
     }
 
     /// What this connection cached of the rows it wrote, for a database that
-    /// no longer holds them (a rollback, a fresh in-memory copy).
+    /// no longer holds them (after a rollback).
     func forgetWhatWasWritten() {
         interfaceIDs.removeAll()
         openLives = nil

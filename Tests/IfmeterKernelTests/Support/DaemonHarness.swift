@@ -202,9 +202,7 @@ final class DaemonHarness {
     /// The store as `ifmeter` reads it: the file, completed by what the
     /// daemon journaled since its last store commit.
     func store() throws -> CounterStore {
-        let store = try storeFile()
-        try store.includeJournal(at: journalPath)
-        return store
+        try JournalOverlay(over: try storeFile(), journalAt: journalPath).store
     }
 
     /// The store file alone, without the journal.
