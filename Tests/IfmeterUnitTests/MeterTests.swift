@@ -411,8 +411,10 @@ import Testing
         var rule: String
         var storedBoot = "B"
         var stored: [(ifindex: Int32, name: String, rx: UInt64)] = []
-        var unread: [(deleted: Bool, ifindex: Int32, name: String, rx: UInt64)]
+        var unread: [(deleted: Bool, ifindex: Int32, name: String, rx: UInt64)] = []
         var present: [(ifindex: Int32, name: String, rx: UInt64)] = []
+        /// Read right after the dump.
+        var late: [(deleted: Bool, ifindex: Int32, name: String, rx: UInt64)] = []
         var counted: [String: UInt64]
         var told: [ResetEvent.Reason]
         var openAfter: [String]
@@ -448,6 +450,19 @@ import Testing
             rule: "a link first seen with traffic: its creation may have been read by a process that never saved it, so its history is unknown",
             unread: [(false, 11, "tun3", 500)], present: [(11, "tun3", 800)],
             counted: ["tun3": 300], told: [.historyUnknown], openAfter: ["tun3"]),
+        UnreadCase(
+            rule: "a life deleted between the first read and the dump, its name already on the next life: counted to its final counters",
+            stored: [(4, "tun3", 0)], unread: [], present: [(5, "tun3", 0)],
+            late: [(false, 4, "tun3", 100), (true, 4, "tun3", 100), (false, 5, "tun3", 0), (true, 5, "tun3", 100)],
+            counted: ["tun3": 200], told: [.removed, .appearedWhileStopped, .removed], openAfter: []),
+        UnreadCase(
+            rule: "a life begun in the unread events and deleted before the dump: counted whole",
+            unread: [(false, 6, "tun3", 0)], late: [(true, 6, "tun3", 100)],
+            counted: ["tun3": 100], told: [.removed], openAfter: []),
+        UnreadCase(
+            rule: "a link created after the dump is left to its own message, counted from zero",
+            stored: [(4, "tun0", 1000)], present: [(4, "tun0", 1000)], late: [(false, 7, "tun7", 0), (true, 7, "tun7", 300)],
+            counted: ["tun7": 300], told: [.removed], openAfter: ["tun0"]),
     ])
     func eventsLeftUnreadByAKilledDaemon(_ row: UnreadCase) {
         var meter = meter()
@@ -459,8 +474,12 @@ import Testing
         let stored = StoredState(
             lastBootID: row.storedBoot, lastNamespace: 7, openLives: row.stored.map(life), knownNames: Set(row.stored.map(\.name)),
             presentLinks: IfindexTable(firstOf: row.stored.map { ($0.ifindex, $0.name) }))
-        let unread = row.unread.map { LinkEvent(kind: $0.deleted ? .deleted(movedToOtherNamespace: false) : .new, link: link($0.name, $0.ifindex, rx: $0.rx)) }
-        let step = meter.start(stored: stored, links: row.present.map { link($0.name, $0.ifindex, rx: $0.rx) }, at: at(0), unread: unread)
+        func events(_ rows: [(deleted: Bool, ifindex: Int32, name: String, rx: UInt64)]) -> [LinkEvent] {
+            rows.map { LinkEvent(kind: $0.deleted ? .deleted(movedToOtherNamespace: false) : .new, link: link($0.name, $0.ifindex, rx: $0.rx)) }
+        }
+        let step = meter.start(
+            stored: stored, links: row.present.map { link($0.name, $0.ifindex, rx: $0.rx) }, at: at(0), unread: events(row.unread),
+            readAfterDump: events(row.late))
         #expect(meter.totals.filter { $0.value.rxBytes > 0 }.mapValues(\.rxBytes) == row.counted)
         #expect(step.events.map(\.reason) == row.told)
         #expect(meter.lives.map(\.value.name).sorted() == row.openAfter)

@@ -29,8 +29,8 @@ extension Daemon {
         return lost
     }
 
-    /// The events queued in ifmeterd.socket's socket since the previous process's last read; `lost`: the
-    /// queue overran meanwhile, or could not be read.
+    /// The events queued at start (in ifmeterd.socket's socket, those since the previous process's last
+    /// read); `lost`: the queue overran meanwhile, or could not be read.
     func readUnreadEvents() -> (events: [LinkEvent], lost: Bool) {
         var unread: [LinkEvent] = []
         var lost = false
@@ -41,7 +41,7 @@ extension Daemon {
                 lost = lost || batch.overrun
                 guard batch.morePending else { break }
             } catch {
-                Log.error("reading the link events left unread by the last process: \(error)")
+                Log.error("reading the link events queued at start: \(error)")
                 return (unread, true)
             }
         }

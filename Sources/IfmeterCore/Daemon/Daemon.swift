@@ -176,12 +176,16 @@ package final class Daemon {
         let unread = eventQueueOutlivesProcess ? readUnreadEvents() : (events: [], lost: false)
         let now = clock.now()
         let links = try Self.step("netlink", .unavailable) { try linkSource.links() }
+        // Right after it: a life the dump misses may have ended since the read above, its final counters queued.
+        let late = readUnreadEvents()
+        linkSource.note(events: late.events, overrun: late.lost)
         if eventQueueOutlivesProcess {
             logUnread(unread, applied: meter.tracker.isContinuation(of: stored), earlierBoot: stored.lastBootID != bootID)
         }
-        finish(meter.start(stored: stored, links: links, at: now, unread: unread.events, overran: unread.lost))
+        finish(meter.start(
+            stored: stored, links: links, at: now, unread: unread.events, overran: unread.lost || late.lost, readAfterDump: late.events))
         // An overrun here may have dropped a creation or deletion after the dump.
-        if readEvents(missed: .beforeStart) { samplePass(eventsWereLost: true) }
+        if readEvents(missed: .beforeStart) || late.lost { samplePass(eventsWereLost: true) }
         commit(at: clock.now())
         writeStepLines()
         if health.storeWrites.isFailing {

@@ -131,9 +131,10 @@ package struct Meter {
     /// Reconciles the stored state with every link present at start. `unread` (the previous process's
     /// queued events; `overran`: some lost) is applied first, to the state it saved, when that state is
     /// theirs to follow (`CounterTracker.isContinuation(of:)`); messages before them may be missing.
+    /// `readAfterDump`: the events read right after the dump (`split(afterDump:present:)`).
     package mutating func start(
         stored: StoredState, links listed: [LinkSample], at now: Instant,
-        unread: [LinkEvent] = [], overran: Bool = false
+        unread: [LinkEvent] = [], overran: Bool = false, readAfterDump: [LinkEvent] = []
     ) -> Step {
         // The first of an ifindex listed twice, for the watch decision and the record alike.
         let links = listed.firstOfEachIfindex
@@ -142,19 +143,38 @@ package struct Meter {
         let sameRun = stored.lastBootID == tracker.bootID && NamespaceCookie.same(stored.lastNamespace, tracker.namespace)
         // What the store holds: the first commit writes the difference.
         committedPresence = sameRun ? stored.presentLinks : nil
+        let (deletedBeforeDump, afterDump) = Self.split(afterDump: readAfterDump, present: Set(links.map(\.ifindex)))
+        let beforeDump = unread + deletedBeforeDump
         var step = Step()
         var reconciled = stored
-        if !unread.isEmpty, tracker.resume(stored) {
-            step = apply(events: unread, at: now, missed: overran ? .lost : .beforeStart)
+        if !beforeDump.isEmpty, tracker.resume(stored) {
+            step = apply(events: beforeDump, at: now, missed: overran ? .lost : .beforeStart)
             var deleted = Set<Int32>()
-            for event in unread { if case .deleted = event.kind { deleted.insert(event.link.ifindex) } }
+            for event in beforeDump { if case .deleted = event.kind { deleted.insert(event.link.ifindex) } }
             reconciled = tracker.suspended(onto: stored, deleted: deleted)
         }
         let watched = watchedIndexes(links)
         step.append(record(
             tracker.start(stored: reconciled, links: links, at: now, isWatched: { watched.contains($0.ifindex) }), links: links, at: now,
             everyName: true))
+        if !afterDump.isEmpty { step.append(apply(events: afterDump, at: now, missed: overran ? .lost : .beforeStart)) }
         return step
+    }
+
+    /// Splits the events read right after the start-up dump at it. A link the dump misses was gone
+    /// before it: its messages up to its deletion come before the dump, so a life that ended between
+    /// the first read and the dump is counted to its final counters, not ended as unknown.
+    package static func split(afterDump events: [LinkEvent], present: Set<Int32>) -> (beforeDump: [LinkEvent], afterDump: [LinkEvent]) {
+        var deletion: [Int32: Int] = [:]
+        for (position, event) in events.enumerated() where !present.contains(event.link.ifindex) && deletion[event.link.ifindex] == nil {
+            if case .deleted = event.kind { deletion[event.link.ifindex] = position }
+        }
+        var before: [LinkEvent] = []
+        var after: [LinkEvent] = []
+        for (position, event) in events.enumerated() {
+            if let end = deletion[event.link.ifindex], position <= end { before.append(event) } else { after.append(event) }
+        }
+        return (before, after)
     }
 
     /// Link events, in arrival order; `missed`: why messages before them may be missing (nil: none can).
