@@ -29,21 +29,21 @@ package enum StoreError: Error, Sendable, CustomStringConvertible {
         case .notAStore(let path): "\(path): not an ifmeter store (left untouched; move it aside to start a new one)"
         case .notAFile(let path, let kind): "\(path): \(kind), not an ifmeter store (left untouched; move it aside to start a new one)"
         case .unexpectedSchema(let path, let version, let detail):
-            "\(path): the store's tables are not those of ifmeter's schema version \(version) (\(detail)); left as it is, see README 'Recovery'"
+            "\(path): the store's tables are not those of ifmeter's schema version \(version) (\(detail)); left as it is, see docs/STORE.md 'Recovery'"
         case .permissionDenied(let path, "?"):
-            "\(path): permission denied: this user may not reach the store's directory; see README 'Security'"
+            "\(path): permission denied: this user may not reach the store's directory; see docs/SECURITY.md"
         case .permissionDenied(let path, "root"):
             // A store root made (make run as root): no group to join.
-            "\(path): permission denied: the store is readable only by root, who made it; run ifmeter as root, see README 'Security'"
+            "\(path): permission denied: the store is readable only by root, who made it; run ifmeter as root, see docs/SECURITY.md"
         case .permissionDenied(let path, let group):
-            "\(path): permission denied: the store is readable only by its owner and group \(group) (no other user may hold it open); ask to be added to group \(group), see README 'Security'"
+            "\(path): permission denied: the store is readable only by its owner and group \(group) (no other user may hold it open); ask to be added to group \(group), see docs/SECURITY.md"
         case .groupNotYetInForce(let path, let group):
             "\(path): permission denied: this user is in group \(group), but this session is not yet (a group applies from the next login): log in again, or run 'newgrp \(group)'"
-        case .invalidValue(let path, let detail): "\(path): value out of range (\(detail)); left untouched, see README 'Recovery'"
+        case .invalidValue(let path, let detail): "\(path): value out of range (\(detail)); left untouched, see docs/STORE.md 'Recovery'"
         case .symbolicLink(let path):
             "\(path): a symbolic link, never written through; to keep the store elsewhere, point the state directory (--state-dir, StateDirectory=) there"
         case .sqlite(let error) where error.isCorrupt:
-            "\(error.path): store is corrupt or not a database (\(error.message)); left untouched, see README 'Recovery'"
+            "\(error.path): store is corrupt or not a database (\(error.message)); left untouched, see docs/STORE.md 'Recovery'"
         case .sqlite(let error): error.description
         }
     }
