@@ -52,7 +52,12 @@ struct Context {
     /// Buckets are cut in the zone the daemon counted in, whatever this process's TZ: for what it shows and
     /// the five-minute rows it folds applying a journal (`forget`). --utc changes only how times are shown.
     static func adoptZone(of store: CounterStore) {
-        if let zone = try? store.meta("timezone") { LocalZone.adopt(zone) }
+        guard let zone = try? store.meta("timezone") else { return }
+        if LocalZone.isZoneName(zone) {
+            LocalZone.adopt(zone)
+        } else {
+            Log.warning("ifmeter: \(store.path): the recorded time zone is not a zone name under \(LocalZone.zoneDirectory); times are cut in this process's zone")
+        }
     }
 
     func openStore() throws(CommandFailure) -> CounterStore {

@@ -28,6 +28,22 @@ package enum LocalZone {
         adopt(zone)
     }
 
+    /// The zone files glibc reads a zone name from.
+    package static let zoneDirectory = "/usr/share/zoneinfo"
+
+    /// Whether `name` is a zone name that can only make glibc read the system's own zone files: relative
+    /// (no leading `:` or `/`), no `..`, plain characters, and a regular file under `zoneDirectory`
+    /// (whose links are the system's own). A store's recorded zone reaches `setenv("TZ")` as root.
+    package static func isZoneName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard (1...255).contains(bytes.count), bytes.first != UInt8(ascii: "/"),
+              bytes.allSatisfy({ isalnum(Int32($0)) != 0 || "/_+-.".utf8.contains($0) }),
+              !name.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0.isEmpty || $0 == "." || $0 == ".." })
+        else { return false }
+        var info = stat()
+        return stat(zoneDirectory + "/" + name, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+    }
+
     /// Makes `name` this process's local time zone.
     package static func adopt(_ name: String) {
         setenv("TZ", name, 1)
