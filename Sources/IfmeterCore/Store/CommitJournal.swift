@@ -74,14 +74,9 @@ extension String {
     fileprivate func dropPrefix(_ prefix: String) -> String { hasPrefix(prefix) ? String(dropFirst(prefix.count)) : self }
 }
 
-/// The commit journal. A life that begins or ends must survive a crash
-/// (docs/ACCOUNTING.md), but a store commit per tunnel life costs too much:
-/// between commits each change is one checksummed record appended here,
-/// and the next commit applies the records and its own in one transaction,
-/// recording the generation applied so nothing is applied twice. A killed
-/// daemon's records are applied at the next start (`CounterStore.apply`).
-/// Not synced: like the WAL at synchronous=NORMAL it survives a kill, not a
-/// power cut (docs/DURABILITY.md).
+/// The commit journal: between store commits each life change is one checksummed record
+/// appended here; the next commit applies them with its own in one transaction. Not synced:
+/// it survives a kill, not a power cut (docs/DURABILITY.md).
 package final class CommitJournal {
     /// The first bytes of every journal file.
     static let magic: [UInt8] = Array("ifmeter journal\n".utf8)
@@ -99,10 +94,8 @@ package final class CommitJournal {
     /// journal passes `LifeChangeRoute.journalBound`, so nothing it wrote is larger.
     static let sizeLimit = 16 << 20
 
-    /// Opens the journal at `path` for this process alone, creating it when
-    /// absent, and returns it with what it held (to apply before anything
-    /// is written). Nil when another process holds it: two daemons on one
-    /// journal would empty each other's records.
+    /// Opens the journal for this process alone, creating it when absent, with what it held;
+    /// nil when another process holds it.
     package static func lock(_ path: String) throws(JournalError) -> (file: AppendFile, previous: [UInt8])? {
         do {
             guard let (fd, size) = try FileSystem.openRegularFile(path, flags: O_RDWR | O_CREAT, mode: fileMode, limit: sizeLimit) else {
@@ -287,10 +280,8 @@ package final class CommitJournal {
         guard let length = try? reader.u32(), let checksum = try? reader.u32() else { return .cutShort }
         let start = reader.offset
         guard Int(length) <= bytes.count - start else {
-            // A crash cuts the last record short: the bytes there are the
-            // start of its payload. A bit flipped in a length makes it point
-            // past the end too, but the record itself is still there whole,
-            // its checksum matching, and records after it may be.
+            // A crash cuts the last record short; a flipped length bit points past the end too, but
+            // then the record is still whole and records after it may be.
             guard let whole = CRC32.prefixLength(of: bytes[start...], matching: checksum, minimum: smallestRecord) else { return .cutShort }
             // A chance match on a torn record's bytes (one in 2^32 a byte)
             // would not also read as a record.

@@ -1,16 +1,6 @@
-/// Records a store commit writes together (a journal's, between two
-/// prunes), and which of their writes a later record among them overwrites,
-/// so that only the last is written.
-///
-/// Under link churn a journal holds hundreds of records, one per burst of
-/// link events, and most of a commit's statements were rows written once
-/// and overwritten a few records later in the same transaction: a name's
-/// class written again for each life under it, a tunnel's life row
-/// inserted when it began and updated when it ended, its presence row
-/// added and then deleted. Left out, the rows the commit leaves are the
-/// same (CommitJournalTests compares them with a commit per record), but
-/// for the order of the ids of life rows, which nothing reads: a life
-/// inserted when it ended comes after those inserted since it began.
+/// Records a store commit writes together, and which of their writes a later record
+/// overwrites, so only the last is written: the rows the commit leaves are the same
+/// (CommitJournalTests compares them with a commit per record).
 struct CommitSegment {
     /// Offsets from zero, whatever the slice they came from.
     let records: [JournalRecord]
@@ -52,12 +42,8 @@ struct CommitSegment {
             }
         }
 
-        // Backwards, with the next write of each life's row: an open row's
-        // write is left out when the next write to the same row is of the
-        // same life under the same name (a rename keeps the interface the
-        // row was inserted under, so it is written as it came). An ended
-        // life's write is always made: the next write to that row key, if
-        // any, is a new life's.
+        // Backwards: an open row's write is left out when the next write to the same row is
+        // of the same life under the same name; an ended life's write is always made.
         struct RowKey: Hashable { var bootID: String; var namespace: NamespaceCookie; var ifindex: Int32 }
         struct Writer: Equatable { var name: String; var firstSeen: Int64 }
         var next: [RowKey: Writer] = [:]

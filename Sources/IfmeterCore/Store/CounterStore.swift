@@ -1,10 +1,9 @@
 import CSQLite
 import Glibc
 
-/// The embedded SQLite store: per interface its lives, the last counters of
-/// each open life, all-time totals, time buckets and the reset log. Every
-/// row carries its estimate label. A commit writes deltas and the baselines
-/// they came from in one transaction, so a crash can never count twice.
+/// The embedded SQLite store: lives, baselines, totals, buckets and the reset log, each row
+/// estimate-labelled. A commit writes deltas and their baselines in one transaction, so a
+/// crash can never count twice.
 package final class CounterStore {
     package static let fileName = "ifmeter.db"
     /// Every file a daemon keeps in its state directory but the journal:
@@ -12,10 +11,8 @@ package final class CounterStore {
     package static let stateFileNames = [fileName, fileName + "-wal", fileName + "-shm", "ifmeterd.lock", "ifmeterd.pid"]
     /// `stateFileNames` in `directory`.
     package static func stateFiles(in directory: String) -> [String] { stateFileNames.map { directory + "/" + $0 } }
-    /// Owner and group only. Any process that can open the store can hold
-    /// a read transaction, and one held open keeps the WAL from ever being
-    /// checkpointed back: it grows for as long as the daemon commits
-    /// (README 'Security'). Readers are the owner and the group's members.
+    /// Owner and group only: any process that can open the store can hold a read transaction,
+    /// which keeps the WAL from being checkpointed (docs/SECURITY.md).
     package static let fileMode: mode_t = 0o640
     /// The label stored on every row.
     package static let basis = "estimate: kernel interface counters"
@@ -23,17 +20,8 @@ package final class CounterStore {
     package let path: String
     private(set) var database: SQLiteDatabase
     var interfaceIDs: [String: Int64] = [:]
-    /// What this connection knows of two sets of rows that a commit under
-    /// link churn would otherwise probe for with statements that change
-    /// nothing: the open lives (an ended life's row is inserted, not looked
-    /// for first, when it was never committed open) and the record of
-    /// links present (a link that comes and goes between two commits has
-    /// no row to delete). Read at the first write that needs them and kept
-    /// as this connection writes; only a writer writes those rows (the
-    /// daemon, alone on its store: `forget` leaves both alone). Measured
-    /// under the bench's churn (callgrind, `ifmeter-bench meter-churn`):
-    /// two of a tunnel life's four statements, 11 % of a commit's
-    /// instructions.
+    /// What this connection knows of the open lives and the presence record, so a commit under
+    /// churn need not probe for rows it would not change; only a writer writes them (bench/TRIES.md).
     var openLives: [LifeScope: Set<Int32>]?
     var presentLinks: [Int32: String]?
 
@@ -71,20 +59,13 @@ package final class CounterStore {
     package init(directory: String, readOnly: Bool = false) throws(StoreError) {
         path = directory + "/" + Self.fileName
         if readOnly { try Self.requireStore(in: directory) }
-        // Never written through a symbolic link: the store would be
-        // created wherever it points, at whatever mode. (Not SQLite's
-        // NOFOLLOW, which also refuses a state directory reached through
-        // one, as /var/lib/ifmeter moved to a larger disk is.) A reader
-        // follows one, as it always did. One at -wal or -shm, which SQLite
-        // opens with O_NOFOLLOW, is named here: SQLite's own failure names
-        // the store ("unable to open database file").
+        // A writer never goes through a symbolic link at the store, -wal or -shm (the store would
+        // be created wherever it points); one is named here. The directory may be one.
         if !readOnly, let link = [path, path + "-wal", path + "-shm"].first(where: FileSystem.isSymbolicLink) {
             throw .symbolicLink(path: link)
         }
-        // Here, once, for the daemon and every command: SQLite would open a
-        // FIFO and block in its first read, waiting for a writer forever,
-        // and fail on a directory with an I/O error that names nothing.
-        // Checked with stat, which opens nothing.
+        // SQLite would block forever on a FIFO's first read and fail on a directory with an error
+        // that names nothing: checked with stat, which opens nothing.
         for file in [path, path + "-wal", path + "-shm"] {
             if let kind = FileSystem.nonFileKind(file, followingSymbolicLinks: true) { throw .notAFile(path: file, kind: kind) }
         }
@@ -104,12 +85,8 @@ package final class CounterStore {
         do {
             try prepareSchema(readOnly: readOnly, isNew: !exists)
         } catch .sqlite(let error) where readOnly && (error.isCannotOpen || error.isReadOnly || error.isOutOfRoomForWALIndex && !Self.isWritten(directory)) {
-            // A reader cannot create the WAL index (-shm) that a stopped
-            // daemon removed when it may not write the directory, or when
-            // the disk is full. With no -shm there is no writer and no WAL
-            // to read: reading the file as immutable is then exact. (The
-            // full disk's failure leaves the -shm SQLite began, so there it
-            // is the daemon's lock and an empty WAL that say so.)
+            // A reader that cannot create the WAL index (a directory it may not write, a full disk)
+            // reads the file as immutable: with no -shm there is no writer and no WAL to read.
             do {
                 database = try SQLiteDatabase(path: path, readOnly: true, create: false, immutable: true)
             } catch {
@@ -216,13 +193,8 @@ package final class CounterStore {
         ]
     }
 
-    /// For readers: SQL sums text or a blob as 0, and reading one gives 0,
-    /// a figure that looks real; such a store is refused (the writer's
-    /// `checkValues` refuses it too). One scan of each table a reader
-    /// sums: measured, 29 ms for 100,000 bucket rows (8 MiB); a year of ten
-    /// interfaces at the default retention is a tenth of that. Not the life
-    /// table: no reader reads its counted_* columns, and under churn it
-    /// holds a million rows.
+    /// For readers: SQL sums text or a blob as 0, a figure that looks real; such a store is
+    /// refused, in one scan of each table a reader sums (not `life`, which no reader sums).
     private func checkCountsAreWhole() throws(StoreError) {
         try refuseRows(countColumns.filter { $0.table != "life" }.map { table, columns in
             ValueRule(table: table, condition: columns.map { "typeof(\($0)) != 'integer'" }.joined(separator: " OR ")) {
@@ -231,11 +203,8 @@ package final class CounterStore {
         })
     }
 
-    /// Refuses, untouched, a store holding values no ifmeter wrote, in one
-    /// scan of each table: counters so large (or negative, or not
-    /// integers) that counting on would overflow, and the times and
-    /// ifindexes readers refuse where they meet them (exit 65), on which a
-    /// daemon would go on committing to a store no command can show.
+    /// Refuses, untouched, a store holding values no ifmeter writes: counters that would overflow,
+    /// and the times and ifindexes readers refuse, on which a daemon would go on committing.
     func checkValues() throws(StoreError) {
         let counters = { (count: Int64, table: String) in
             "\(count) \(table) rows hold counters outside 0...2^62 or not whole numbers, too large to go on counting without overflow"
@@ -297,11 +266,8 @@ package final class CounterStore {
     /// Refuses, untouched, a store whose totals the next fold would carry
     /// past 2^62, though each part is in range (`checkValues`).
     func checkHeadroom() throws(StoreError) {
-        // The totals the next fold writes: each part in range may still sum
-        // past it. The rows' sum is floating (it cannot overflow), exact
-        // below 2^53, and compared with the room left, an exact integer
-        // (the interface row is in range, checked above); beyond 2^53 the
-        // fold's own exact check (`addToTotals`) still refuses the commit.
+        // Each part in range may still sum past 2^62. The floating sum cannot overflow and is exact
+        // below 2^53; beyond it the fold's own exact check (`addToTotals`) refuses the commit.
         let columns = Self.counterColumns
         let passing = try database.query("""
             SELECT count(*) FROM interface i JOIN (
@@ -321,10 +287,8 @@ package final class CounterStore {
     private func configureWriter() throws(StoreError) {
         try database.execute("PRAGMA journal_mode = WAL")
         try database.execute("PRAGMA synchronous = NORMAL")
-        // After a reader held the WAL from being reset (it grows meanwhile),
-        // the next reset truncates it back to the auto-checkpoint size: a
-        // header and 1000 frames, each a page and its 24-byte header (the
-        // store's page size: older stores keep the 4 KiB they began with).
+        // After a reader held the WAL from being reset, the next reset truncates it back to the
+        // auto-checkpoint size: a header and 1000 frames of a page and 24 bytes each.
         let pageSize = try database.query("PRAGMA page_size") { $0.integer(0) }.first ?? Int64(Self.pageSize)
         try database.execute("PRAGMA journal_size_limit = \(32 + 1000 * (pageSize + 24))")
         // A commit touches a few pages; SQLite's default 2 MiB page cache

@@ -1,18 +1,13 @@
-/// Accounting results waiting in memory for the next commit. Sampling is
-/// frequent and cheap; committing is rare, so small flash is not worn.
-/// Deltas are summed per interface and five-minute slot of the wall clock at
-/// the time they were observed: a clock jump moves bytes between buckets,
-/// never loses or duplicates them.
+/// Accounting results waiting for the next commit, summed per interface and five-minute
+/// slot of the wall clock when observed: a clock jump moves bytes between buckets, never loses them.
 package struct PendingWrites: Sendable {
     package struct Slot: Hashable, Sendable {
         package var name: String
         package var start: Int64
     }
 
-    // `Dictionary()`, not `[:]`: on the paths every sample and burst take,
-    // an empty literal of these element types was a generic call that
-    // looked up its tuple's type metadata at run time, behind a lock (4 %
-    // of an idle daemon's profile, with its twins in `Meter`).
+    // `Dictionary()`, not `[:]`: an empty literal here was a run-time metadata lookup behind
+    // a lock on every sample (bench/TRIES.md).
     package var deltas = [Slot: LinkCounters]()
     package var interfaces = [String: InterfaceInfo]()
     package var endedLives: [(ended: EndedLife, time: Int64)] = []
@@ -38,11 +33,8 @@ package struct PendingWrites: Sendable {
     }
 }
 
-/// What one commit writes: the meter's pending writes, the open lives
-/// whose row must be written (new, renamed, or with counters that moved
-/// since the last commit; a row left as it is still holds the baseline its
-/// totals came from, only its last_seen is older), and the links present
-/// when that changed.
+/// What one commit writes: the pending writes, the open lives whose row must be written
+/// (new, renamed, or counters moved), and the links present when that changed.
 package struct CommitBatch: Sendable {
     package var pending: PendingWrites
     package var changedLives: [TrackedLife]

@@ -1,16 +1,6 @@
-/// Keeping the store bounded by the retention whatever the churn of names.
-///
-/// A VPN server that names each tunnel `tun-<random>` leaves one `interface`
-/// row per name (~390 B), one `boot_total` row per boot and name, and each
-/// name's month and year buckets (years are kept forever by default). Pruning
-/// by age bounds the buckets, lives and events of a name, not the name.
-/// So a name gone for longer than the daily retention is *retired*: folded
-/// into one row per class, `retired <class>` (InterfaceName.retired), which
-/// takes its all-time totals, buckets and what this boot counted, so every
-/// total per class (today, the cycle, since boot, months, years, all time)
-/// stays the same to the byte. The name's own rows go. A name seen again
-/// later starts a row of its own from zero; what it had stays in the
-/// aggregate.
+/// Keeps the store bounded whatever the churn of names: a name gone for longer than
+/// the daily retention is folded into one `retired <class>` row per class, so every
+/// per-class total stays the same to the byte while the name's own rows go.
 extension CounterStore {
     /// Every step runs inside the commit's transaction, from the hourly
     /// detail prune (`prune`): a failure rolls back the commit with it.
@@ -19,13 +9,8 @@ extension CounterStore {
         try retireGoneInterfaces(retention, at: now)
     }
 
-    /// An interface's `last_seen` is the last commit that counted under it:
-    /// an idle link keeps an old one while it is present. Its lives know
-    /// better (an open life's last sample, an ended one's end), but ended
-    /// lives are pruned long before the daily retention has passed. So,
-    /// before they go, each interface's `last_seen` is moved up to its lives'
-    /// latest moment: retirement then measures how long a name has really
-    /// been gone.
+    /// Moves each interface's `last_seen` up to its lives' latest moment before ended
+    /// lives are pruned, so retirement measures how long a name has really been gone.
     func notePresenceFromLives() throws(StoreError) {
         try database.run("""
             UPDATE interface SET last_seen = seen.time
@@ -35,12 +20,8 @@ extension CounterStore {
             """, [.integer(Self.timeRange.upperBound)])
     }
 
-    /// `boot_total` answers "since boot" for the current boot only (the CLI
-    /// asks for the boot it runs in, `counted(bootID:)`); no report reads
-    /// another boot's rows, and every byte in them is also in the all-time
-    /// totals and the buckets. So the rows of past boots go, with the daily
-    /// retention: one row per boot and name would otherwise grow forever.
-    /// `DailyDays=0` (keep everything) keeps them.
+    /// Drops the `boot_total` rows of past boots with the daily retention: no report reads
+    /// them, and every byte in them is also in the totals and buckets (`DailyDays=0` keeps them).
     func pruneOtherBoots(_ retention: Retention) throws(StoreError) {
         guard retention.dailyDays > 0 else { return }
         // The boot the commit in progress writes (its first statement sets it).
@@ -49,14 +30,9 @@ extension CounterStore {
             """)
     }
 
-    /// Folds every interface gone for longer than `retention.retirementAge`
-    /// into its class's `retired <class>` row; returns how many names went.
-    ///
-    /// Gone: no open life, no life ended and nothing counted within that
-    /// age, and no reset event left (events are pruned by the same daily
-    /// retention, so this only waits for the last of them to age out; the
-    /// log keeps the names it was written with). Rows a reader would refuse
-    /// (a class, time or name no ifmeter writes) are left as they are.
+    /// Folds every interface gone for longer than `retention.retirementAge` (no open life,
+    /// nothing counted and no reset event within it) into its class's `retired <class>` row;
+    /// returns how many names went. Rows a reader would refuse are left as they are.
     @discardableResult
     func retireGoneInterfaces(_ retention: Retention, at now: Int64) throws(StoreError) -> Int {
         guard let age = retention.retirementAge, now > age else { return 0 }
@@ -77,20 +53,13 @@ extension CounterStore {
             """, [.integer(cutoff - 1), .integer(cutoff)])
         guard try database.query("SELECT count(*) FROM temp.retiring", row: { $0.integer(0) }).first ?? 0 > 0 else { return 0 }
 
-        // Column lists: the eight counters of `interface` and `bucket`, the
-        // four of `boot_total` (`Columns.list` writes each). A retiring
-        // name's `interface` row holds all its totals: the fold ran first
-        // (`prune`), and a five-minute row not folded since starts in this
-        // hour, past the cutoff (`start >= ?` above).
+        // A retiring name's `interface` row holds all its totals: the fold ran first (`prune`).
         let eight = Self.counterColumns
         let four = Self.byteAndPacketColumns
         let aggregate = "a.name = 'retired ' || r.class"
 
-        // The writer's headroom (`checkHeadroom`) holds for the aggregate
-        // too: a class whose sums would pass 2^62 is not retired (only a
-        // store edited by hand comes near). Floating sums never raise; the
-        // bound is loose (every bucket of a name summed) and real traffic
-        // stays orders of magnitude below it.
+        // The writer's headroom (`checkHeadroom`) holds for the aggregate too: a class whose
+        // sums would pass 2^62 is not retired.
         let overflowing = [("bucket", eight), ("boot_total", four)].map { table, columns in
             """
             SELECT r.class FROM temp.retiring r JOIN \(table) b ON b.interface_id = r.id GROUP BY r.class

@@ -49,17 +49,9 @@ final class SQLiteDatabase {
     private let handle: OpaquePointer
     private var statements: [String: SQLiteStatement] = [:]
 
-    /// Opens (`sqlite3_open_v2`) with extended result codes and a busy
-    /// timeout, so a reader and the daemon wait for each other briefly
-    /// instead of failing.
-    ///
-    /// `immutable` (read-only) promises SQLite that nobody writes the file:
-    /// no locks and no WAL index, for a reader who may not create `-shm`.
-    ///
-    /// Closing does not checkpoint until `accept()`: a `-wal` left beside
-    /// the file by another database is read as part of it, and a checkpoint
-    /// would write that other database over this file before its owner has
-    /// looked at what it holds (and refused it, untouched).
+    /// Opens with extended result codes and a busy timeout. `immutable`: no locks and no WAL
+    /// index. Closing does not checkpoint until `accept()`: a `-wal` left by another database
+    /// must not be written over this file before its owner has looked at it.
     init(path: String, readOnly: Bool, create: Bool, immutable: Bool = false) throws(SQLiteError) {
         self.path = path
         var connection: OpaquePointer?

@@ -17,13 +17,8 @@ extension CounterStore {
             }
             lastBucketPrune = (TimeBuckets.start(of: .fiveMinutes, containing: now), retention)
         }
-        // Ended lives and reset events would otherwise grow with every link
-        // that ever came and went (a VPN a minute is 500,000 lives a year).
-        // Ended lives are read by no report (their counts are in the totals
-        // and buckets): they go with the five-minute buckets they explain.
-        // The reset log goes with the daily buckets. A retention of 0
-        // (forever) keeps them forever. At most once an hour: the life table
-        // has no index on `ended`.
+        // Ended lives go with the five-minute buckets they explain, the reset log with the
+        // daily ones (0 keeps them); at most once an hour, as `life` has no index on `ended`.
         guard detailPruneIsDue(at: now) else { return }
         lastDetailPrune = now
         // Before ended lives go: how long each name has been gone.
@@ -67,19 +62,9 @@ extension CounterStore {
 
     // MARK: Folding
 
-    // A commit writes each interface's five-minute row only; once an hour
-    // the rows of the hours now past are added into the hour, day, month
-    // and year rows and into the all-time totals (`interface`), and
-    // `folded_through` (meta) moves past them in the same transaction.
-    // Readers add the rows not folded yet (`buckets`, `interfaces`).
-    // Measured (50 tuns, 5 carrying traffic): every commit wrote its rows
-    // in all five granularities, 19 of its 27 WAL pages, because the day,
-    // month and year rows of all 50 interfaces share a start and the 5 fall
-    // on different pages of it; folded, a commit writes one or two. The
-    // totals were 5 of the 11 pages left: the 5 interface rows lay on
-    // different pages (ids follow the order names were first seen), where
-    // their five-minute rows of one slot are neighbours. Folded too
-    // (version 5), a commit writes 7.
+    // A commit writes each interface's five-minute row only; once an hour the rows of the
+    // hours past are added into the coarser rows and the all-time totals, and
+    // `folded_through` moves past them in the same transaction (bench/TRIES.md).
 
 
     /// Checked like every other number a writer builds on (a reader

@@ -43,10 +43,8 @@ extension CounterStore {
             rxPackets: try counter(row, column + 2), txPackets: try counter(row, column + 3))
     }
 
-    // Every number is checked where it leaves SQLite: a store may have been
-    // copied from elsewhere or edited, and no value in it may crash a reader
-    // or the daemon. Out of range is refused (exit 65), never clamped into
-    // figures that look real.
+    // Every number is checked where it leaves SQLite: out of range is refused (exit 65),
+    // never clamped into figures that look real.
 
     /// A counter: the daemon only ever writes 0...Int64.max.
     func counter(_ row: SQLiteRow, _ column: Int32) throws(StoreError) -> UInt64 {
@@ -98,11 +96,8 @@ extension CounterStore {
         return value
     }
 
-    /// An interface name as stored: the encoded form the daemon writes
-    /// (InterfaceName), or a retired class's row. Anything else (a hand
-    /// edit, another program's rows) is shown encoded, so no byte of it
-    /// reaches a table, a terminal or a script raw: a line feed in a name
-    /// would start a line of its own.
+    /// An interface name as stored (InterfaceName's encoding, or a retired class's row);
+    /// anything else is shown encoded, so no byte of it reaches a terminal raw.
     func interfaceName(_ row: SQLiteRow, _ column: Int32) -> String {
         InterfaceName.fromUser(row.text(column))
     }
@@ -121,10 +116,8 @@ extension CounterStore {
         try interfaces(named: name).first
     }
 
-    /// An interface's totals are its row plus its
-    /// five-minute rows not yet folded (`CounterStore.fold`), and its
-    /// last_seen the later of the row's and theirs: read in one statement,
-    /// so that a fold committed meanwhile counts them once.
+    /// An interface's totals: its row plus its five-minute rows not yet folded, in one
+    /// statement, so that a fold committed meanwhile counts them once.
     private func interfaces(named name: String?) throws(StoreError) -> [StoredInterface] {
         let named = name == nil ? "" : "AND i.name = ?1"
         let unfolded = """
@@ -223,13 +216,8 @@ package struct StoredBucket: Sendable, Hashable {
 }
 
 extension CounterStore {
-    /// For readers: every query from now on sees the store as it is now,
-    /// one commit, whatever the daemon writes meanwhile (a read
-    /// transaction, held until the store is closed: a reader closes it
-    /// before it prints, since a pager may hold its output for hours and
-    /// the snapshot keeps the daemon's WAL from being reset). Taken before
-    /// the kernel is read, no open life's baseline is newer than the
-    /// counters compared with it, which would read as a counter reset.
+    /// For readers: every query from now on sees one commit (a read transaction held until
+    /// close), taken before the kernel is read, so no baseline is newer than the counters.
     package func holdSnapshot() throws(StoreError) {
         try database.execute("BEGIN")
         // A deferred transaction's snapshot begins at its first read.
@@ -252,10 +240,8 @@ extension CounterStore {
         }
     }
 
-    /// Buckets of one granularity with `from <= start < to`, oldest first.
-    /// An hour, day, month or year includes the five-minute rows not yet
-    /// folded into it (`CounterStore.fold`), read in the same statement so
-    /// that a fold committed meanwhile counts them once.
+    /// Buckets of one granularity with `from <= start < to`, oldest first, with the five-minute
+    /// rows not yet folded into them, in one statement.
     package func buckets(_ granularity: Granularity, from: Int64 = .min, to: Int64 = .max) throws(StoreError) -> [StoredBucket] {
         let unfolded = granularity == .fiveMinutes ? "" : """
             UNION ALL

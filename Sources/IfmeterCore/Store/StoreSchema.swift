@@ -35,12 +35,7 @@ extension CounterStore {
 
     static let counterColumns = Columns("rx_bytes, tx_bytes, rx_packets, tx_packets, rx_errors, tx_errors, rx_dropped, tx_dropped")
 
-    /// A column list, spelt once for SQL and split for per-column checks.
-    /// Split once, when made: queries build their text from it each time
-    /// they run, and splitting the string anew for each cost 50,000
-    /// instructions a call (callgrind, an idle daemon on 50 tuns: 14 % of
-    /// its instructions in its first 320 s, most of them reading the
-    /// interfaces' totals at start).
+    /// A column list, spelt once for SQL and split once, when made (bench/TRIES.md).
     struct Columns: CustomStringConvertible {
         let description: String
         let components: [String]
@@ -126,12 +121,8 @@ extension CounterStore {
         );
         """
 
-    /// How many resets of each reason an interface had whose rows are gone:
-    /// events past `DailyDays=`, removals past `FiveMinuteHours=` (version
-    /// 7). The prune adds them here as it deletes them, so that
-    /// `ifmeter_resets_total` never goes down at a restart (Prometheus would
-    /// read that as a counter reset and count it all again). No foreign
-    /// key, as `bucket`: retirement and `forget` delete a name's rows first.
+    /// How many resets of each reason an interface had whose rows are pruned, so that
+    /// `ifmeter_resets_total` never goes down at a restart. No foreign key, as `bucket`.
     static let resetCountTable = """
         CREATE TABLE reset_count (
             interface_id INTEGER NOT NULL,
@@ -141,30 +132,14 @@ extension CounterStore {
         ) WITHOUT ROWID;
         """
 
-    /// A CHECK that `column` holds one of `values`, as comparisons joined by
-    /// OR. SQLite (3.40, Debian 12's) evaluates `column IN ('a', 'b', 'c')`
-    /// in a CHECK by building a temporary b-tree of the list for every row
-    /// written: measured, 3.7 µs an insert against 0.8 with comparisons
-    /// and 1.0 with no CHECK at all, and under link churn a tunnel life's
-    /// event row cost three times its life row (callgrind, `ifmeter-bench
-    /// meter-churn`). Store schema 6.
+    /// A CHECK that `column` holds one of `values`, as comparisons joined by OR: SQLite
+    /// builds a temporary b-tree for `IN (...)` in a CHECK for every row written.
     static func oneOf(_ column: String, _ values: [String]) -> String {
         values.map { "\(column) = '\($0)'" }.joined(separator: " OR ")
     }
 
-    /// The bucket table: reports and the prune read one granularity over a
-    /// span of time, which is the key's order (version 3). Since version 5
-    /// a row carries all eight counters, and a five-minute row when a
-    /// commit last counted in it: until the hourly fold, it is the only
-    /// place its share of the all-time totals is (`fold`).
-    ///
-    /// No foreign key on interface_id: with one, deleting an interface row
-    /// (retirement, `forget`) scans the whole table for each row deleted,
-    /// since interface_id no longer leads a key (measured on a store of 90k
-    /// names: 21 s to retire 1,439 names, inside a commit the watchdog
-    /// times). Both delete the name's buckets first, in one scan; an index
-    /// on interface_id would instead add a page to every commit that
-    /// begins a bucket.
+    /// The bucket table, keyed as reports and the prune read it. No foreign key on
+    /// interface_id: deleting a name's rows would scan the table once per row deleted.
     static let bucketTable = """
         CREATE TABLE bucket (
             interface_id INTEGER NOT NULL,

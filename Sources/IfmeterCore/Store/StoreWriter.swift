@@ -1,15 +1,9 @@
 extension CounterStore {
     // MARK: Committing
 
-    /// Writes everything pending and the baselines of the open lives given
-    /// in one transaction, then prunes buckets past their retention, and
-    /// ended lives and events past the longest of the fine-grained ones.
-    /// `openLives` must hold every life whose counters moved since its row
-    /// was written (a life left out keeps the row it has).
-    ///
-    /// `presence`, when given, updates the record of every link present
-    /// (watched or not), which tells the next start whether a link appeared
-    /// while the daemon was stopped; nil leaves the record as it is.
+    /// Writes everything pending and the baselines of `openLives` (every life whose counters
+    /// moved) in one transaction, then prunes. `presence` updates the record of links present,
+    /// which tells the next start whether a link appeared while the daemon was stopped.
     package func commit(
         _ pending: PendingWrites, openLives: some Collection<TrackedLife>, bootID: String, namespace: NamespaceCookie = 0,
         presence: PresenceUpdate? = nil, at now: Int64, retention: Retention, intervals: (sample: Double, commit: Double)
@@ -18,13 +12,8 @@ extension CounterStore {
         try commit([JournalRecord(time: now, batch: batch)], bootID: bootID, namespace: namespace, retention: retention, intervals: intervals)
     }
 
-    /// Writes `records` in order, in one transaction, each exactly as its
-    /// own commit would have. With `journalGeneration`, the transaction also
-    /// records that the journal of that generation is applied
-    /// (`CommitJournal`), so it is never applied again.
-    /// `eventSocketDrops`: the link event socket and the drop count the
-    /// daemon saw there (`EventSocketDrops`), as of this commit, for a
-    /// process that takes the socket over.
+    /// Writes `records` in one transaction, each as its own commit would have; with
+    /// `journalGeneration` it records that journal as applied, so it is never applied again.
     package func commit(
         _ records: [JournalRecord], bootID: String, namespace: NamespaceCookie, journalGeneration: UInt64? = nil,
         eventSocketDrops: String? = nil, retention: Retention,
@@ -54,14 +43,9 @@ extension CounterStore {
         try write(records, bootID: bootID, namespace: namespace, pruning: retention)
     }
 
-    /// The rows of `records`, each as its own commit (and its prune, with
-    /// `pruning`) would have left them. Their deltas are summed and written
-    /// once per interface and slot, before any prune that would change
-    /// something: buckets, boot totals and all-time totals are sums, so the
-    /// rows are the same, and a journal of tunnel lives (mostly the same
-    /// few names) costs one row update per name rather than one per life.
-    /// The records between two prunes are written as one `CommitSegment`,
-    /// which leaves out the writes a later record of it overwrites.
+    /// The rows of `records`, each as its own commit would have left them: deltas are sums, so
+    /// they are written once per interface and slot before any prune that would change something,
+    /// and a `CommitSegment` leaves out the writes a later record overwrites.
     func write(_ records: [JournalRecord], bootID: String, namespace: NamespaceCookie, pruning retention: Retention? = nil) throws(StoreError) {
         var deltas: [PendingWrites.Slot: LinkCounters] = [:]
         var lastCounted: [String: Int64] = [:]
@@ -158,10 +142,8 @@ extension CounterStore {
         }
     }
 
-    /// Only what changed: a link that comes and goes beside many others
-    /// rewrites one row, not the whole record. `keeping`: whether the row
-    /// of an ifindex is still this record's to write (a later record of the
-    /// same commit may write it instead; `CommitSegment`).
+    /// Only what changed. `keeping`: whether the row of an ifindex is still this record's to
+    /// write (`CommitSegment`).
     private func writePresence(_ presence: PresenceUpdate, keeping: (Int32?) -> Bool) throws(StoreError) {
         if presence.replacesAll && keeping(nil) {
             try database.run("DELETE FROM present_link")
@@ -248,10 +230,8 @@ extension CounterStore {
         }
     }
 
-    /// Adds to an interface's all-time totals, and moves its last_seen up
-    /// to `time`: a name counted under a life begun with another name (a
-    /// rename) has no open life of its own, and retirement must see that it
-    /// is still counted. A sum past the headroom is refused (`add`).
+    /// Adds to an interface's all-time totals and moves its last_seen up to `time`, so that
+    /// retirement sees a renamed life's name still counted. A sum past the headroom is refused.
     func addToTotals(_ counters: LinkCounters, countedAt time: Int64?, of id: Int64) throws(StoreError) {
         var fits = counters.fields.allSatisfy { $0 <= UInt64(Self.counterLimit) }
         if fits {
@@ -357,10 +337,8 @@ extension CounterStore {
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
 
-    /// Adds to a bucket row. A sum past the writer's headroom (a store
-    /// edited by hand, summed by a fold) is refused, rolling the commit
-    /// back: written, it would turn negative or into a float, a store every
-    /// reader then refuses.
+    /// Adds to a bucket row; a sum past the writer's headroom rolls the commit back rather than
+    /// write a value every reader refuses.
     func add(
         _ counters: LinkCounters, countedAt time: Int64?, toBucket granularity: Granularity, startingAt start: Int64, of id: Int64
     ) throws(StoreError) {
