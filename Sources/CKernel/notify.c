@@ -14,7 +14,7 @@
  * notification: the same the daemon's sandbox allows (AF_UNIX). */
 static int notify_socket = -1;
 
-int ifm_notify_with_descriptor(const char *address, const char *message, size_t length, int descriptor) {
+int ifm_notify(const char *address, const char *message, size_t length) {
     struct sockaddr_un target;
     memset(&target, 0, sizeof target);
     target.sun_family = AF_UNIX;
@@ -36,30 +36,10 @@ int ifm_notify_with_descriptor(const char *address, const char *message, size_t 
     struct msghdr datagram = {
         .msg_name = &target, .msg_namelen = target_length, .msg_iov = &part, .msg_iovlen = 1,
     };
-    /* FDSTORE=1 hands the service manager a descriptor to keep: it rides
-     * the datagram as SCM_RIGHTS. */
-    union {
-        struct cmsghdr header;
-        char bytes[CMSG_SPACE(sizeof(int))];
-    } control;
-    if (descriptor >= 0) {
-        memset(&control, 0, sizeof control);
-        datagram.msg_control = control.bytes;
-        datagram.msg_controllen = sizeof control.bytes;
-        struct cmsghdr *rights = CMSG_FIRSTHDR(&datagram);
-        rights->cmsg_level = SOL_SOCKET;
-        rights->cmsg_type = SCM_RIGHTS;
-        rights->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(rights), &descriptor, sizeof(int));
-    }
     ssize_t sent;
     do {
         sent = sendmsg(notify_socket, &datagram, MSG_NOSIGNAL);
     } while (sent < 0 && errno == EINTR);
     if (sent < 0) return errno;
     return (size_t)sent == length ? 0 : EMSGSIZE;
-}
-
-int ifm_notify(const char *address, const char *message, size_t length) {
-    return ifm_notify_with_descriptor(address, message, length, -1);
 }

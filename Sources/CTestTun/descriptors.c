@@ -1,4 +1,4 @@
-// Test support: a test playing the service manager's file descriptor store.
+// Test support: a test playing systemd passing socket descriptors (sd_listen_fds(3)).
 #define _GNU_SOURCE
 #include "ctesttun.h"
 #include <errno.h>
@@ -11,35 +11,6 @@
 #include <unistd.h>
 
 extern char **environ;
-
-int ifm_test_receive_with_descriptor(int socket, char *buffer, int size, int timeout_ms, int *descriptor) {
-    *descriptor = -1;
-    struct pollfd waiting = { .fd = socket, .events = POLLIN };
-    int ready = poll(&waiting, 1, timeout_ms);
-    if (ready < 0) return -errno;
-    if (ready == 0) return -ETIMEDOUT;
-    struct iovec part = { .iov_base = buffer, .iov_len = (size_t)size };
-    union {
-        struct cmsghdr header;
-        char bytes[CMSG_SPACE(sizeof(int) * 4)];
-    } control;
-    struct msghdr datagram = {
-        .msg_iov = &part, .msg_iovlen = 1, .msg_control = control.bytes, .msg_controllen = sizeof control.bytes,
-    };
-    ssize_t received = recvmsg(socket, &datagram, MSG_CMSG_CLOEXEC);
-    if (received < 0) return -errno;
-    for (struct cmsghdr *header = CMSG_FIRSTHDR(&datagram); header; header = CMSG_NXTHDR(&datagram, header)) {
-        if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
-        size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        int passed[4];
-        memcpy(passed, CMSG_DATA(header), count * sizeof(int));
-        for (size_t index = 0; index < count; index++) {
-            if (*descriptor < 0) *descriptor = passed[index];
-            else close(passed[index]);
-        }
-    }
-    return (int)received;
-}
 
 int ifm_test_spawn_passing(const char *command, const int *descriptors, int count, const char *output_path) {
     /* dup2 in order would overwrite a source that is another's target. */

@@ -116,20 +116,6 @@ final class NotifySocket {
             if message.split(separator: "\n").contains(where: { $0 == wanted }) { return messages }
         }
     }
-
-    /// The first message containing `wanted` and the descriptor it carried
-    /// (-1: none), waiting up to ten seconds for each message.
-    func readPassing(until wanted: String) throws -> (message: String, descriptor: Int32) {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        while true {
-            var descriptor: Int32 = -1
-            let count = ifm_test_receive_with_descriptor(fd, &buffer, Int32(buffer.count), 10_000, &descriptor)
-            guard count >= 0 else { throw SystemError("recvmsg", path: path, errno: -count) }
-            let message = String(decoding: buffer[0..<Int(count)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if message.split(separator: "\n").contains(where: { $0 == wanted }) { return (message, descriptor) }
-            if descriptor >= 0 { close(descriptor) }
-        }
-    }
 }
 
 @Suite(.enabled(if: TestEnvironment.isRoot, TestEnvironment.rootReason))

@@ -157,8 +157,6 @@ int ifm_is_mount_root(int fd);
 /* Sends message as one datagram to address, $NOTIFY_SOCKET's value: a path,
  * or "@name" for an abstract socket. Returns 0 or an errno value. */
 int ifm_notify(const char *address, const char *message, size_t length);
-/* The same with descriptor passed along (SCM_RIGHTS), for FDSTORE=1. */
-int ifm_notify_with_descriptor(const char *address, const char *message, size_t length, int descriptor);
 
 /* ---- getifaddrs (32-bit IFLA_STATS copies; every counter wraps at 2^32) ---- */
 

@@ -13,13 +13,7 @@ int ifm_test_tun_set_persist(int fd, int persist);
 
 
 
-/* Test support for the service manager's file descriptor store (FDSTORE=1,
- * sd_listen_fds(3)), played by a test. */
-
-/* Receives one datagram into buffer (at most size bytes) within timeout_ms,
- * and the descriptor it carried (SCM_RIGHTS) in *descriptor, or -1.
- * Returns the datagram's length, or -errno (-ETIMEDOUT after the timeout). */
-int ifm_test_receive_with_descriptor(int socket, char *buffer, int size, int timeout_ms, int *descriptor);
+/* Test support for the descriptors systemd passes (sd_listen_fds(3)), played by a test. */
 
 /* Runs /bin/sh -c command with descriptors[0..count) as its fds 3, 4, ...
  * and stdout and stderr appended to output_path, as systemd passes a
