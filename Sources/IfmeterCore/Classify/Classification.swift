@@ -16,7 +16,6 @@ package struct InterfaceOverride: Sendable, Hashable {
         self.action = action
     }
 
-    /// Whether this rule covers the name.
     package func matches(_ name: String) -> Bool {
         globMatches(pattern, name)
     }

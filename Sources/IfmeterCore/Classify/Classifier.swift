@@ -76,8 +76,7 @@ package struct Classifier: Sendable {
         if let decided = Self.kindClasses[link.kind] {
             return Classification(decided, by: .linkKind(link.kind))
         }
-        // A name whose bytes are not UTF-8 cannot be spelt as a Swift path:
-        // its sysfs signals are skipped, the others still decide.
+        // A name not UTF-8 cannot be spelt as a Swift path: its sysfs signals are skipped, others decide.
         let directory = InterfaceName.pathComponent(link.name).map { "\(sysfsRoot)/class/net/\($0)" } ?? "/nonexistent"
         if let deviceType = Self.deviceType(inUevent: (try? FileSystem.readText("\(directory)/uevent")) ?? nil),
             let decided = Self.deviceTypeClasses[deviceType]
@@ -124,7 +123,6 @@ package struct Classifier: Sendable {
         return octet & 0x02 != 0
     }
 
-    /// The DEVTYPE= value of a uevent file's text.
     static func deviceType(inUevent text: String?) -> String? {
         guard let text else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix("DEVTYPE=") {

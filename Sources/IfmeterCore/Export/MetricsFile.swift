@@ -1,4 +1,3 @@
-/// One interface as the metrics file shows it.
 package struct MetricsInterface: Sendable {
     package var device: String
     package var info: InterfaceInfo
@@ -37,10 +36,9 @@ package struct MetricsSnapshot: Sendable {
     }
 }
 
-/// The Prometheus text file (format 0.0.4) for node_exporter's textfile collector: `ifmeter_` families,
-/// label `device`, no timestamps, every HELP saying "estimate". Counters never go down (Prometheus reads
-/// a decrease as a reset): each series keeps a floor. The file at `path` is never read, lest one planted
-/// there pin, hang or bloat the daemon, so across restarts the caller must publish only committed totals.
+/// The Prometheus text file (format 0.0.4) for node_exporter's textfile collector. Counters never go down
+/// (Prometheus reads a decrease as a reset): each series keeps a floor. The file is never read back, lest
+/// one planted there pin, hang or bloat the daemon: across restarts, publish only committed totals.
 package final class MetricsFile {
     package let path: String
     private var floors: [String: UInt64] = [:]
@@ -63,7 +61,6 @@ package final class MetricsFile {
     package func render(_ snapshot: MetricsSnapshot) -> String {
         var output = ""
         let interfaces = snapshot.interfaces.sorted { $0.device < $1.device }
-        // Labels rendered once per interface, then reused by every family.
         let labels = interfaces.map { "device=\"\(Self.escapeLabel($0.device))\",class=\"\($0.info.interfaceClass.rawValue)\"" }
 
         let counterFamilies: [(String, String, KeyPath<LinkCounters, UInt64>)] = [

@@ -2,9 +2,8 @@
 import CKernel
 import Glibc
 
-/// Every link as glibc's getifaddrs lists it (`ifm_ifaddrs_dump`), links
-/// without an address included (tun, WireGuard). Its counters are 32-bit
-/// copies of IFLA_STATS that wrap at 2^32: a cross-check, never a source.
+/// Every link as glibc's getifaddrs lists it (`ifm_ifaddrs_dump`), addressless ones too (tun, WireGuard);
+/// its counters, 32-bit copies of IFLA_STATS that wrap at 2^32, are a cross-check, never a source.
 package enum InterfaceAddresses {
     package static func links() throws -> [LinkSample] {
         var buffer = ifm_link_list()

@@ -2,9 +2,8 @@
 package protocol LinkSource: AnyObject {
     /// Every link of the caller's network namespace, now.
     func links() throws -> [LinkSample]
-    /// Link events as the daemon read them, in arrival order, and whether
-    /// some were lost: a source that keeps what events announce (names,
-    /// kinds, flags) between dumps stays current with them.
+    /// Link events as the daemon read them, in arrival order, and whether some were lost: a source that
+    /// keeps what events announce (names, kinds, flags) between dumps stays current with them.
     func note(events: [LinkEvent], overrun: Bool)
 }
 

@@ -2,7 +2,6 @@
 import CKernel
 
 extension LinkSample {
-    /// Copies a C `ifm_link` into Swift values.
     init(_ link: ifm_link) {
         var copy = link
         // Names are bytes, encoded here once so no two kernel names meet as one String (InterfaceName).
@@ -21,10 +20,9 @@ extension KernelError {
     }
 }
 
-/// Every link's 64-bit counters over rtnetlink: a statistics dump (`RTM_GETSTATS`, only
-/// `IFLA_STATS_LINK_64`: far smaller messages) joined to what the last full dump (`RTM_GETLINK`) and
-/// the events since (`note`) said of each link. The full dump answers the first call, after lost events,
-/// for an unknown ifindex, and when a counter went back (a driver reset, or an ifindex reused meanwhile).
+/// Every link's 64-bit counters: a statistics dump (`RTM_GETSTATS`, `IFLA_STATS_LINK_64` only: small)
+/// joined to what the last full dump (`RTM_GETLINK`) and events since (`note`) said of each link. A full
+/// dump answers first, after lost events, an unknown ifindex, a counter gone back (reset, reused ifindex).
 package final class NetlinkLinkSource: LinkSource {
     enum Pass: Equatable { case full, statistics }
 
@@ -39,7 +37,7 @@ package final class NetlinkLinkSource: LinkSource {
     var interruptedDumps: Int { Int(ifm_netlink_interrupted_dumps(handle)) }
 
 
-    /// Opens the dump socket. The corresponding C function is `ifm_netlink_open`.
+    /// Opens the dump socket.
     package init() throws {
         var error: Int32 = 0
         guard let handle = ifm_netlink_open(&error) else {
@@ -70,7 +68,7 @@ package final class NetlinkLinkSource: LinkSource {
         }
     }
 
-    /// Dumps every link (`RTM_GETLINK` with `NLM_F_DUMP`). The corresponding C function is `ifm_netlink_dump`.
+    /// Dumps every link (`RTM_GETLINK` with `NLM_F_DUMP`).
     private func fullPass() throws -> [LinkSample] {
         let status = ifm_netlink_dump(handle, &buffer)
         guard status == 0 else { throw KernelError.netlink("dumping links", status) }
@@ -83,7 +81,7 @@ package final class NetlinkLinkSource: LinkSource {
     }
 
     /// The counters of every link (`RTM_GETSTATS`) joined to what is known of each; nil when the full
-    /// dump must answer instead. The corresponding C function is `ifm_netlink_stats`.
+    /// dump must answer instead.
     private func statisticsPass() -> [LinkSample]? {
         guard ifm_netlink_stats(handle, &buffer) == 0 else { return nil }
         var samples: [LinkSample] = []
@@ -129,7 +127,6 @@ package final class LinkEventSocket {
     private let handle: OpaquePointer
     private var buffer = ifm_event_list()
 
-    /// The descriptor to watch for readability.
     package var fileDescriptor: Int32 { ifm_events_fd(handle) }
 
     /// The receive buffer the kernel granted (bytes, as requested), if known.
@@ -148,8 +145,7 @@ package final class LinkEventSocket {
         set { ifm_events_set_seen_drops(handle, newValue) }
     }
 
-    /// Subscribes with a kernel receive buffer of `receiveBufferBytes` (0: the system default). The
-    /// corresponding C function is `ifm_events_open`.
+    /// Subscribes with a kernel receive buffer of `receiveBufferBytes` (0: the system default).
     package init(receiveBufferBytes: Int = 4 << 20) throws {
         var error: Int32 = 0
         guard let handle = ifm_events_open(Int32(clamping: receiveBufferBytes), &error) else {
@@ -159,7 +155,7 @@ package final class LinkEventSocket {
     }
 
     /// Takes `descriptor`, an event socket kept by the service manager while the daemon restarted, if it
-    /// is a route socket of this namespace; closes it otherwise. The corresponding C function is `ifm_events_adopt`.
+    /// is a route socket of this namespace; closes it otherwise.
     package init(adopting descriptor: Int32, receiveBufferBytes: Int) throws {
         var error: Int32 = 0
         guard let handle = ifm_events_adopt(descriptor, Int32(clamping: receiveBufferBytes), &error) else {
@@ -175,7 +171,6 @@ package final class LinkEventSocket {
 
     /// Every event pending now in arrival order, whether the receive buffer overran, and whether the
     /// read stopped at its bound (`IFM_EVENTS_PER_READ`) with more maybe queued.
-    /// The corresponding C function is `ifm_events_read`.
     package func read() throws -> (events: [LinkEvent], overrun: Bool, morePending: Bool) {
         buffer.count = 0
         var overrun: Int32 = 0

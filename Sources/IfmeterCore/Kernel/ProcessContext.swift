@@ -5,7 +5,6 @@ import Glibc
 /// compares its own with the daemon's before mixing the kernel's links into a live figure.
 package enum NamespaceIdentity {
     /// The cookie of the namespace `socket` lives in; 0 when the kernel cannot tell (before Linux 5.14).
-    /// The corresponding C function is `ifm_netns_cookie`.
     package static func cookie(ofSocket socket: Int32) -> NamespaceCookie {
         var cookie: UInt64 = 0
         return ifm_netns_cookie(socket, &cookie) == 0 ? cookie : 0
@@ -21,7 +20,7 @@ package enum NamespaceIdentity {
 }
 
 /// How late the kernel may wake this process: a sample a fraction of a second late costs nothing and
-/// shares a CPU wake with other timers. The corresponding C function is `ifm_set_timer_slack`.
+/// shares a CPU wake with other timers.
 package enum TimerSlack {
     package static func set(seconds: Double) {
         _ = ifm_set_timer_slack(UInt64(max(seconds, 0) * 1e9))
@@ -31,7 +30,6 @@ package enum TimerSlack {
 /// How the C heap hands memory back: up to 1 MiB stays free at its top instead of glibc's 128 KiB, so
 /// a burst of link events does not give pages back only to fault them in again a second later
 /// (bench/TRIES.md); it also keeps glibc from raising its mmap threshold after the first large free.
-/// The corresponding C function is `ifm_set_heap_trim_threshold`.
 package enum HeapTuning {
     package static func keepFreedMemory() {
         _ = ifm_set_heap_trim_threshold(1 << 20)

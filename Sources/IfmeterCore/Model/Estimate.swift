@@ -1,5 +1,4 @@
-/// The label every record, metric and screen carries: ifmeter's figures are
-/// read from kernel interface counters, and that is all they are.
+/// The label on every record, metric and screen: ifmeter's figures are kernel interface counters, no more.
 package enum Estimate {
     /// One line for screens, metrics HELP and stored rows.
     package static let basis =

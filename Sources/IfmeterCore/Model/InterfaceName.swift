@@ -1,9 +1,7 @@
 /// Interface names as ifmeter holds them, one ASCII form per kernel name: Swift strings compare by
-/// canonical equivalence and repair invalid UTF-8, so two of the kernel's arbitrary 15-byte names could
-/// meet as one String. Printable ASCII but backslash stays, every other byte becomes `\xNN` (lowercase
-/// hex): the encoding is injective, so String equality is byte equality, and `decode` gives them back.
+/// canonical equivalence and repair invalid UTF-8, so two kernel names could meet as one String. ASCII
+/// printables but backslash stay, other bytes become `\xNN` (lowercase): String equality is byte equality.
 package enum InterfaceName {
-    /// The encoded form of a name's bytes.
     package static func encode(bytes: some Sequence<UInt8>) -> String {
         var scalars = String.UnicodeScalarView()
         for byte in bytes {
@@ -41,7 +39,6 @@ package enum InterfaceName {
         return bytes
     }
 
-    /// Whether `name` is already in the encoded form.
     package static func isEncoded(_ name: String) -> Bool { decode(name) != nil }
 
     /// A name a person typed: taken as it is when already encoded (as ifmeter prints names) or naming a
@@ -50,9 +47,8 @@ package enum InterfaceName {
         isEncoded(text) || retiredClass(of: text) != nil ? text : encode(bytes: text.utf8)
     }
 
-    // Interfaces gone longer than the daily retention fold into one row per class
-    // (CounterStore.retireGoneInterfaces), named with a bare space, which neither a kernel name nor an
-    // encoded one (`\x20`) holds: it never collides with an interface's.
+    // Interfaces gone past the daily retention fold into a row per class (CounterStore.retireGoneInterfaces)
+    // named with a bare space, which no kernel name nor its encoding (`\x20`) holds: it never collides.
 
     /// The name of the row that holds `interfaceClass`'s retired interfaces: `retired tunnel`.
     package static func retired(_ interfaceClass: InterfaceClass) -> String { "retired " + interfaceClass.rawValue }
@@ -66,8 +62,7 @@ package enum InterfaceName {
     /// Whether `name` is a per-class aggregate of retired interfaces.
     package static func isRetired(_ name: String) -> Bool { retiredClass(of: name) != nil }
 
-    /// The name as a path component in sysfs; nil when its bytes are not
-    /// UTF-8, which a Swift path cannot carry.
+    /// The name as a sysfs path component; nil when its bytes are not UTF-8, which no Swift path carries.
     package static func pathComponent(_ name: String) -> String? {
         guard let bytes = decode(name) else { return nil }
         var iterator = bytes.makeIterator()

@@ -1,4 +1,3 @@
-// Part of FileSystem's libc wrappers (FileSystem.swift): a file that grows by whole records.
 import Glibc
 
 /// An open file that grows by whole records: a write the disk cannot take in full (ENOSPC, EIO) is cut

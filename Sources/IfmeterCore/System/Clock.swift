@@ -19,7 +19,6 @@ package struct SystemClock: Sendable {
     /// CLOCK_BOOTTIME seconds: an interval that counts a suspend, as the wall clock readers judge us by does.
     package static func boottime() -> Double { read(CLOCK_BOOTTIME) }
 
-    /// CPU seconds this process has used.
     package static func processCPU() -> Double { read(CLOCK_PROCESS_CPUTIME_ID) }
 
     static func read(_ clock: clockid_t) -> Double {

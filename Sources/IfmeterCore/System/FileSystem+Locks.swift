@@ -1,10 +1,7 @@
-// Part of FileSystem (FileSystem.swift): the daemon's lock file and the liveness file beside it.
 import Glibc
 
 extension FileSystem {
     /// Takes an exclusive flock without waiting; false when another process holds one.
-    ///
-    /// The corresponding C function is `flock`.
     package static func tryLock(_ fd: Int32, path: String) throws -> Bool {
         switch valueOrErrno("flock", path: path, { flock(fd, LOCK_EX | LOCK_NB) }) {
         case .success: return true
@@ -13,9 +10,8 @@ extension FileSystem {
         }
     }
 
-    /// Takes an exclusive advisory lock on path (created if missing) for the life of the process,
-    /// or returns false when another process holds it; then records this process in the liveness
-    /// file beside it (`livenessPath`), which readers check instead of the lock.
+    /// Holds an exclusive flock on path (created if missing) for the process's life, false when another
+    /// holds it; then records this process in the liveness file (`livenessPath`) readers check instead.
     package static func lockExclusively(_ path: String) throws -> Bool {
         // flock needs only a read descriptor: a lock file others can open is one they can hold, keeping
         // the daemon from starting. So it is 0600, never followed as a symlink, and one others could

@@ -1,10 +1,7 @@
-// Part of FileSystem (FileSystem.swift): who owns a file, and what this process may do with it.
 import Glibc
 
 extension FileSystem {
     /// Whether this process may not read path because of its permissions.
-    ///
-    /// The corresponding C function is `access`.
     package static func isReadDenied(_ path: String) -> Bool {
         guard case .failure(let error) = valueOrErrno("access", path: path, { access(path, R_OK) }) else { return false }
         return error.errno == EACCES

@@ -1,4 +1,3 @@
-// Part of FileSystem (FileSystem.swift): opening and reading files, within a size limit.
 import Glibc
 
 extension FileSystem {
@@ -15,8 +14,7 @@ extension FileSystem {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
-            // A FIFO no process opened for writing would read as an empty file at once: it is
-            // refused after a wait instead.
+            // A FIFO with no writer yet would read as empty at once: it is refused after a wait instead.
             if isPipe && !waitForDataOrEnd(fd, seconds: pipeWait) { throw NotARegularFile.noWriter(path: path, seconds: pipeWait) }
             let chunkRead = valueOrErrno("read", path: path) { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
             if case .failure(let error) = chunkRead, isPipe && error.errno == EAGAIN { continue }
@@ -96,8 +94,6 @@ extension FileSystem {
     }
 
     /// The first `size` bytes of an open file (fewer if it is shorter).
-    ///
-    /// The corresponding C function is `pread`.
     package static func readPrefix(_ fd: Int32, size: Int, path: String) throws -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: size)
         var offset = 0

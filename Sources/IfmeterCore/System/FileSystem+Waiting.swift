@@ -1,10 +1,7 @@
-// Part of FileSystem (FileSystem.swift): waiting on a descriptor or for a time.
 import Glibc
 
 extension FileSystem {
     /// Waits until fd is readable or `seconds` pass; true when readable.
-    ///
-    /// The corresponding C function is `poll`.
     package static func waitReadable(_ fd: Int32, seconds: Double) -> Bool {
         // Not through `valueOrErrno`: a wait a signal interrupts ends early (false), not anew.
         var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)

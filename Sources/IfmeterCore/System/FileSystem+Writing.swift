@@ -1,10 +1,7 @@
-// Part of FileSystem (FileSystem.swift): creating, writing and replacing files, and their modes.
 import Glibc
 
 extension FileSystem {
     /// Creates the directory and its parents, like `mkdir -p`.
-    ///
-    /// The corresponding C function is `mkdir`.
     package static func createDirectory(_ path: String, mode: mode_t = 0o755) throws {
         if isDirectory(path) { return }
         let parent = directoryName(path)
@@ -20,8 +17,7 @@ extension FileSystem {
         try writeAll(fd, bytes, path: path)
     }
 
-    /// Writes all of `bytes` at the file position, or at `fileOffset` (one pwrite instead of a seek
-    /// and a write).
+    /// Writes all of `bytes` at the file position, or at `fileOffset` (one pwrite, no seek).
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String, at fileOffset: Int? = nil) throws {
         var offset = 0
         while offset < bytes.count {
@@ -35,17 +31,15 @@ extension FileSystem {
         }
     }
 
-    /// Creates an empty regular file with exactly `mode`, failing if anything already exists at
-    /// path (a symlink included).
+    /// Creates an empty regular file of exactly `mode`; fails if anything (a symlink too) exists at path.
     package static func createEmptyFile(_ path: String, mode: mode_t) throws {
         let fd = try valueOrErrno("create", path: path) { open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }.get()
         defer { close(fd) }
         _ = try valueOrErrno("fchmod", path: path) { fchmod(fd, mode) }.get()
     }
 
-    /// Clears the permission bits `mode` lacks from a regular file this process owns, never adding
-    /// one (a store its owner made read-only stays so). Anything else (missing, a symlink, another
-    /// owner's) is left as it is.
+    /// Clears the permission bits `mode` lacks from a regular file this process owns, never adding one
+    /// (a store made read-only stays so); anything else (missing, a symlink, another owner's) is left alone.
     package static func restrictMode(_ path: String, to mode: mode_t) {
         var info = stat()
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else { return }
@@ -61,7 +55,6 @@ extension FileSystem {
     /// a temporary file renamed over it, so a symlink or FIFO there is replaced, never written through.
     /// `synced` false: nothing is fsynced, and a power cut may leave the old contents or an empty file.
     package static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644, synced: Bool = true) throws {
-        // `dir/` names a directory; its last name is no file's name.
         if path.hasSuffix("/") {
             throw SystemError("replace", path: path, errno: EISDIR, explanation: "a path ending in / names a directory, not a file")
         }
@@ -105,8 +98,7 @@ extension FileSystem {
             fd = try created.get()
             break
         }
-        // Errors name `path`: the temporary file is gone when they are read. fchmod: `mode`
-        // whatever the umask.
+        // Errors name `path`, as the temporary is gone when they are read; fchmod: `mode` despite the umask.
         do {
             _ = try valueOrErrno("fchmod", path: path) { fchmod(fd, mode) }.get()
             try writeAll(fd, bytes, path: path)
@@ -119,8 +111,7 @@ extension FileSystem {
             unlinkat(directoryFD, temporary, 0)
             throw error
         }
-        // So that the rename survives a power cut. An O_PATH descriptor cannot be fsynced (EBADF):
-        // nothing more to do.
+        // So that the rename survives a power cut; an O_PATH descriptor cannot be fsynced (EBADF).
         if synced { fsync(directoryFD) }
     }
 }

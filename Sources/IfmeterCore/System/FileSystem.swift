@@ -1,44 +1,32 @@
-// FileSystem wraps libc's file I/O in System/FileSystem*.swift and AppendFile.swift, through
-// SystemError.swift's `valueOrErrno`: above them are Strings and byte arrays; unsafe buffers stay here.
-// This file: what stands at a path or descriptor, and how paths are named.
+// FileSystem*.swift and AppendFile.swift wrap libc's file I/O through `valueOrErrno` (SystemError.swift):
+// above them are Strings and byte arrays; unsafe buffers stay here.
 import Glibc
 
 /// Minimal file access on libc, kept out of Foundation so the daemon stays small.
 package enum FileSystem {
     /// Whether anything (file, directory, symlink target) exists at path.
-    ///
-    /// The corresponding C function is `access`.
     package static func exists(_ path: String) -> Bool {
         access(path, F_OK) == 0
     }
 
     /// Whether path itself is a symbolic link (dangling or not).
-    ///
-    /// The corresponding C function is `lstat`.
     package static func isSymbolicLink(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK
     }
 
     /// Whether path is a file holding at least one byte (following symlinks).
-    ///
-    /// The corresponding C function is `stat`.
     package static func hasData(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && info.st_size > 0
     }
 
     /// Whether path is a directory (following symlinks).
-    ///
-    /// The corresponding C function is `stat`.
     package static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
-    /// Whether fd is a terminal.
-    ///
-    /// The corresponding C function is `isatty`.
     package static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
 
     /// What can stand at a path that is neither a regular file nor a symbolic link.
@@ -50,9 +38,8 @@ package enum FileSystem {
         package var description: String { rawValue }
     }
 
-    /// What stands at path when it is neither a regular file nor a symbolic link (nil when it is, or
-    /// nothing is there); `followingSymbolicLinks`: what a link there leads to (nil when dangling).
-    /// Never opens the path, so a FIFO is not waited on.
+    /// What stands at path when neither a regular file nor a symlink (nil when it is, or nothing is there);
+    /// `followingSymbolicLinks`: what a link leads to (nil if dangling). Never opens path: no FIFO wait.
     package static func nonFileKind(_ path: String, followingSymbolicLinks: Bool = false) -> NonFile? {
         var info = stat()
         guard (followingSymbolicLinks ? stat(path, &info) : lstat(path, &info)) == 0 else { return nil }
@@ -71,8 +58,6 @@ package enum FileSystem {
     }
 
     /// The target a symbolic link names, or nil when path is not one or cannot be read.
-    ///
-    /// The corresponding C function is `readlink`.
     package static func symbolicLinkTarget(_ path: String) -> String? {
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = buffer.withUnsafeMutableBufferPointer { $0.withMemoryRebound(to: CChar.self) { readlink(path, $0.baseAddress!, $0.count) } }
@@ -81,17 +66,14 @@ package enum FileSystem {
     }
 
     /// The absolute path, every symbolic link, `.` and `..` resolved; nil when some part does not exist.
-    ///
-    /// The corresponding C function is `realpath`.
     package static func resolvedPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)
     }
 
-    /// The kernel's tree (/dev, /proc, /sys) that `directory` is in once resolved, if any: no output
-    /// of ifmeter's belongs there, where a write lands in a device or a kernel attribute
-    /// (/sys/class/net/LINK/ifalias). /dev/shm is a tmpfs for anyone's files.
+    /// The kernel's tree (/dev, /proc, /sys) holding `directory` once resolved: a write there lands in a
+    /// device or a kernel attribute (/sys/class/net/LINK/ifalias). /dev/shm, anyone's tmpfs, is none.
     package static func kernelTree(holding directory: String) -> String? {
         kernelTree(ofResolved: resolvedPath(directory) ?? directory)
     }
@@ -108,9 +90,8 @@ package enum FileSystem {
         return ["/dev", "/proc", "/sys"].first(where: isIn)
     }
 
-    /// Whether two paths name one file: the same text, or (both existing) the same device and inode,
-    /// whatever symlinks or `..` lead there. A file not made yet is the same when its name is, in
-    /// the same directory.
+    /// Whether two paths name one file: the same text, or (both existing) the same device and inode
+    /// whatever symlinks or `..` lead there. Files not made yet match by name, in the same directory.
     package static func sameFile(_ a: String, _ b: String) -> Bool {
         if a == b { return true }
         var first = stat()
@@ -131,15 +112,12 @@ package enum FileSystem {
     }
 
     /// The working directory, or nil when it cannot be named (removed).
-    ///
-    /// The corresponding C function is `getcwd`.
     package static func currentDirectory() -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         guard getcwd(&buffer, buffer.count) != nil else { return nil }
         return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// The path of the running executable.
     package static func executablePath() -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)

@@ -1,5 +1,4 @@
-// FileSystem's errno boundary: each call in its files whose errno is read goes through
-// `valueOrErrno`, which reads it once, retries EINTR and names what failed.
+// FileSystem's errno boundary: every call whose errno is read goes through `valueOrErrno`.
 import Glibc
 
 /// A failed system call, with errno and what was being done.

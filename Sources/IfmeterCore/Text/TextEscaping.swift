@@ -52,9 +52,7 @@ extension String {
 enum EscapeTable {
     /// A stored string quoted in a one-line error: line breaks made visible (`terminalSafe` does the rest).
     static let oneLine: [Unicode.Scalar: String] = ["\n": "\\n", "\r": "\\r"]
-    /// Prometheus label values: backslash, double quote, line feed.
     static let prometheusLabel: [Unicode.Scalar: String] = ["\\": "\\\\", "\"": "\\\"", "\n": "\\n"]
-    /// Prometheus HELP text: backslash and line feed only.
     static let prometheusHelp: [Unicode.Scalar: String] = ["\\": "\\\\", "\n": "\\n"]
     /// XML element content and attribute values; control characters XML 1.0 forbids even as references become U+FFFD.
     static let xml: [Unicode.Scalar: String] = {

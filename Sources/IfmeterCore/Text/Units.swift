@@ -19,7 +19,6 @@ package struct Units: Sendable, Hashable {
         }
     }
 
-    /// A rate from bytes per second.
     package func rate(bytesPerSecond: Double) -> String {
         if ratesInBits {
             let bits = bytesPerSecond * 8
@@ -49,8 +48,7 @@ package struct Units: Sendable, Hashable {
     static func fixed(_ value: Double, decimals: Int) -> String {
         var factor = 1.0
         for _ in 0..<decimals { factor *= 10 }
-        // Saturating, so NaN, infinities and values past 2^63 from a hostile
-        // store print as a number instead of trapping.
+        // Saturating: NaN, infinities and values past 2^63 from a hostile store print, never trap.
         let scaled = Int64(saturating: value * factor)
         let sign = scaled < 0 ? "-" : ""
         let magnitude = scaled.magnitude

@@ -1,5 +1,4 @@
-/// The billing cycle containing a moment: from `billingDay` 00:00 local
-/// time to the same day of the next month.
+/// The billing cycle containing a moment: from `billingDay` 00:00 local time to that day next month.
 package enum BillingCycle {
     package static func bounds(billingDay: Int, containing time: Int64) -> (start: Int64, end: Int64) {
         let monthStart = TimeBuckets.start(of: .month, containing: time)

@@ -44,7 +44,6 @@ package enum LocalZone {
         return stat(zoneDirectory + "/" + name, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
     }
 
-    /// Makes `name` this process's local time zone.
     package static func adopt(_ name: String) {
         setenv("TZ", name, 1)
         tzset()

@@ -16,11 +16,9 @@ package enum Granularity: String, Sendable, CaseIterable {
     }
 }
 
-/// Where bucket boundaries fall. Hours, days, months and years follow the
-/// local calendar (the TZ of the process, /etc/localtime under systemd), so
-/// "today" is the user's today; every start is stored as UTC epoch seconds.
+/// Where bucket boundaries fall. Hours, days, months and years follow the local calendar (the process's
+/// TZ, /etc/localtime under systemd), so "today" is the user's; every start is stored as UTC epoch seconds.
 package enum TimeBuckets {
-    /// The start of the bucket of `granularity` that contains `time`.
     package static func start(of granularity: Granularity, containing time: Int64) -> Int64 {
         switch granularity {
         case .fiveMinutes:
@@ -41,7 +39,6 @@ package enum TimeBuckets {
         }
     }
 
-    /// The start of the bucket `count` buckets before the one containing `time`.
     package static func start(of granularity: Granularity, _ count: Int, before time: Int64) -> Int64 {
         switch granularity {
         case .fiveMinutes: return start(of: .fiveMinutes, containing: time) - Int64(count) * 300

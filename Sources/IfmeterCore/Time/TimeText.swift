@@ -2,8 +2,7 @@ import Glibc
 
 /// Local-time text for bucket starts and moments.
 package enum TimeText {
-    /// Set once by the CLI's --utc, before anything is printed: every time
-    /// shown is then UTC, marked as such.
+    /// Set once by the CLI's --utc, before anything is printed: every time shown is then UTC, marked so.
     nonisolated(unsafe) package static var showsUTC = false
 
     package static func format(_ time: Int64, _ pattern: String) -> String {
