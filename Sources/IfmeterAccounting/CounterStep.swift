@@ -1,11 +1,9 @@
-/// How one counter moved between two reads of the same interface life
-/// (ACCOUNTING.md rule 6). Each counter is judged on its own.
+/// How one counter, judged on its own, moved between two reads of one interface life (ACCOUNTING.md rule 6).
 package enum CounterStep: Sendable, Hashable {
     case forward(UInt64)
     /// A 32-bit source wrapped past 2^32.
     case wrapped(UInt64)
-    /// The counter went down and it was no wrap: the driver reset it. What
-    /// it counted since then is the delta; what passed before is unknown.
+    /// Went down with no wrap (a driver reset): the delta is what it counted since; what came before is unknown.
     case reset(UInt64)
 
     package var delta: UInt64 {
@@ -14,9 +12,8 @@ package enum CounterStep: Sendable, Hashable {
         }
     }
 
-    /// Judges `current` against `previous`: a drop on a 32-bit source is a wrap only when both values
-    /// fit in 32 bits and the drop exceeds 2^31; any other drop is a reset, counted from zero, so a
-    /// delta is never negative nor a phantom wrap.
+    /// A drop on a 32-bit source is a wrap only when both values fit in 32 bits and the drop exceeds 2^31;
+    /// any other drop is a reset, counted from zero: a delta is never negative nor a phantom wrap.
     package static func between(_ previous: UInt64, _ current: UInt64, width: CounterWidth) -> CounterStep {
         if current >= previous { return .forward(current - previous) }
         let limit = UInt64(UInt32.max)

@@ -48,7 +48,6 @@ package struct StoredState: Sendable {
     /// The namespace of the last commit (0: not recorded).
     package var lastNamespace: NamespaceCookie
     package var openLives: [StoredLife]
-    /// Every interface name the store has totals for.
     package var knownNames: Set<String>
     /// Every link present at the last commit, watched or not, by ifindex; nil when the store
     /// lacks the record, and then absence cannot be told from "present but not watched".
@@ -160,7 +159,6 @@ package struct CounterTracker: Sendable {
     package let namespace: NamespaceCookie
     package var settings: Settings
     package private(set) var lives = IfindexTable<TrackedLife>()
-    /// Every link of the namespace by ifindex, with its current name.
     package private(set) var presentLinks = IfindexTable<String>()
 
     package init(bootID: String, namespace: NamespaceCookie = 0, settings: Settings = Settings()) {
@@ -186,9 +184,8 @@ package struct CounterTracker: Sendable {
         // Ran earlier in this boot and namespace: its last commit tells "appeared while stopped" from "unwatched".
         let sameRun = stored.lastBootID == bootID && isOurs(stored.lastNamespace)
         let earlierPresence = sameRun ? stored.presentLinks : nil
-        // A device created while we were stopped gets an ifindex this namespace never used (they
-        // are handed out cyclically); one absent at the last save on an ended life's ifindex moved
-        // in from another namespace, counters and all (README 'Limits' has the exception).
+        // A device created while stopped gets an ifindex never used here (handed out cyclically); one absent
+        // at the last save on an ended life's ifindex moved in, counters and all (docs/ACCOUNTING.md: the exception).
         func movedIn(_ link: LinkSample) -> Bool {
             guard let earlierPresence, earlierPresence[link.ifindex] == nil else { return false }
             return stored.endedIndexes.contains(link.ifindex)
@@ -317,14 +314,12 @@ package struct CounterTracker: Sendable {
         return true
     }
 
-    /// Whether events read after `stored` was saved apply to it as they come: same boot and
-    /// namespace, with a presence record.
+    /// Whether events read after `stored` was saved apply to it: same boot and namespace, with a presence record.
     package func isContinuation(of stored: StoredState) -> Bool {
         stored.lastBootID == bootID && isOurs(stored.lastNamespace) && stored.presentLinks != nil
     }
 
-    /// The state after the events observed since `resume`, as the previous process would have
-    /// saved it, for `start` to reconcile; leaves the tracker empty.
+    /// The state after the events observed since `resume`, as the previous process would have saved it; empties the tracker.
     /// - Parameter deleted: The ifindexes those events deleted (earlier lives, for `start`).
     package mutating func suspended(onto stored: StoredState, deleted: Set<Int32>) -> StoredState {
         var state = stored
@@ -398,8 +393,7 @@ package struct CounterTracker: Sendable {
     package enum MissedMessages: Sendable {
         /// The socket overran: some messages before them were lost.
         case lost
-        /// Read at start: the socket opened while links existed, or was kept from a process that may have
-        /// read messages and stopped before saving what they said.
+        /// Read at start: the socket opened while links existed, or came from a process that may have read unsaved.
         case beforeStart
     }
 
@@ -465,8 +459,7 @@ package struct CounterTracker: Sendable {
         }
     }
 
-    /// Applies a changed watch policy (a reload) to a fresh dump: a life no longer watched is counted
-    /// up to now and closed; a present link newly watched starts from its current counters.
+    /// A reload's policy on a fresh dump: lives no longer watched are counted to now and closed; new ones start now.
     package mutating func rewatch(links: [LinkSample], at now: Instant, isWatched: WatchPolicy) -> AccountingOutcome {
         var outcome = AccountingOutcome()
         for link in links {
@@ -497,7 +490,6 @@ package struct CounterTracker: Sendable {
         return outcome
     }
 
-    /// A link that was present but not watched is watched from now on.
     private mutating func startWatching(_ link: LinkSample, at now: Instant) -> AccountingOutcome {
         var outcome = AccountingOutcome()
         outcome.events.append(ResetEvent(
@@ -507,7 +499,6 @@ package struct CounterTracker: Sendable {
         return outcome
     }
 
-    /// Closes a life that Watch= or an override no longer selects.
     private func unwatch(_ life: TrackedLife) -> AccountingOutcome {
         var outcome = AccountingOutcome()
         outcome.ended(life, .unwatched, bootID: bootID, namespace: namespace)
@@ -575,8 +566,7 @@ extension AccountingOutcome {
 }
 
 extension [LinkSample] {
-    /// The links with the first listing of each ifindex only: a source can list an ifindex twice
-    /// (getifaddrs races a rename), and the first is the link for every rule alike.
+    /// Only each ifindex's first listing (getifaddrs can race a rename): the one every rule takes alike.
     package var firstOfEachIfindex: [LinkSample] {
         var seen = Set<Int32>()
         return filter { seen.insert($0.ifindex).inserted }

@@ -6,9 +6,8 @@ public struct IfindexTable<Value> {
     @inlinable public var keys: [Int32] { storedKeys }
     @inlinable public var values: [Value] { storedValues }
 
-    // Inlinable so that other modules' sample passes specialize it for their value type instead of
-    // going through witness tables; public, not package: Swift 6.3 gives other modules no body of an
-    // @inlinable package declaration.
+    // Inlinable so other modules' sample passes specialize it instead of going through witness tables; public,
+    // not package: Swift 6.3 gives other modules no body of an @inlinable package declaration.
     @usableFromInline var storedKeys: [Int32] = []
     @usableFromInline var storedValues: [Value] = []
 
@@ -82,7 +81,6 @@ public struct IfindexTable<Value> {
         set { storedValues[slot] = newValue }
     }
 
-    /// Removes every entry for which `shouldRemove` is true.
     @inlinable public mutating func removeAll(where shouldRemove: (Int32, Value) -> Bool) {
         var kept = 0
         for slot in storedKeys.indices where !shouldRemove(storedKeys[slot], storedValues[slot]) {

@@ -3,8 +3,7 @@
 package struct Instant: Sendable, Hashable {
     /// Seconds since the Unix epoch (UTC).
     package var wall: Int64
-    /// Seconds since boot (CLOCK_BOOTTIME, which counts suspend). Comparable
-    /// across daemon restarts within one boot, never across boots.
+    /// Seconds since boot (CLOCK_BOOTTIME, which counts suspend): comparable across restarts, never across boots.
     package var sinceBoot: Double
 
     package init(wall: Int64, sinceBoot: Double) {

@@ -43,8 +43,7 @@ package struct LinkCounters: Sendable, Hashable {
             rxErrors: fields[4], txErrors: fields[5], rxDropped: fields[6], txDropped: fields[7])
     }
 
-    /// `combine` applied to each counter of these and the same counter of `other`, in `fields`
-    /// order, with no array in between: the sample pass runs this for every link.
+    /// `combine` applied field by field with `other`'s, in `fields` order and with no array: run per link per sample.
     package func combined(with other: LinkCounters, _ combine: (UInt64, UInt64) -> UInt64) -> LinkCounters {
         // Arguments are evaluated left to right: `combine` sees `fields` order.
         LinkCounters(

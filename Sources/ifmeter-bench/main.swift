@@ -1,5 +1,4 @@
-// make bench's measuring tool: one subcommand a run, each described at its `case` below, each
-// printing key=value lines.
+// make bench's measuring tool: one subcommand a run (described at its `case`), printing key=value lines.
 import CKernel
 import Glibc
 import IfmeterCore
@@ -26,7 +25,6 @@ func childrenCPU() -> Double {
     return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
-/// Starts a command; returns its pid.
 func spawn(_ command: [String], environment: [String]? = nil) -> pid_t {
     var pid: pid_t = 0
     let argv = command.map { strdup($0) } + [nil]

@@ -1,7 +1,6 @@
-// Test support, run in a namespace the tests made (`ip netns exec NS ifmeter-testnet ...`), that moves
-// a tun's counters by exact bytes (KERNEL.md). RX: UDP packets written into the fd, to a bound port (else
-// the ICMP port-unreachable is TX too); TX: datagrams routed into the tun, read back out so none drops.
-// IPv6 is off before the link goes up (no RS, no MLD); addresses are in 198.18.0.0/15 (RFC 2544).
+// Run in a test's namespace (`ip netns exec NS ifmeter-testnet ...`): moves a tun's counters by exact bytes
+// (KERNEL.md). RX: UDP into the fd, to a bound port (else the ICMP port-unreachable is TX too); TX: datagrams
+// routed into the tun, read back so none drops. IPv6 off before link up; addresses in 198.18.0.0/15 (RFC 2544).
 import CTestTun
 @preconcurrency import Glibc
 
@@ -24,8 +23,7 @@ struct Options {
     var lives = 1
     var holdMilliseconds = 0
     var untilStdinClosed = false
-    /// Packets written while the device is down: each fails with EIO and
-    /// counts one rx_dropped, with no link event at all.
+    /// Packets written while the device is down: each fails with EIO and counts one rx_dropped, no link event.
     var downDrops = 0
     /// Only wait for the link watcher to settle `name` at this operstate.
     var awaitOperstate: String?
@@ -120,10 +118,9 @@ func sysfsAttribute(_ name: String, _ attribute: String) -> String? {
     return String(decoding: line.prefix { $0 != 0 && $0 != 0x0a }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
-/// Waits, up to a minute, until the kernel's link watcher (a work queue, behind every other link's
-/// change) has handled `name`'s carrier: until then a packet sent is dropped without an error and a dump
-/// shows the old operstate. The watcher sets both in one step under RTNL, so a no-op RTM_NEWLINK (which
-/// takes that lock) after operstate reads `operstate` returns once the step is over.
+/// Waits, up to a minute, until the kernel's link watcher (a work queue) has handled `name`'s carrier: until
+/// then packets drop silently and a dump shows the old operstate. It sets both in one step under RTNL, so a
+/// no-op RTM_NEWLINK (which takes that lock) after operstate reads `operstate` returns once the step is over.
 func awaitLinkWatcher(_ name: String, operstate: String) {
     for _ in 0..<6000 {
         if sysfsAttribute(name, "operstate") == operstate {
@@ -150,8 +147,7 @@ func live(_ options: Options) {
     let local = address(options.subnet, 1)
     let peer = address(options.subnet, 2)
     let port = UInt16(9000 + options.subnet)
-    // Disable IPv6 before the link goes up, or router solicitations and MLD
-    // reports add bytes nobody asked for.
+    // IPv6 off before the link goes up, or router solicitations and MLD reports add bytes nobody asked for.
     let sysctl = "/proc/sys/net/ipv6/conf/\(options.name)/disable_ipv6"
     if let file = fopen(sysctl, "w") {
         fputs("1", file)

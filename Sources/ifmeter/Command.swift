@@ -17,7 +17,6 @@ struct CommandLineError: Error, Sendable, Equatable {
     }
 }
 
-/// Options every command takes.
 struct GlobalOptions: Sendable, Equatable {
     var configPath: String?
     var stateDirectory: String?
@@ -25,14 +24,12 @@ struct GlobalOptions: Sendable, Equatable {
     var utc = false
 }
 
-/// How figures are printed.
 struct DisplayOptions: Sendable, Equatable {
     var json = false
     var units = Units()
 }
 
-/// `--begin` and `--end` as written, checked by the parser. They become
-/// moments only when run, in the zone the store's buckets follow.
+/// `--begin` and `--end` as written; they become moments only when run, in the zone the store's buckets follow.
 struct TimeRange: Sendable, Equatable {
     var begin: String?
     var end: String?
@@ -53,8 +50,7 @@ enum ExportFormat: String, Sendable, CaseIterable { case csv, jsonl }
 /// How `status` prints: a line per interface, the detail of those named with -i, or fields for scripts.
 enum StatusLayout: Sendable, Equatable { case summary, detail, oneline }
 
-/// What the command line asks for, parsed and validated, before anything is
-/// read: the run step never sees a word of the command line.
+/// What the command line asks for, validated before anything is read: the run step never sees its words.
 enum Command: Sendable, Equatable {
     case help(CommandName?)
     case version
@@ -72,14 +68,12 @@ enum Command: Sendable, Equatable {
     case interfaces(all: Bool, json: Bool)
 }
 
-/// A parsed command line.
 struct Invocation: Sendable, Equatable {
     var globals: GlobalOptions
     var command: Command
 }
 
-/// Parses the words after the program name. Pure: no file, no clock, no
-/// environment, so the fuzzer and table tests drive it directly.
+/// Parses the words after the program name. Pure (no file, clock or environment): fuzzed and table-tested.
 enum CommandParser {
     static func parse(_ words: [String]) throws(CommandLineError) -> Invocation {
         var command: CommandName?
@@ -122,8 +116,7 @@ enum CommandParser {
                     inline = words[index]
                     index += 1
                 }
-                // No option means anything by an empty value: it is a
-                // variable that expanded to nothing (`--state-dir "$DIR"`).
+                // No option means anything by an empty value: a variable expanded to nothing (`--state-dir "$DIR"`).
                 if inline == "" { throw CommandLineError("\(spelled) needs a value, not an empty one", command: command) }
             } else if inline != nil {
                 throw CommandLineError("\(spelled) takes no value", command: command)

@@ -3,8 +3,7 @@
 import IfmeterCore
 #endif
 
-/// One option as the command line spells it. The table of commands and
-/// their options is the one source for parsing, help and shell completion.
+/// One option as spelled. The command table is the one source for parsing, help and shell completion.
 struct OptionSpec: Sendable, Hashable {
     /// Spellings, the canonical one first (`-i`, `--interface`).
     let names: [String]
@@ -84,8 +83,7 @@ struct OperandSpec: Sendable, Hashable {
 /// The shells `ifmeter completions` writes a script for.
 enum Shell: String, CaseIterable, Sendable { case bash, zsh, fish }
 
-/// The commands of `ifmeter`. Each case's help, summary and options are
-/// switches over the case, so a command without them does not compile.
+/// The commands of `ifmeter`: help, summary and options switch over the case, so none compiles without them.
 enum CommandName: String, CaseIterable, Sendable {
     case status, fiveminutes, hours, days, months, years, top, classes, events, live, export, graph, check, interfaces, forget, completions
 
@@ -128,7 +126,6 @@ enum CommandName: String, CaseIterable, Sendable {
     /// Those of `options` the command cannot run without; the help shows them without brackets.
     var requiredOptions: [OptionSpec] { self == .graph ? [.svg] : [] }
 
-    /// One line for the overview.
     var summary: String {
         switch self {
         case .status: "today, billing cycle, since boot, all time, rate, last reset, daemon health, budgets (the default)"

@@ -1,5 +1,4 @@
-/// `ifmeter completions bash|zsh|fish`: scripts generated from the command table the parser reads,
-/// so they offer exactly the commands and options `ifmeter` accepts.
+/// `ifmeter completions bash|zsh|fish`: scripts from the parser's command table, offering exactly what it accepts.
 enum Completions {
     static func script(for shell: Shell) -> String {
         switch shell {

@@ -6,8 +6,7 @@ func exitStatus(_ words: [String], environment: [String: String]) -> Int32 {
     do throws(CommandFailure) {
         let invocation: Invocation
         do { invocation = try CommandParser.parse(words) } catch { throw .usage(error) }
-        // Help, the version and the completions read nothing, so they work
-        // whatever the configuration holds.
+        // Help, the version and the completions read nothing: they work whatever the configuration holds.
         let readsNothing = switch invocation.command {
         case .help, .version, .completions: true
         default: false
@@ -58,7 +57,6 @@ func report(_ failure: CommandFailure) -> (String, ExitCode) {
 }
 
 let environment = Dictionary(CommandLine.environment.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
-// An argument that is not UTF-8 can only be meant as an interface name:
-// it is taken in InterfaceName's encoded form, never repaired to U+FFFD.
+// A non-UTF-8 argument can only mean an interface name: kept in InterfaceName's encoding, never made U+FFFD.
 let words = CommandLine.argumentBytes.map { $0.text ?? InterfaceName.encode(bytes: $0.bytes) }
 exit(exitStatus(words, environment: environment))

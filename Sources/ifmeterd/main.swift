@@ -37,8 +37,7 @@ func usageFailure(_ message: String) -> Never {
     Output.fail(program, "\(message) (see 'ifmeterd --help')", .usage)
 }
 
-/// What --help and --version print: a write that fails (a full disk, a
-/// closed pipe) exits 74 like ifmeter's, never 0.
+/// What --help and --version print; a failed write (full disk, closed pipe) exits 74 like ifmeter's, never 0.
 func printAndExit(_ text: String) -> Never {
     do {
         try Output.standardOutputReportingErrors(text)
@@ -48,11 +47,10 @@ func printAndExit(_ text: String) -> Never {
     exit(0)
 }
 
-// A function, not top-level code: top-level variables are main-actor
-// state, which needs the concurrency runtime (and libdispatch with it) in
-// the binary; the daemon has no use for either.
+// A function, not top-level code: top-level variables are main-actor state, which needs the
+// concurrency runtime (and libdispatch with it) in the binary; the daemon has no use for either.
 func main() -> Never {
-    // Parse. Paths that are not UTF-8 would be silently rewritten: refused.
+    // Paths that are not UTF-8 would be silently rewritten: refused.
     if let bad = CommandLine.argumentBytes.firstIndex(where: { $0.text == nil }) {
         usageFailure("argument \(bad + 1) is not valid UTF-8")
     }
@@ -84,7 +82,6 @@ func main() -> Never {
         usageFailure(error.message)
     }
 
-    // Validate.
     var configuration: Configuration
     do {
         configuration = try ConfigurationFile.load(path: configPath ?? Configuration.defaultPath, required: configPath != nil)
@@ -110,8 +107,7 @@ func main() -> Never {
         overrides.metricsFile = metricsFile
     }
     if let stateDirectory {
-        // Absolute like StateDirectory=: the store records its journal's
-        // path, which a relative one would make depend on the caller's cwd.
+        // Absolute like StateDirectory=: the store records its journal's path, which must not depend on the cwd.
         guard stateDirectory.hasPrefix("/") else { usageFailure("--state-dir \(stateDirectory): expected an absolute path") }
         overrides.stateDirectory = stateDirectory
     }
@@ -119,7 +115,6 @@ func main() -> Never {
     let environment = Dictionary(
         CommandLine.environment.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
 
-    // Run.
     LocalZone.pinForProcess()
     HeapTuning.keepFreedMemory()
     do {

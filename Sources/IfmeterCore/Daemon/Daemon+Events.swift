@@ -29,8 +29,7 @@ extension Daemon {
         return lost
     }
 
-    /// The events queued at start (in ifmeterd.socket's socket, those since the previous process's last
-    /// read); `lost`: the queue overran meanwhile, or could not be read.
+    /// The events queued at start (since the previous process's last read); `lost`: the queue overran or was unreadable.
     func readUnreadEvents() -> (events: [LinkEvent], lost: Bool) {
         var unread: [LinkEvent] = []
         var lost = false
@@ -74,8 +73,7 @@ extension Daemon {
         }
     }
 
-    /// After every meter operation: the stored history of names it counted first (before a commit could
-    /// write them twice), then the log lines.
+    /// After each meter step: the stored history of names first counted (a commit would write them twice), then the log.
     func finish(_ step: Meter.Step) {
         adoptHistory()
         for life in step.begun {
@@ -90,8 +88,7 @@ extension Daemon {
         }
     }
 
-    /// Once the journal or the store holds what the lines tell: whoever acts on "tun0: removed" finds the
-    /// life's end already kept.
+    /// Once the journal or store holds what the lines tell: whoever acts on "tun0: removed" finds the end kept.
     func writeStepLines() {
         guard !stepLines.isEmpty else { return }
         Log.write(stepLines)

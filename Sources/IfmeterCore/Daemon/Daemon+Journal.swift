@@ -12,8 +12,7 @@ enum JournalState {
 }
 
 extension Daemon {
-    /// Locks the journal for this daemon alone and applies what the store lacks (a daemon stopped before
-    /// its next commit), then starts the journal's next generation.
+    /// Locks the journal, applies what the store lacks (a daemon stopped before its commit), starts the next generation.
     func openJournal() throws(StoreError) -> JournalState {
         let locked: (file: AppendFile, previous: [UInt8])
         do {

@@ -1,6 +1,5 @@
 extension Daemon {
-    /// SIGHUP: commit what was counted under the old configuration, then apply the new one; a bad file
-    /// is logged and the old one kept.
+    /// SIGHUP: commit what the old configuration counted, then apply the new one; a bad file is logged, the old kept.
     func reload() {
         ServiceManager.notify("RELOADING=1")
         defer { ServiceManager.notify("READY=1\nSTATUS=\(statusLine())") }

@@ -129,8 +129,7 @@ package final class Daemon {
         do { return try body() } catch { throw DaemonStartError(message: "\(what): \(error)", exitCode: code) }
     }
 
-    /// The link event socket: ifmeterd.socket's when systemd passed it (its
-    /// queue outlives this process), else a new one. Anything else passed is closed.
+    /// ifmeterd.socket's event socket if systemd passed it (its queue outlives us), else a new one; others are closed.
     private static func eventSocket(passed: [ServiceManager.PassedDescriptor], receiveBufferBytes: Int) throws -> (LinkEventSocket, Bool) {
         var taken: LinkEventSocket?
         for descriptor in passed {
@@ -150,8 +149,7 @@ package final class Daemon {
 
     // MARK: Start
 
-    /// Reconciles the store with the kernel (rules 2 to 5), reads the events queued meanwhile and commits:
-    /// when this returns, the first sample is in the store.
+    /// Reconciles store and kernel (rules 2 to 5), reads the events queued meanwhile, commits: the first sample is kept.
     package func start() throws(DaemonStartError) {
         let stored: StoredState
         do {
@@ -215,8 +213,7 @@ package final class Daemon {
 
     // MARK: The loop
 
-    /// Runs until SIGTERM or SIGINT and returns the exit code. READY=1 comes
-    /// with the signal pipe in place since `init`, so no early stop is lost.
+    /// Runs until SIGTERM or SIGINT; returns the exit code. The signal pipe is set since `init`: no early stop is lost.
     package func run() -> ExitCode {
         TimerSlack.set(seconds: sampleSlack)
         var schedule = LoopSchedule(
@@ -291,8 +288,7 @@ package final class Daemon {
 
     // MARK: Steps
 
-    /// One sample: queued events first, then a fresh dump of every link; then
-    /// the commit or journal append the route decides, and the metrics file.
+    /// One sample: queued events, a fresh dump, the commit or journal append the route decides, the metrics file.
     package func samplePass(eventsWereLost: Bool = false) {
         defer { writeStepLines() }
         let started = SystemClock.monotonic()
@@ -317,8 +313,7 @@ package final class Daemon {
         publishMetrics()
     }
 
-    /// Link events at the end of a gathering: a life that began or ended is
-    /// made durable now, for until then only memory knows it.
+    /// Link events at the end of a gathering: a life that began or ended is made durable now, not at the commit.
     private func handleLinkEvents() {
         defer { writeStepLines() }
         if readEvents() {
@@ -340,8 +335,7 @@ package final class Daemon {
         }
     }
 
-    /// Writes the journal's records and the pending deltas with their baselines in one transaction, then
-    /// empties the journal; a failure keeps everything for the next try.
+    /// One transaction for the journal's records and the pending deltas, then the journal empties; a failure keeps all.
     func commit(at now: Instant) {
         let batch = meter.nextCommit
         let records = (journal.open?.records ?? []) + [JournalRecord(time: now.wall, batch: batch)]
@@ -400,8 +394,7 @@ package final class Daemon {
 }
 
 struct Health {
-    /// On the clock that counts a suspend: a laptop that slept past the
-    /// commit interval commits at its first sample after waking.
+    /// CLOCK_BOOTTIME: a laptop that slept past the commit interval commits at its first sample after waking.
     var lastCommit = SystemClock.boottime()
     var lastCommitWall: Int64?
     var storeWrites = RetriedCondition()

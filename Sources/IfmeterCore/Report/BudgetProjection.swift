@@ -1,7 +1,6 @@
 /// How far a projection to the end of the billing cycle can be trusted, from how long counting has run.
 package enum ProjectionConfidence: String, Sendable, CaseIterable {
-    /// Less than a day observed: a day's rhythm (nights, working hours) is
-    /// not yet seen, so no projection is made and nothing alarms.
+    /// Less than a day observed: a day's rhythm is not yet seen, so no projection is made and nothing alarms.
     case low
     /// At least a day, less than a week.
     case medium
@@ -9,12 +8,10 @@ package enum ProjectionConfidence: String, Sendable, CaseIterable {
     case high
 }
 
-/// A budget's use projected to the end of the cycle from the time actually observed: since the
-/// cycle start, or since counting began if later, never over time nobody counted.
+/// A budget's use projected to the cycle's end from the time observed in it, never over time nobody counted.
 package struct BudgetProjection: Sendable, Hashable {
     package static let day: Int64 = 86_400
 
-    /// When the counting this projection rests on began.
     package var observedSince: Int64
     package var observedSeconds: Int64
     package var confidence: ProjectionConfidence

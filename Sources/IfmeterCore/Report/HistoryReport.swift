@@ -7,8 +7,7 @@ package struct HistoryRow: Sendable {
     /// Includes the live kernel delta (the current bucket).
     package var live: Bool
     package var incomplete: String?
-    /// For the running bucket: its total at the end at the rate so far
-    /// (vnStat's "estimated"); nil for finished buckets.
+    /// The running bucket's total at its end at the rate so far (vnStat's "estimated"); nil once finished.
     package var estimated: LinkCounters?
 
     package var total: UInt64 { .saturating(counters.rxBytes, plus: counters.txBytes) }
@@ -21,7 +20,6 @@ package enum HistoryReport {
     package enum Kind: String, Sendable, CaseIterable {
         case fiveminutes, hours, days, months, years, top
 
-        /// The listing of a granularity's buckets.
         package init(listing granularity: Granularity) {
             switch granularity {
             case .fiveMinutes: self = .fiveminutes
@@ -85,8 +83,7 @@ package enum HistoryReport {
         for index in rows.indices
         where kind != .top && rows[index].start == current && !InterfaceName.isRetired(rows[index].name)
             && present?.contains(rows[index].name) != false && !unwatched.contains(rows[index].name) {
-            // Scaled from the time counted, as check projects: an interface
-            // first seen mid-period is not diluted by time nobody counted.
+            // Scaled from the time counted, as check projects: one first seen mid-period is not diluted.
             let counted = max(current, countingSince[rows[index].name] ?? current)
             rows[index].estimated = estimate(rows[index].counters, elapsed: now - counted, length: end - counted, bucket: end - current)
         }
@@ -216,9 +213,8 @@ package enum ExportWriter {
         }
     }
 
-    /// RFC 4180 over Unicode scalars: quote fields holding a comma, quote or
-    /// line break. A field a spreadsheet would run as a formula (leading =,
-    /// +, -, @, tab or carriage return) gets a leading apostrophe (OWASP).
+    /// RFC 4180 over Unicode scalars: a field holding a comma, quote or line break is quoted; one a spreadsheet
+    /// would run as a formula (leading =, +, -, @, tab or carriage return) gets a leading apostrophe (OWASP).
     static func csvField(_ field: String) -> String {
         var text = field
         if let first = text.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) { text = "'" + text }

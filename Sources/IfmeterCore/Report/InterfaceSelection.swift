@@ -1,5 +1,4 @@
-/// The interfaces a command shows: `-i NAME` repeated, and `-i a+b` for one merged row labelled
-/// `a+b` (vnStat's spelling).
+/// The interfaces a command shows: `-i NAME` repeated, and `-i a+b` for one merged row (vnStat's spelling).
 package struct InterfaceSelection: Sendable, Hashable, ExpressibleByArrayLiteral {
     /// One entry per `-i`, each a list of members (one unless merged).
     package var groups: [[String]]
@@ -69,7 +68,6 @@ package struct InterfaceSelection: Sendable, Hashable, ExpressibleByArrayLiteral
     }
 }
 
-/// A malformed `-i` value.
 package struct SelectionError: Error, Sendable, Hashable {
     package var value: String
 }

@@ -36,9 +36,8 @@ package enum InterfacesReport {
         return table.rendered() + "Counters since each interface was created: \(Estimate.basis).\n"
     }
 
-    /// What to say when nothing is counted: the links present, their class
-    /// and why, and the `Watch=` line that would count them. Wired is
-    /// offered before other, which also counts bridges, veths and the like.
+    /// What to say when nothing is counted: the links present, their class and why, and the `Watch=` line
+    /// that would count them. Wired is offered before other, which also counts bridges, veths and the like.
     package static func watchHint(unwatched: [ClassifiedLink], watched: Set<InterfaceClass>, configPath: String) -> String {
         var text = "Watch=\(InterfaceClass.spelled(watched)) counts none of the interfaces here"
         let countable = unwatched.filter { $0.classification.interfaceClass != nil }.sorted { NaturalOrder.less($0.sample.name, $1.sample.name) }

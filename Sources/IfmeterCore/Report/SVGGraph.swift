@@ -40,8 +40,7 @@ package struct GraphDrawing: Sendable {
     package var axisLabels: [TextBox]
 }
 
-/// `ifmeter graph`: self-contained SVGs, laid out from estimated text widths so that titles,
-/// legends and labels fit at every size.
+/// `ifmeter graph`: self-contained SVGs, laid out from estimated text widths so all text fits at every size.
 package enum SVGGraph {
     static let fontSize = 11.0
     static let titleSize = 14.0
@@ -58,8 +57,7 @@ package enum SVGGraph {
 
     // MARK: Data
 
-    /// The panels of a picture: `rows(granularity, from)` reads history rows from `from`; `byName`
-    /// draws a panel per selected interface (or merge) rather than per class.
+    /// A picture's panels from `rows(granularity, from)`; `byName`: one per selected interface (or merge), not class.
     package static func panels(
         _ kind: GraphKind, rows: (Granularity, Int64) -> [HistoryRow], now: Int64, days: Int, byName: Bool,
         aliases: [String: String] = [:]
@@ -73,7 +71,6 @@ package enum SVGGraph {
             if byName { return NaturalOrder.sorted(Array(keys)) }
             return InterfaceClass.allCases.map(\.rawValue).filter(keys.contains) + keys.filter { InterfaceClass(rawValue: $0) == nil }.sorted()
         }
-        /// Bytes per key and bucket start.
         func sums(_ granularity: Granularity, from: Int64) -> [String: [Int64: (rx: UInt64, tx: UInt64)]] {
             var result: [String: [Int64: (rx: UInt64, tx: UInt64)]] = [:]
             for row in rows(granularity, from) {
@@ -135,7 +132,6 @@ package enum SVGGraph {
         }
     }
 
-    /// The picture's title for a kind.
     package static func title(_ kind: GraphKind, now: Int64, days: Int) -> String {
         switch kind {
         case .summary: "Traffic summary at \(TimeText.format(now, "%Y-%m-%d %H:%M"))"
@@ -263,7 +259,6 @@ package enum SVGGraph {
         return (ends, edge)
     }
 
-    /// Words broken into lines no wider than `width`.
     static func wrap(_ text: String, width: Double) -> [String] {
         var lines: [String] = []
         for word in text.split(separator: " ") {

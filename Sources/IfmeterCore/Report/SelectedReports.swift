@@ -8,8 +8,7 @@ extension InterfaceSelection {
         }, key: { HistoryKey(name: $0.name, start: $0.start) }, combine: { a, b in
             var merged = a
             merged.counters += b.counters
-            // Members were projected each alone (HistoryReport.rows); one without an estimate (gone, or
-            // counted too briefly) adds what it counted.
+            // Members were projected alone (HistoryReport.rows); one without an estimate adds what it counted.
             if a.estimated != nil || b.estimated != nil {
                 merged.estimated = (a.estimated ?? a.counters) + (b.estimated ?? b.counters)
             }

@@ -5,8 +5,7 @@ package enum LinkPresence: String, Sendable {
     case unknown
     /// Not a link: the totals of a class's retired interfaces, `retired tunnel`.
     case retired
-    /// Counted once, not by the configuration in force: its totals stand where counting stopped,
-    /// whatever the link carries since.
+    /// Counted once, not by the configuration in force: its totals stand where counting stopped.
     case unwatched
 
     /// What a merge of interfaces shows: the first state any of them has.
@@ -16,8 +15,7 @@ package enum LinkPresence: String, Sendable {
     package var mayBeCounted: Bool { self == .up || self == .down || self == .unknown }
 }
 
-/// One interface as `status` shows it: stored totals plus the live kernel
-/// delta of the same life, so "now" is up to the second between commits.
+/// One interface as `status` shows it: stored totals plus the same life's live kernel delta.
 package struct InterfaceSnapshot: Sendable {
     package var name: String
     /// The class, or "mixed" for a merge of interfaces of several classes.
@@ -216,8 +214,7 @@ package enum SnapshotReader {
     }
 }
 
-/// What a history view adds to the stored buckets: each interface's live delta (as `status` has it)
-/// and the class of every interface the store or the kernel knows.
+/// What a history view adds to the stored buckets: live deltas (as `status`) and every known interface's class.
 package struct LiveAdditions: Sendable {
     package var deltas: [String: LinkCounters]
     package var classes: [String: InterfaceClass]

@@ -89,9 +89,8 @@ package enum StatusReport {
         return output + Estimate.basis + "\n"
     }
 
-    /// `--oneline`: one line per interface for scripts, fields separated by
-    /// `;`, byte counts as integers: name;class;state;today rx;today tx;
-    /// cycle rx;cycle tx;all-time rx;all-time tx;rx bytes/s;tx bytes/s.
+    /// `--oneline`: a line per interface for scripts, `;`-separated, bytes as integers: name;class;state;today rx;
+    /// today tx;cycle rx;cycle tx;all-time rx;all-time tx;rx bytes/s;tx bytes/s.
     package static func oneline(_ snapshot: Snapshot, all: Bool) -> String {
         snapshot.interfaces.filter { all || $0.isShownByDefault }.sorted { NaturalOrder.less($0.name, $1.name) }.map { interface in
             let rate = interface.rate.map { [String(Int64($0.rx.rounded())), String(Int64($0.tx.rounded()))] } ?? ["", ""]

@@ -25,8 +25,7 @@ package struct EventGathering: Sendable, Equatable {
     private let capacity: Int
     /// What may wait, for a churn read or the sample, leaving room for a rate four times it.
     private var quarter: Int { capacity / 4 }
-    /// Only when what waits in the socket survives a kill (the service manager holds it too) may
-    /// events wait for the sample.
+    /// Only when the queue survives a kill (the service manager holds it too) may events wait for the sample.
     private let queueOutlivesProcess: Bool
     private var sampleInterval: Double
 
@@ -47,8 +46,7 @@ package struct EventGathering: Sendable, Equatable {
     /// Not while a gathering or churn has set the next read, nor while events wait for the sample.
     package var watchesSocket: Bool { deadline == nil && !waitsForSample }
 
-    /// A reload changed SampleIntervalSec=: under a longer interval the rate last judged may not fit,
-    /// so the socket is watched until a read judges it again.
+    /// SampleIntervalSec= changed: the rate last judged may not fit a longer one, so the socket is watched till rejudged.
     package mutating func sampleIntervalChanged(to seconds: Double) {
         if seconds > sampleInterval { waitsForSample = false }
         sampleInterval = seconds

@@ -1,6 +1,5 @@
-/// The drop count the daemon last saw on its event socket, with that socket's boot and cookie
-/// (never reused within a boot), stored as "boot cookie drops": a socket that outlives the daemon
-/// carries its count from process to process, so the next one tells an overrun nobody read.
+/// The drop count last seen on the event socket, with its boot and cookie (unique in a boot), stored as "boot cookie
+/// drops": a socket outliving the daemon carries its count on, so the next process tells an overrun nobody read.
 package struct EventSocketDrops: Equatable, Sendable {
     package var bootID: String
     package var socket: UInt64

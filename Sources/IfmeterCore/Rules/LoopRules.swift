@@ -21,8 +21,7 @@ package struct LoopSchedule: Equatable, Sendable {
         nextWatchdog = watchdogInterval.map { now + $0 }
     }
 
-    /// The next multiple of `interval` after `time`: every process sampling at that interval shares
-    /// its wakeups.
+    /// The next multiple of `interval` after `time`: every process sampling at that interval shares its wakeups.
     package static func boundary(after time: Double, interval: Double) -> Double {
         ((time / interval).rounded(.down) + 1) * interval
     }

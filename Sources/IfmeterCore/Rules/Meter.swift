@@ -55,9 +55,8 @@ package struct Meter {
     private var touchedSinceCommit: Touched = .all
     enum Touched { case all, only(Set<Int32>) }
 
-    // The ledger the metrics file publishes: the store's totals of the interfaces of the last
-    // MetricsKeepGoneSec= plus every delta since, committed or not. A name's total only grows; one gone
-    // longer leaves the ledger and is adopted from the store on return.
+    // The ledger the metrics file publishes: the store's totals of names seen within MetricsKeepGoneSec= plus every
+    // delta since, committed or not. A name's total only grows; one gone longer leaves, adopted from the store on return.
     package private(set) var totals: [String: LinkCounters] = [:]
     package private(set) var resetCounts: [String: [String: UInt64]] = [:]
     package private(set) var interfaceInfo: [String: InterfaceInfo] = [:]
@@ -89,8 +88,7 @@ package struct Meter {
         resetCounts = storedResetCounts
     }
 
-    /// Forgets names gone longer than `keepGone` (out of the metrics file too), so memory follows the
-    /// links of the last `keepGone`; one that comes back is `adopt`ed from the store again.
+    /// Forgets names gone longer than `keepGone` (metrics file too); one that comes back is `adopt`ed from the store.
     package mutating func forgetGone(at now: Int64, keepGone: Double) {
         let oldest = now - Int64(min(keepGone, 1e12))
         // A name with writes still pending is kept whatever its age.
@@ -128,9 +126,8 @@ package struct Meter {
 
     // MARK: Operations
 
-    /// Reconciles the stored state with every link present at start. `unread` (the previous process's
-    /// queued events; `overran`: some lost) is applied first, to the state it saved, when that state is
-    /// theirs to follow (`CounterTracker.isContinuation(of:)`); messages before them may be missing.
+    /// Reconciles the stored state with every link present at start. `unread` (the previous process's queued
+    /// events; `overran`: some lost) is applied first to the state it saved, if `CounterTracker.isContinuation(of:)`.
     /// `readAfterDump`: the events read right after the dump (`split(afterDump:present:)`).
     package mutating func start(
         stored: StoredState, links listed: [LinkSample], at now: Instant,
@@ -338,8 +335,7 @@ package struct Meter {
         }
     }
 
-    /// Interfaces counted now or within `keepGone` seconds, each new one at zero the first time unless
-    /// not `zeroFirst` (a last file must show what the store holds).
+    /// Interfaces counted within `keepGone` s, each new one at zero first unless not `zeroFirst` (for a last file).
     package mutating func publication(at now: Int64, keepGone: Double, zeroFirst: Bool = true) -> [MetricsInterface] {
         for life in tracker.lives.values { lastSeen[life.name] = now }
         let oldest = now - Int64(min(keepGone, 1e12))
