@@ -133,6 +133,11 @@ package final class CounterStore {
             if let missing = needed.first(where: { !tables.contains($0) }) {
                 throw .unexpectedSchema(path: path, version: version, detail: "no table \(missing)")
             }
+            // A trigger, view or virtual table is code someone else put there: never run, refused.
+            let objects = try database.query("SELECT type, name FROM sqlite_schema") { SchemaObject(type: $0.text(0), name: $0.text(1)) }
+            if let foreign = objects.first(where: { !Self.ownObjects.contains($0) }) {
+                throw .unexpectedSchema(path: path, version: version, detail: "\(foreign.type == "index" ? "an" : "a") \(foreign.type) '\(foreign.name.escaping(EscapeTable.oneLine))' that ifmeter never creates")
+            }
             if !readOnly {
                 // A writer never builds on a damaged file: quick_check reads
                 // every page (milliseconds for a year of data) and a store
@@ -175,6 +180,19 @@ package final class CounterStore {
         foldedThrough = 0
     }
 
+
+    struct SchemaObject: Hashable {
+        var type: String
+        var name: String
+    }
+
+    /// Every table and index ifmeter's schema makes, as SQLite names them.
+    static let ownObjects: Set<SchemaObject> = {
+        guard let scratch = try? SQLiteDatabase(path: ":memory:", readOnly: false, create: true), (try? scratch.execute(schema)) != nil,
+              let objects = try? scratch.query("SELECT type, name FROM sqlite_schema", row: { SchemaObject(type: $0.text(0), name: $0.text(1)) })
+        else { return [] }
+        return Set(objects)
+    }()
 
     /// The largest counter a writer builds on: 2^62 bytes (4 EiB) leaves the
     /// daemon room to add any delta without overflowing SQLite's signed 64

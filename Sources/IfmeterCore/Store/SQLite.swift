@@ -54,6 +54,9 @@ final class SQLiteDatabase {
     /// must not be written over this file before its owner has looked at it.
     init(path: String, readOnly: Bool, create: Bool, immutable: Bool = false) throws(SQLiteError) {
         self.path = path
+        guard Self.safeOpen == SQLITE_OK else {
+            throw SQLiteError(code: Self.safeOpen, message: "SQLite's unix file system layer cannot be given a safe open", path: path, operation: "open")
+        }
         var connection: OpaquePointer?
         var flags = SQLITE_OPEN_NOMUTEX | (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE)
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
@@ -82,6 +85,25 @@ final class SQLiteDatabase {
         handle = connection
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, 5000)
+        try harden()
+    }
+
+    /// The longest value ifmeter reads or writes: its longest are a name and a detail line.
+    static let valueLengthLimit: Int32 = 1 << 20
+    /// What SQLite may allocate in all: a store larger than this is no ifmeter store.
+    static let heapLimit: Int64 = 512 << 20
+
+    /// Installed once, before the first open: every file SQLite opens is a regular file reached
+    /// without following a link or waiting on a FIFO (`ifm_sqlite_open_file`).
+    private static let safeOpen: Int32 = ifm_sqlite_install_safe_open(heapLimit)
+
+    /// A store is data: no trigger or view of it runs, its schema is not writable through SQL, and a
+    /// value longer than `valueLengthLimit` is refused (SQLITE_TOOBIG) rather than read into memory.
+    private func harden() throws(SQLiteError) {
+        let status = ifm_sqlite_harden(handle, Self.valueLengthLimit)
+        guard status == SQLITE_OK else {
+            throw SQLiteError(code: status, message: String(cString: sqlite3_errstr(status)), path: path, operation: "configure")
+        }
     }
 
     /// The file is what its owner expected: closing may checkpoint the WAL
@@ -117,6 +139,7 @@ final class SQLiteDatabase {
             sqlite3_close_v2(handle)
             throw error
         }
+        try harden()
         try? execute("PRAGMA foreign_keys = ON")
     }
 
