@@ -93,7 +93,7 @@ package struct Configuration: Sendable {
         return Self.defaultStateDirectory
     }
 
-    /// Where the daemon keeps what readers read and a reboot may lose (the journal, the readers' view):
+    /// Where the daemon keeps what a reboot may lose (the journal):
     /// its runtime directory when systemd gives one (a tmpfs), else the state directory.
     package static func runtimeDirectory(stateDirectory: String, environment: [String: String]) -> String {
         environment["RUNTIME_DIRECTORY"]?.split(separator: ":").first.map(String.init) ?? stateDirectory
@@ -102,16 +102,6 @@ package struct Configuration: Sendable {
     /// Where the daemon journals life changes between commits (`CommitJournal`).
     package static func journalPath(stateDirectory: String, environment: [String: String]) -> String {
         runtimeDirectory(stateDirectory: stateDirectory, environment: environment) + "/" + journalName
-    }
-
-    /// The runtime directory ifmeterd.service is given (`RuntimeDirectory=ifmeter`).
-    package static let packagedRuntimeDirectory = "/run/ifmeter"
-
-    /// Where a reader looks for the daemon's view and journal, in order: for the default state
-    /// directory the packaged runtime directory first; always the state directory. Fixed places, never
-    /// one the store names: what the daemon's user writes must not choose what root opens.
-    package static func readerDirectories(stateDirectory: String) -> [String] {
-        (stateDirectory == defaultStateDirectory ? [packagedRuntimeDirectory] : []) + [stateDirectory]
     }
 
     package static let journalName = "ifmeterd.journal"
