@@ -186,7 +186,9 @@ install:
 	install -m 0755 "$(RELEASE_BIN)/ifmeter" $(DESTDIR)$(BINDIR)/
 	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
 	  systemd/ifmeterd.service > $(DESTDIR)$(UNITDIR)/ifmeterd.service
-	chmod 0644 $(DESTDIR)$(UNITDIR)/ifmeterd.service
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' systemd/ifmeter-metrics.service > $(DESTDIR)$(UNITDIR)/ifmeter-metrics.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/ifmeterd.service $(DESTDIR)$(UNITDIR)/ifmeter-metrics.service
+	install -d $(DESTDIR)/var/lib/prometheus/node-exporter
 	install -m 0644 systemd/ifmeterd.socket $(DESTDIR)$(UNITDIR)/ifmeterd.socket
 	install -m 0644 systemd/sysusers.d/ifmeter.conf $(DESTDIR)$(SYSUSERSDIR)/ifmeter.conf
 	install -m 0644 man/ifmeter.1 $(DESTDIR)$(MANDIR)/man1/
@@ -205,7 +207,7 @@ install:
 # Leaves the configuration and the store (/var/lib/ifmeter): data is never deleted.
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/ifmeterd $(DESTDIR)$(BINDIR)/ifmeter $(DESTDIR)$(UNITDIR)/ifmeterd.service $(DESTDIR)$(UNITDIR)/ifmeterd.socket \
-	  $(DESTDIR)$(SYSUSERSDIR)/ifmeter.conf $(DESTDIR)$(MANDIR)/man1/ifmeter.1 $(DESTDIR)$(MANDIR)/man5/ifmeter.conf.5 \
+	  $(DESTDIR)$(UNITDIR)/ifmeter-metrics.service $(DESTDIR)$(SYSUSERSDIR)/ifmeter.conf $(DESTDIR)$(MANDIR)/man1/ifmeter.1 $(DESTDIR)$(MANDIR)/man5/ifmeter.conf.5 \
 	  $(DESTDIR)$(MANDIR)/man8/ifmeterd.8 $(DESTDIR)$(BASHCOMPDIR)/ifmeter $(DESTDIR)$(ZSHCOMPDIR)/_ifmeter $(DESTDIR)$(FISHCOMPDIR)/ifmeter.fish \
 	  $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/LICENSE $(DESTDIR)$(DOCDIR)/CHANGELOG.md $(DESTDIR)$(DOCDIR)/ifmeter.conf.example
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(wildcard docs/*.md))

@@ -192,8 +192,7 @@ case "meter-churn":
     _ = meter.start(stored: StoredState(lastBootID: "bench", lastNamespace: 1, presentLinks: [:]), links: steady, at: instant(0))
     let journal: CommitJournal
     do {
-        guard let locked = try CommitJournal.lock(arguments[2]) else { fail("\(arguments[2]): held by another process") }
-        journal = try CommitJournal(file: locked.file, header: JournalHeader(storeID: 1, generation: 1, bootID: "bench", namespace: 1))
+        journal = try CommitJournal(file: try CommitJournal.claim(arguments[2]).file, header: JournalHeader(storeID: 1, generation: 1, bootID: "bench", namespace: 1))
     } catch { fail("\(error)") }
     // Life n begins at 0.15 n s as ifindex 100 + n under name s(n % 90) and
     // ends 10 s later having received two packets of 500 bytes.

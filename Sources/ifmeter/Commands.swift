@@ -60,15 +60,37 @@ struct Context {
         }
     }
 
+    /// Where the daemon's view and journal of this store are looked for, in order (fixed places).
+    var readerDirectories: [String] { Configuration.readerDirectories(stateDirectory: stateDirectory) }
+
+    /// The daemon's journal: beside the view read, else in the first reader directory holding one.
+    func journalPath(besideViewIn directory: String? = nil) -> String {
+        let directory = directory ?? readerDirectories.first { FileSystem.exists($0 + "/" + Configuration.journalName) } ?? stateDirectory
+        return directory + "/" + Configuration.journalName
+    }
+
+    /// The daemon's view while it runs, or when this user may not read the store: a reader never
+    /// opens the live store under a running daemon (ReadersView). Else the store itself.
     func openStore() throws(CommandFailure) -> CounterStore {
-        let file: CounterStore
-        do { file = try CounterStore(directory: stateDirectory, readOnly: true) } catch { throw .store(error) }
+        var file: CounterStore?
+        var viewDirectory: String?
+        do {
+            if daemonRunning || FileSystem.isReadDenied(stateDirectory + "/" + CounterStore.fileName) {
+                for directory in readerDirectories {
+                    if let view = try ReadersView.open(in: directory) { (file, viewDirectory) = (view, directory); break }
+                }
+            }
+            if file == nil { file = try CounterStore(directory: stateDirectory, readOnly: true) }
+        } catch {
+            throw .store(error)
+        }
+        guard let file else { throw .store(.missing(path: stateDirectory + "/" + CounterStore.fileName)) }
         Self.adoptZone(of: file)
         TimeText.showsUTC = globals.utc
         // Lives begun or ended since the daemon's last commit wait in its journal: they are shown too.
         let overlay: JournalOverlay
         do {
-            overlay = try JournalOverlay(over: file, journalAt: try file.journalPath())
+            overlay = try JournalOverlay(over: file, journalAt: journalPath(besideViewIn: viewDirectory))
         } catch {
             throw .store(error)
         }
@@ -154,7 +176,13 @@ enum Commands {
     /// `forget`: the daemon's own lock keeps any daemon off the store while the rows go.
     static func forget(_ name: String, _ context: Context) throws(CommandFailure) -> Int32 {
         let directory = context.stateDirectory
-        do { try CounterStore.requireStore(in: directory) } catch { throw .store(error) }
+        do {
+            try CounterStore.requireStore(in: directory)
+        } catch .permissionDenied(let path, _) {
+            throw .permission("\(path): permission denied: forget changes the store; run it as root (sudo ifmeter forget) or as the daemon's user")
+        } catch {
+            throw .store(error)
+        }
         // sudo ifmeter forget: root's lock and pid files (0600) would keep the daemon's user from its next start.
         do { try FileSystem.becomeOwner(of: directory + "/" + CounterStore.fileName) } catch { throw .cannotWrite(error) }
         let locked: Bool
@@ -181,7 +209,7 @@ enum Commands {
         // or its next start would bring the rows back.
         let configuration = context.configuration
         do {
-            if let journaled = try? CommitJournal.read(try store.journalPath()) {
+            if let journaled = try? CommitJournal.read(context.journalPath()) {
                 _ = try store.apply(journaled, retention: configuration.retention, intervals: (configuration.sampleInterval, configuration.commitInterval))
             }
         } catch {
@@ -193,7 +221,13 @@ enum Commands {
             return 64
         }
         let stillCounted: Bool
-        do { stillCounted = try store.forget(name) } catch { throw .store(error) }
+        do {
+            stillCounted = try store.forget(name)
+            // The view is of the store before: the daemon's next start publishes one of the store after.
+            for directory in context.readerDirectories { try ReadersView.withdraw(in: directory) }
+        } catch {
+            throw .store(error)
+        }
         try context.print(stillCounted
             ? "\(name): its records were removed from \(store.path); it was present at the last commit, so ifmeterd counts it on from zero\n"
             : "\(name): removed from \(store.path)\n")

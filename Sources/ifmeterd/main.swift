@@ -7,6 +7,7 @@ let usage = """
     Usage: ifmeterd [--config FILE] [--state-dir DIR] [--interval SECONDS]
                     [--commit-interval SECONDS] [--metrics-file PATH] [--once]
                     [--benchmark-samples N]
+           ifmeterd --relay-metrics SOURCE TARGET
 
     Counts traffic on Wi-Fi, cellular and tunnel interfaces from the kernel's
     interface counters and keeps totals across interface recreation, driver
@@ -25,6 +26,10 @@ let usage = """
                                  (node_exporter's textfile directory)
       --once                     one sample pass, commit, exit (tests, cron)
       --benchmark-samples N      after start-up, time N sample passes (make bench)
+      --relay-metrics SOURCE TARGET
+                                 copy the metrics file SOURCE to TARGET (node_exporter's
+                                 textfile directory) whenever the daemon replaces it
+                                 (ifmeter-metrics.service)
       -h, --help                 this help
       --version                  the version
 
@@ -53,6 +58,11 @@ func main() -> Never {
     // Paths that are not UTF-8 would be silently rewritten: refused.
     if let bad = CommandLine.argumentBytes.firstIndex(where: { $0.text == nil }) {
         usageFailure("argument \(bad + 1) is not valid UTF-8")
+    }
+    if CommandLine.arguments.dropFirst().first == "--relay-metrics" {
+        let paths = Array(CommandLine.arguments.dropFirst(2))
+        guard paths.count == 2, paths.allSatisfy({ $0.hasPrefix("/") }) else { usageFailure("--relay-metrics: expected two absolute paths, SOURCE and TARGET") }
+        do { try MetricsRelay(source: paths[0], target: paths[1]).run() } catch { Output.fail(program, "\(error)", .ioError) }
     }
     var arguments = Arguments(CommandLine.arguments.dropFirst())
     if arguments.flag("--help") || arguments.flag("-h") {

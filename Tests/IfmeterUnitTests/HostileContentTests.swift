@@ -43,3 +43,32 @@ import Testing
         #expect(throws: StoreError.self) { _ = try store.meta("padding") }
     }
 }
+
+/// SQLite's own opens, below every check ifmeter makes by path: a name swapped after the check for a
+/// FIFO or a link can neither block the reader nor send SQLite's files anywhere else.
+@Suite struct SafeOpenTests {
+    let directory: URL
+    init() throws { directory = try TestEnvironment.temporaryDirectory("open") }
+
+    @Test func aFIFOIsRefusedAtOnce() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("ifmeter.db").path
+        #expect(mkfifo(path, 0o600) == 0)
+        let started = SystemClock.monotonic()
+        #expect(throws: SQLiteError.self) { _ = try SQLiteDatabase(path: path, readOnly: true, create: false).query("PRAGMA user_version") { $0.integer(0) } }
+        #expect(SystemClock.monotonic() - started < 5)
+    }
+
+    @Test func aLinkAtTheFileIsRefusedAndNothingIsCreatedWhereItLeads() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let elsewhere = try TestEnvironment.temporaryDirectory("elsewhere")
+        defer { try? FileManager.default.removeItem(at: elsewhere) }
+        let target = elsewhere.appendingPathComponent("private.db").path
+        try CounterStore(directory: elsewhere.path).close()
+        try FileManager.default.moveItem(atPath: elsewhere.appendingPathComponent(CounterStore.fileName).path, toPath: target)
+        let path = directory.appendingPathComponent("ifmeter.db").path
+        #expect(symlink(target, path) == 0)
+        #expect(throws: SQLiteError.self) { _ = try SQLiteDatabase(path: path, readOnly: true, create: false).query("PRAGMA user_version") { $0.integer(0) } }
+        #expect(!FileSystem.exists(target + "-wal") && !FileSystem.exists(target + "-shm"))
+    }
+}

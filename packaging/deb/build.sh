@@ -31,12 +31,12 @@ strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/u
 # bookworm's dpkg still wants units below /lib (the usr-merge moratorium).
 sed -e 's|@SBINDIR@|/usr/sbin|g' -e 's|@SYSCONFDIR@|/etc|g' -e 's|@DOCDIR@|/usr/share/doc/ifmeter|g' \
   "$top/systemd/ifmeterd.service" > "$root/lib/systemd/system/ifmeterd.service"
+sed -e 's|@SBINDIR@|/usr/sbin|g' "$top/systemd/ifmeter-metrics.service" > "$root/lib/systemd/system/ifmeter-metrics.service"
 install -m 0644 "$top/systemd/ifmeterd.socket" "$root/lib/systemd/system/ifmeterd.socket"
 install -m 0644 "$top/systemd/sysusers.d/ifmeter.conf" "$root/usr/lib/sysusers.d/ifmeter.conf"
 install -m 0644 "$top/systemd/ifmeter.conf" "$root/etc/ifmeter/ifmeter.conf"
-# node_exporter's textfile collector follows this link to the file the
-# daemon writes in its own runtime directory (see ifmeterd.service).
-ln -s /run/ifmeter/ifmeter.prom "$root/var/lib/prometheus/node-exporter/ifmeter.prom"
+# node_exporter's textfile directory, where ifmeter-metrics.service copies
+# the daemon's metrics file.
 
 for page in ifmeter.1:man1 ifmeter.conf.5:man5 ifmeterd.8:man8; do
   gzip -9n < "$top/man/${page%:*}" > "$root/usr/share/man/${page#*:}/${page%:*}.gz"

@@ -99,10 +99,14 @@ package struct Configuration: Sendable {
         environment["RUNTIME_DIRECTORY"]?.split(separator: ":").first.map(String.init) ?? stateDirectory
     }
 
-    /// Where the daemon journals life changes between commits (`CommitJournal`).
-    package static func journalPath(stateDirectory: String, environment: [String: String]) -> String {
-        runtimeDirectory(stateDirectory: stateDirectory, environment: environment) + "/" + journalName
+    /// Where readers look for the daemon's view and journal of the store in `stateDirectory`: the
+    /// packaged unit's runtime directory for the default store, then the state directory. Fixed
+    /// places, never ones a store names, so a store cannot send its reader anywhere else.
+    package static func readerDirectories(stateDirectory: String) -> [String] {
+        (stateDirectory == defaultStateDirectory ? [defaultRuntimeDirectory] : []) + [stateDirectory]
     }
+
+    package static let defaultRuntimeDirectory = "/run/ifmeter"
 
     package static let journalName = "ifmeterd.journal"
 

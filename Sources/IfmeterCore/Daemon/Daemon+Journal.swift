@@ -1,8 +1,6 @@
 /// Where life changes between store commits are made durable (`CommitJournal`).
 enum JournalState {
     case open(CommitJournal)
-    /// Another process holds the journal: life changes commit the store.
-    case heldElsewhere
     /// It could not be opened or written: life changes commit the store, and the next commit retries.
     case unavailable
 
@@ -12,25 +10,20 @@ enum JournalState {
 }
 
 extension Daemon {
-    /// Locks the journal, applies what the store lacks (a daemon stopped before its commit), starts the next generation.
+    /// Opens the journal, applies what the store lacks (a daemon stopped before its commit), starts the next generation.
     func openJournal() throws(StoreError) -> JournalState {
-        let locked: (file: AppendFile, previous: [UInt8])
+        let claimed: (file: AppendFile, previous: [UInt8])
         do {
-            guard let opened = try CommitJournal.lock(journalPath) else {
-                Log.warning("\(journalPath): another process holds this journal; committing life changes to the store directly")
-                return .heldElsewhere
-            }
-            locked = opened
+            claimed = try CommitJournal.claim(journalPath)
         } catch {
             journalWrites.failed("\(error); committing life changes to the store directly")
             return .unavailable
         }
-        if !locked.previous.isEmpty { try applyJournal(locked.previous) }
-        try store.recordJournalPath(journalPath)
+        if !claimed.previous.isEmpty { try applyJournal(claimed.previous) }
         let header = JournalHeader(
             storeID: try store.journalIdentity(), generation: try store.appliedJournalGeneration() + 1, bootID: bootID, namespace: namespace)
         do {
-            return .open(try CommitJournal(file: locked.file, header: header))
+            return .open(try CommitJournal(file: claimed.file, header: header))
         } catch {
             journalWrites.failed("\(error); committing life changes to the store directly")
             return .unavailable
@@ -82,7 +75,7 @@ extension Daemon {
         }
     }
 
-    /// After a commit the journal starts over; one that failed is opened again (never one held elsewhere).
+    /// After a commit the journal starts over; one that failed is opened again.
     func startNextJournalGeneration() {
         switch journal {
         case .open(let open):
@@ -95,8 +88,6 @@ extension Daemon {
             }
         case .unavailable:
             if let reopened = try? openJournal() { journal = reopened }
-        case .heldElsewhere:
-            break
         }
     }
 }

@@ -68,10 +68,13 @@ package final class Daemon {
     /// A reload whose dump failed: the next sample applies the new policy.
     var policyAwaitsDump = false
 
-    // Durability
-    let journalPath: String
+    // Durability, and what readers read
+    /// `$RUNTIME_DIRECTORY`, else the state directory: the journal and the readers' view.
+    let runtimeDirectory: String
+    var journalPath: String { runtimeDirectory + "/" + Configuration.journalName }
     var journal = JournalState.unavailable
     var journalWrites = RetriedCondition()
+    var viewWrites = RetriedCondition()
 
     // Health, for STATUS=, the watchdog and the metrics file
     var health = Health()
@@ -93,6 +96,17 @@ package final class Daemon {
         guard locked else {
             throw DaemonStartError(message: "\(directory): another ifmeterd is using this state directory", exitCode: .unavailable)
         }
+        let runtime = Configuration.runtimeDirectory(stateDirectory: directory, environment: options.environment)
+        if runtime != directory {
+            let claimed = try Self.step("cannot claim the runtime directory", .cannotCreate) {
+                try FileSystem.createDirectory(runtime)
+                return try FileSystem.lockExclusively(runtime + "/ifmeterd.lock")
+            }
+            guard claimed else {
+                throw DaemonStartError(message: "\(runtime): another ifmeterd is using this runtime directory", exitCode: .unavailable)
+            }
+        }
+        runtimeDirectory = runtime
         do {
             bootID = try BootID.read(from: configuration.bootIDPath)
         } catch {
@@ -119,8 +133,8 @@ package final class Daemon {
             capacity: EventGathering.capacity(ofReceiveBuffer: events.receiveBufferBytes ?? configuration.eventBufferBytes),
             queueOutlivesProcess: eventQueueOutlivesProcess, sampleInterval: configuration.sampleInterval)
         meter = Meter(bootID: bootID, namespace: namespace, policy: Meter.Policy(configuration))
-        journalPath = Configuration.journalPath(stateDirectory: directory, environment: options.environment)
-        ownFiles = CounterStore.stateFiles(in: directory) + [journalPath]
+        ownFiles = CounterStore.stateFiles(in: directory)
+            + [Configuration.journalName, ReadersView.fileName, "ifmeterd.lock", "ifmeterd.pid"].map { runtime + "/" + $0 }
         metrics = try Self.metricsFile(configuration.metricsFile, taken: ownFiles + Self.configurationFile(options.configurationPath))
     }
 
@@ -200,6 +214,10 @@ package final class Daemon {
                 ? "the passed socket holds \(granted) bytes (ifmeterd.socket's ReceiveBuffer=; without CAP_NET_ADMIN the daemon raises it only up to net.core.rmem_max)"
                 : "the kernel granted \(granted) bytes (net.core.rmem_max caps a process without CAP_NET_ADMIN)"
             Log.notice("EventBufferBytes=\(configuration.eventBufferBytes): \(why); link events are read sooner to fit")
+        }
+        let readers = Configuration.readerDirectories(stateDirectory: options.stateDirectory)
+        if !readers.contains(runtimeDirectory) {
+            Log.notice("\(runtimeDirectory): the readers' view and journal are kept here, but ifmeter looks in \(readers.joined(separator: " and ")): readers see the last commits only if they may read the store")
         }
         // A newcomer on a wired machine sees no link counted first: say why.
         let names = meter.lives.isEmpty
@@ -347,6 +365,7 @@ package final class Daemon {
                 eventSocketDrops: drops, retention: configuration.retention,
                 intervals: (configuration.sampleInterval, configuration.commitInterval))
             meter.committed(batch)
+            publishView()
             startNextJournalGeneration()
             meter.forgetGone(at: now.wall, keepGone: configuration.metricsKeepGone)
             health.committed(at: now.wall)
@@ -357,6 +376,17 @@ package final class Daemon {
             if health.storeWrites.failed("\(error); keeping deltas in memory and retrying") {
                 ServiceManager.notify("STATUS=\(statusLine())")
             }
+        }
+    }
+
+    /// Readers' view of what was just committed, before the journal starts over: a reader never
+    /// finds a journal whose generation is past the view's next one.
+    func publishView() {
+        do {
+            try ReadersView.publish(store, in: runtimeDirectory)
+            viewWrites.succeeded("\(runtimeDirectory)/\(ReadersView.fileName): the readers' view is published again")
+        } catch {
+            viewWrites.failed("\(error); readers without the right to read the store see nothing new")
         }
     }
 

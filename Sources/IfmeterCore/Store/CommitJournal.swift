@@ -81,8 +81,8 @@ package final class CommitJournal {
     /// The first bytes of every journal file.
     static let magic: [UInt8] = Array("ifmeter journal\n".utf8)
     static let formatVersion: UInt32 = 1
-    /// Owner and group, like the store whose records it holds.
-    package static let fileMode: mode_t = 0o640
+    /// Everyone's, like the readers' view it completes.
+    package static let fileMode: mode_t = 0o644
 
     package let path: String
     package private(set) var header: JournalHeader
@@ -94,16 +94,13 @@ package final class CommitJournal {
     /// journal passes `LifeChangeRoute.journalBound`, so nothing it wrote is larger.
     static let sizeLimit = 16 << 20
 
-    /// Opens the journal for this process alone, creating it when absent, with what it held;
-    /// nil when another process holds it.
-    package static func lock(_ path: String) throws(JournalError) -> (file: AppendFile, previous: [UInt8])? {
+    /// Opens the journal, creating it when absent, with what it held. Never locked: everyone may read
+    /// it, and a lock anyone can take is one anyone can hold against the daemon. The daemon's own lock
+    /// (`ifmeterd.lock`, 0600) makes it the only writer.
+    package static func claim(_ path: String) throws(JournalError) -> (file: AppendFile, previous: [UInt8]) {
         do {
             guard let (fd, size) = try FileSystem.openRegularFile(path, flags: O_RDWR | O_CREAT, mode: fileMode, limit: sizeLimit) else {
                 throw SystemError("open", path: path, errno: ENOENT)
-            }
-            guard try FileSystem.tryLock(fd, path: path) else {
-                close(fd)
-                return nil
             }
             // Its mode is the journal's once a generation starts in it: not
             // before, when it may be some other file left untouched.
@@ -114,8 +111,7 @@ package final class CommitJournal {
         }
     }
 
-    /// Starts a new journal for `header` in `file`, locked by `lock`,
-    /// replacing what it held.
+    /// Starts a new journal for `header` in `file`, replacing what it held.
     package init(file: AppendFile, header: JournalHeader) throws(JournalError) {
         path = file.path
         self.header = header
@@ -123,11 +119,10 @@ package final class CommitJournal {
         try startGeneration(header.generation)
     }
 
-    /// Locks and starts a journal at `path` that holds nothing to apply
-    /// (tests; the daemon applies what `lock` returned first).
+    /// Starts a journal at `path` that holds nothing to apply
+    /// (tests; the daemon applies what `claim` returned first).
     package convenience init(path: String, header: JournalHeader) throws(JournalError) {
-        guard let (file, _) = try Self.lock(path) else { throw JournalError(path: path, detail: "in use by another process") }
-        try self.init(file: file, header: header)
+        try self.init(file: try Self.claim(path).file, header: header)
     }
 
     /// The file's size in bytes: the daemon commits to the store once it

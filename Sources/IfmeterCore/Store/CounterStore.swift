@@ -11,9 +11,9 @@ package final class CounterStore {
     package static let stateFileNames = [fileName, fileName + "-wal", fileName + "-shm", "ifmeterd.lock", "ifmeterd.pid"]
     /// `stateFileNames` in `directory`.
     package static func stateFiles(in directory: String) -> [String] { stateFileNames.map { directory + "/" + $0 } }
-    /// Owner and group only: any process that can open the store can hold a read transaction,
-    /// which keeps the WAL from being checkpointed (docs/SECURITY.md).
-    package static let fileMode: mode_t = 0o640
+    /// The daemon's alone: a process that can open the store can hold a read transaction or a lock
+    /// the writer needs. Everyone reads the daemon's view instead (`ReadersView`, docs/SECURITY.md).
+    package static let fileMode: mode_t = 0o600
     /// The label stored on every row.
     package static let basis = "estimate: kernel interface counters"
 
@@ -46,9 +46,7 @@ package final class CounterStore {
     package static func requireStore(in directory: String) throws(StoreError) {
         let path = directory + "/" + fileName
         if FileSystem.isReadDenied(path) {
-            let group = FileSystem.groupName(of: path)
-            if FileSystem.groupJoinedButNotInSession(of: path) { throw .groupNotYetInForce(path: path, group: group) }
-            throw .permissionDenied(path: path, group: group)
+            throw .permissionDenied(path: path, ownedByRoot: FileSystem.isOwnedByRoot(path))
         }
         if !FileSystem.exists(path) { throw .missing(path: path) }
     }
@@ -59,9 +57,9 @@ package final class CounterStore {
     package init(directory: String, readOnly: Bool = false) throws(StoreError) {
         path = directory + "/" + Self.fileName
         if readOnly { try Self.requireStore(in: directory) }
-        // A writer never goes through a symbolic link at the store, -wal or -shm (the store would
-        // be created wherever it points); one is named here. The directory may be one.
-        if !readOnly, let link = [path, path + "-wal", path + "-shm"].first(where: FileSystem.isSymbolicLink) {
+        // No one goes through a symbolic link at the store, -wal or -shm (SQLite would create
+        // files beside wherever it points); one is named here. The directory may be one.
+        if let link = [path, path + "-wal", path + "-shm"].first(where: FileSystem.isSymbolicLink) {
             throw .symbolicLink(path: link)
         }
         // SQLite would block forever on a FIFO's first read and fail on a directory with an error
@@ -110,6 +108,22 @@ package final class CounterStore {
             throw .sqlite(error)
         }
         try loadFoldedThrough()
+    }
+
+    /// The store in `bytes`, a file's image (`ReadersView`), in memory: checked as a reader checks a file.
+    init(view bytes: [UInt8], path: String) throws(StoreError) {
+        self.path = path
+        do {
+            database = try SQLiteDatabase(deserializing: bytes, path: path)
+        } catch {
+            throw .sqlite(error)
+        }
+        try prepareSchema(readOnly: true, isNew: false)
+    }
+
+    /// The store as one file's bytes, as of its last commit.
+    func serialized() throws(StoreError) -> [UInt8] {
+        do { return try database.serialized() } catch { throw .sqlite(error) }
     }
 
     /// Whether a daemon may be writing the store in `directory`, or left

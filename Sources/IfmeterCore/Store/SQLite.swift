@@ -60,10 +60,16 @@ final class SQLiteDatabase {
         var connection: OpaquePointer?
         var flags = SQLITE_OPEN_NOMUTEX | (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE)
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
+        // SQLite follows a link at the file and puts -wal and -shm beside its target: the directory
+        // is resolved here, and a link left in the name (the file itself) is refused.
         var name = path
+        if path != ":memory:" {
+            flags |= SQLITE_OPEN_NOFOLLOW
+            name = (FileSystem.resolvedPath(FileSystem.directoryName(path)) ?? FileSystem.directoryName(path)) + "/" + FileSystem.baseName(path)
+        }
         if immutable {
             flags |= SQLITE_OPEN_URI
-            let escaped = path.map { "?#%".contains($0) ? "%" + String($0.asciiValue!, radix: 16) : String($0) }.joined()
+            let escaped = name.map { "?#%".contains($0) ? "%" + String($0.asciiValue!, radix: 16) : String($0) }.joined()
             name = "file:\(escaped)?immutable=1"
         }
         let status = sqlite3_open_v2(name, &connection, flags, nil)
@@ -141,6 +147,42 @@ final class SQLiteDatabase {
         }
         try harden()
         try? execute("PRAGMA foreign_keys = ON")
+    }
+
+    /// The database as the bytes of one file (`sqlite3_serialize`), read in one transaction.
+    func serialized() throws(SQLiteError) -> [UInt8] {
+        var size: sqlite3_int64 = 0
+        guard let buffer = sqlite3_serialize(handle, "main", &size, 0) else { throw error("serialize") }
+        defer { sqlite3_free(buffer) }
+        return Array(UnsafeBufferPointer(start: buffer, count: Int(size)))
+    }
+
+    /// A database in memory holding `bytes` (`sqlite3_deserialize`), writable, hardened as every
+    /// connection is. The header is marked rollback-journal first: memory has no WAL to read.
+    init(deserializing bytes: [UInt8], path: String) throws(SQLiteError) {
+        self.path = path
+        var connection: OpaquePointer?
+        let status = sqlite3_open_v2(":memory:", &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
+        guard status == SQLITE_OK, let connection else {
+            if let connection { sqlite3_close_v2(connection) }
+            throw SQLiteError(code: status, message: String(cString: sqlite3_errstr(status)), path: path, operation: "open a copy in memory")
+        }
+        handle = connection
+        sqlite3_extended_result_codes(handle, 1)
+        guard let buffer = sqlite3_malloc64(sqlite3_uint64(max(bytes.count, 1)))?.assumingMemoryBound(to: UInt8.self) else {
+            sqlite3_close_v2(handle)
+            throw SQLiteError(code: SQLITE_NOMEM, message: "out of memory", path: path, operation: "read")
+        }
+        bytes.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: bytes.count) }
+        if bytes.count >= 20 { (buffer[18], buffer[19]) = (1, 1) }
+        let flags = UInt32(SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE)
+        let loaded = sqlite3_deserialize(handle, "main", buffer, sqlite3_int64(bytes.count), sqlite3_int64(bytes.count), flags)
+        guard loaded == SQLITE_OK else {
+            let error = SQLiteError(code: loaded, message: String(cString: sqlite3_errstr(loaded)), path: path, operation: "read")
+            sqlite3_close_v2(handle)
+            throw error
+        }
+        try harden()
     }
 
     private var isOpen = true

@@ -10,21 +10,9 @@ extension CounterStore {
         return try meta("store_id").flatMap({ UInt64($0) }) ?? drawn
     }
 
-    /// Where the daemon journals (its runtime directory or the state
-    /// directory), so that a reader finds it.
-    package func recordJournalPath(_ path: String) throws(StoreError) {
-        guard try meta("journal_path") != path else { return }
-        try writeTransaction { () throws(StoreError) in try writeMeta([("journal_path", path)]) }
-    }
-
     /// The link event socket the daemon read and the drop count it saw
     /// there as of its last commit (`EventSocketDrops`), if recorded.
     package func eventSocketDrops() throws(StoreError) -> String? { try meta("event_socket_drops") }
-
-    /// Where the daemon journals: where it last recorded, else beside the store.
-    package func journalPath() throws(StoreError) -> String {
-        try meta("journal_path") ?? FileSystem.directoryName(path) + "/" + Configuration.journalName
-    }
 
     /// The last journal generation this store applied (0: none).
     package func appliedJournalGeneration() throws(StoreError) -> UInt64 {

@@ -111,6 +111,11 @@ package enum FileSystem {
         return String(path[..<slash])
     }
 
+    /// The part of path after its last slash.
+    package static func baseName(_ path: String) -> String {
+        path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+    }
+
     /// The working directory, or nil when it cannot be named (removed).
     package static func currentDirectory() -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
