@@ -14,7 +14,9 @@ package enum ReadersView {
     /// store has outgrown `sizeLimit` (readers then need the right to read the store).
     package static func publish(_ store: CounterStore, in directory: String) throws(StoreError) {
         let path = directory + "/" + fileName
-        let bytes = try store.serialized()
+        var bytes = try store.serialized()
+        // Marked rollback-journal, not WAL: a reader (sqlite3 too) then needs no -shm beside it.
+        if bytes.count >= 20 { (bytes[18], bytes[19]) = (1, 1) }
         do {
             guard bytes.count <= sizeLimit else {
                 if unlink(path) != 0 && errno != ENOENT { throw SystemError("remove", path: path, errno: errno) }
