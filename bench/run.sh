@@ -91,12 +91,14 @@ AlwaysAddNewInterfaces 1
 VNSTAT
 mkdir -p "$work/vnstat" "$work/private" "$work/run"
 inns mount -t tmpfs -o size=16m,mode=0755 ifmeter-run "$work/run"
-# As packaged: the journal in the runtime directory systemd would give (a tmpfs).
-printf '[Daemon]\n' > "$work/ifmeterd.conf"
+# As packaged: the journal, the readers' view and the metrics file in the
+# runtime directory systemd would give (a tmpfs).
+printf '[Daemon]\nMetricsFile=%s\n' "$work/run/ifmeter.prom" > "$work/ifmeterd.conf"
 cp "$bin/ifmeterd" "$work/private/ifmeterd"
+cp "$bin/ifmeterd" "$work/private/ifmeterd-relay"
 cp "$(command -v vnstatd)" "$work/private/vnstatd"
 cp "$work/floor" "$work/private/floor"
-daemons=(ifmeterd vnstatd floor)
+daemons=(ifmeterd vnstatd floor relay)
 declare -A pid
 start_daemon() {  # name
   case $1 in
@@ -108,6 +110,10 @@ start_daemon() {  # name
     ifmeterd) mkdir -p "$work/${state_dir:-daemon}"
       inns_bg /usr/bin/python3 "$root/bench/socket-unit.py" $((4 << 20)) setpriv --bounding-set -net_admin -- \
       env RUNTIME_DIRECTORY="$work/run" "$work/private/ifmeterd" --config "$work/ifmeterd.conf" --state-dir "$work/${state_dir:-daemon}" 2> >(cat >>"$work/ifmeterd.log") ;;
+    # ifmeter-metrics.service as packaged: the copy for node_exporter, woken
+    # by each metrics file the daemon renames into its runtime directory.
+    relay) mkdir -p "$work/textfiles"
+      inns_bg "$work/private/ifmeterd-relay" --relay-metrics "$work/run/ifmeter.prom" "$work/textfiles/ifmeter.prom" 2>>"$work/relay.log" ;;
     vnstatd) inns_bg "$work/private/vnstatd" --nodaemon --config "$work/vnstat.conf" >/dev/null 2>&1 ;;
     floor) inns_bg "$work/private/floor" loop 15 ;;
     swift-idle) "$work/swift-idle" & ;;
@@ -316,8 +322,10 @@ verdict() {  # value bound: "met" when a number at most bound
   case ${1#-} in ''|*[!0-9.]*) echo "not measured"; return ;; esac
   if awk -v a="$1" -v b="$2" 'BEGIN {exit !(a <= b)}'; then echo met; else echo "not met"; fi
 }
-cpu_idle_ratio=$(ratio "${cpu_h[idle,ifmeterd]}" "${cpu_h[idle,vnstatd]}")
-cpu_events_ratio=$(ratio "${cpu_h[events,ifmeterd]}" "${cpu_h[events,vnstatd]}")
+# The package's cost is the daemon's and its metrics relay's together.
+package_cpu() { awk -v a="${cpu_h[$1,ifmeterd]}" -v b="${cpu_h[$1,relay]}" 'BEGIN {printf "%.3f", a + b}'; }
+cpu_idle_ratio=$(ratio "$(package_cpu idle)" "${cpu_h[idle,vnstatd]}")
+cpu_events_ratio=$(ratio "$(package_cpu events)" "${cpu_h[events,vnstatd]}")
 cpu_traffic_ratio=$(ratio "${cpu_h[traffic,ifmeterd]}" "${cpu_h[traffic,vnstatd]}")
 writes_ratio=$(ratio "${writes_h[traffic,ifmeterd]}" "${writes_h[traffic,vnstatd]}")
 writes_idle_ratio=$(ratio "${writes_h[idle,ifmeterd]}" "${writes_h[idle,vnstatd]}")
@@ -472,6 +480,18 @@ daemon's usual wakeup costs, not its whole cost.
 The goals below are judged on the totals, stalls included, as the issue
 asks; this table says how much of a total is the machine's.
 
+### The metrics relay (ifmeter-metrics.service)
+
+ifmeterd writes its metrics file after every sample; the relay copies it
+into node_exporter's textfile directory when woken by inotify. Its cost is
+counted in the CPU goals below, with ifmeterd's.
+
+| window | CPU s/h | wakeups/min | RSS KiB |
+|---|---|---|---|
+| idle | ${cpu_h[idle,relay]} | ${wake_min[idle,relay]} | ${rss_end[idle,relay]} |
+| traffic | ${cpu_h[traffic,relay]} | ${wake_min[traffic,relay]} | ${rss_end[traffic,relay]} |
+| link events | ${cpu_h[events,relay]} | ${wake_min[events,relay]} | ${rss_end[events,relay]} |
+
 ## Memory, each daemon alone
 
 Each ran alone for $memory_wait s on the same 50 tuns, from a private copy of its
@@ -506,8 +526,8 @@ and names gone longer than the daily retention are folded into one
 
 | target | measured | |
 |---|---|---|
-| CPU per hour idle at most 0.10x vnstatd's | ${cpu_idle_ratio}x | $(verdict "$cpu_idle_ratio" 0.10) |
-| CPU per hour with link events at most 0.25x vnstatd's | ${cpu_events_ratio}x | $(verdict "$cpu_events_ratio" 0.25) |
+| CPU per hour idle at most 0.10x vnstatd's (ifmeterd and its metrics relay) | ${cpu_idle_ratio}x | $(verdict "$cpu_idle_ratio" 0.10) |
+| CPU per hour with link events at most 0.25x vnstatd's (ifmeterd and its metrics relay) | ${cpu_events_ratio}x | $(verdict "$cpu_events_ratio" 0.25) |
 | CPU per hour under link churn at most 0.25x vnstatd's (churn seen by every daemon) | ${cpu_seen_ratio}x | $(verdict "$cpu_seen_ratio" 0.25) |
 | CPU per hour under churn vnstatd never sees (4 ms lives), for reference | ${cpu_churn_ratio}x | vnstatd: ${cpu_h[churn,vnstatd]} s/h here, ${cpu_h[idle,vnstatd]} idle |
 | CPU per hour with traffic (no link events), for reference | ${cpu_traffic_ratio}x | |
