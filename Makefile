@@ -188,7 +188,6 @@ install:
 	  systemd/ifmeterd.service > $(DESTDIR)$(UNITDIR)/ifmeterd.service
 	sed -e 's|@SBINDIR@|$(SBINDIR)|g' systemd/ifmeter-metrics.service > $(DESTDIR)$(UNITDIR)/ifmeter-metrics.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/ifmeterd.service $(DESTDIR)$(UNITDIR)/ifmeter-metrics.service
-	install -d $(DESTDIR)/var/lib/prometheus/node-exporter
 	install -m 0644 systemd/ifmeterd.socket $(DESTDIR)$(UNITDIR)/ifmeterd.socket
 	install -m 0644 systemd/sysusers.d/ifmeter.conf $(DESTDIR)$(SYSUSERSDIR)/ifmeter.conf
 	install -m 0644 man/ifmeter.1 $(DESTDIR)$(MANDIR)/man1/

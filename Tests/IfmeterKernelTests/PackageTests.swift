@@ -63,7 +63,8 @@ struct PackageTests {
             "./usr/share/zsh/vendor-completions/_ifmeter", "./usr/share/fish/vendor_completions.d/ifmeter.fish",
             "./usr/share/doc/ifmeter/copyright", "./usr/share/doc/ifmeter/changelog.Debian.gz",
             "./usr/share/doc/ifmeter/docs/ACCOUNTING.md", "./usr/share/doc/ifmeter/docs/SECURITY.md",
-            "./var/lib/prometheus/node-exporter/ifmeter.prom -> /run/ifmeter/ifmeter.prom",
+            "./lib/systemd/system/ifmeter-metrics.service",
+            "./var/lib/prometheus/node-exporter/ifmeter.prom -> /run/ifmeter-metrics/ifmeter.prom",
         ] {
             #expect(listing.contains(" \(path)\n"), "\(path) missing from the package")
         }
@@ -74,8 +75,7 @@ struct PackageTests {
     }
 
     /// Install, reload (MetricsFile= too), stop, watchdog, kill -9, the CLI
-    /// as a member of group ifmeter and as nobody (exit 77),
-    /// node_exporter's scrape, upgrade, remove and purge, each checked by the
+    /// as nobody (the daemon's view), node_exporter's scrape of the relay's copy, upgrade, remove and purge, each checked by the
     /// script, which prints one "ok" line per step and cleans up after itself.
     @Test(.enabled(if: PackageUnderTest.cannotBootSystemd == nil, Comment(rawValue: PackageUnderTest.cannotBootSystemd ?? "")))
     func underARealSystemd() throws {

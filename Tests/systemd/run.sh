@@ -3,8 +3,8 @@
 # private namespace (pid, mount, uts, ipc, net, cgroup) on an overlay of this
 # machine's root, the package is installed into it, and the service is driven
 # through its life: start, reload (MetricsFile= too), stop, watchdog, kill -9,
-# the CLI as a member of group ifmeter and as nobody, node_exporter scraping
-# the metrics file as Debian's own service, upgrade, remove (a killed daemon's journal
+# the CLI as nobody (no group: the daemon's view), node_exporter scraping
+# the metrics relay's copy as Debian's own service, upgrade, remove (a killed daemon's journal
 # kept for the reinstallation to apply), purge; ifmeterd.socket throughout
 # (an upgrade from a package without it, a stop, an overrun while no daemon
 # reads). See shared/design/SYSTEMD.md for why each step of the set-up is
@@ -233,9 +233,14 @@ if in_ns journalctl "_PID=$main_pid" -o cat | grep -F "EventBufferBytes="; then 
 status=$(in_ns systemctl show -P StatusText ifmeterd)
 case $status in "counting "*) ;; *) fail "STATUS= after start is '$status'";; esac
 ok "dpkg -i $v1 over $v0: user ifmeter, ifmeterd.socket and ifmeterd enabled, started; READY=1 then STATUS=$status"
-[ "$(in_ns readlink /var/lib/prometheus/node-exporter/ifmeter.prom)" = /run/ifmeter/ifmeter.prom ] || fail "no link in node_exporter's textfile directory"
 in_ns test -s /run/ifmeter/ifmeter.prom || fail "no metrics file in /run/ifmeter"
-ok "the metrics file is in /run/ifmeter, linked from /var/lib/prometheus/node-exporter"
+[ "$(in_ns systemctl is-active ifmeter-metrics)" = active ] || fail "ifmeter-metrics: $(in_ns systemctl is-active ifmeter-metrics), expected active"
+[ "$(in_ns readlink /var/lib/prometheus/node-exporter/ifmeter.prom)" = /run/ifmeter-metrics/ifmeter.prom ] || fail "no link in node_exporter's textfile directory"
+copied() { in_ns test -f /run/ifmeter-metrics/ifmeter.prom -a ! -L /run/ifmeter-metrics/ifmeter.prom -a -s /run/ifmeter-metrics/ifmeter.prom; }
+until_true 10 copied || fail "no regular file copied into /run/ifmeter-metrics"
+owner=$(in_ns stat -c %U /run/ifmeter-metrics /run/ifmeter-metrics/ifmeter.prom | sort -u)
+[ "$owner" != ifmeter ] && [ "$owner" != root ] && [ "$(echo "$owner" | wc -l)" = 1 ] || fail "/run/ifmeter-metrics and its copy belong to '$owner', expected the relay's own user"
+ok "the metrics file is in /run/ifmeter; ifmeter-metrics copies it into /run/ifmeter-metrics (user $owner), linked from /var/lib/prometheus/node-exporter"
 exposure=$(in_ns systemd-analyze security ifmeterd --no-pager | sed -n 's/.*Overall exposure level for ifmeterd.service: \([0-9.]*\).*/\1/p')
 [ -n "$exposure" ] && holds "$exposure <= 1.0" || fail "systemd-analyze security: exposure $exposure, expected at most 1.0"
 ok "systemd-analyze security ifmeterd (live): $exposure"
@@ -421,21 +426,25 @@ in_ns systemctl stop ifmeterd.socket ifmeterd
 in_ns systemctl start ifmeterd.socket ifmeterd || fail "start ifmeterd.socket ifmeterd"
 ok "an overrun while no daemon read (ReceiveBuffer=8K, kill -9): ifmeterd.socket still listening, the loss logged"
 
-# --- The CLI as an unprivileged user: the store (0640) is read by group
-# ifmeter, which README tells users to join; anyone else gets one line, exit 77.
-in_ns useradd --no-create-home --shell /usr/sbin/nologin --groups ifmeter reader || fail "useradd reader"
-json=$(in_ns runuser -u reader -- ifmeter status --json) || fail "ifmeter status as reader (group ifmeter)"
-grep -q '"tun0"' <<< "$json" || fail "ifmeter status as reader does not show tun0: $(echo "$json" | head -c 1500)"
-in_ns runuser -u reader -- ifmeter days > /dev/null || fail "ifmeter days as reader"
-[ "$(in_ns runuser -u reader -- ifmeter --version)" = "ifmeter ${v1%%-*}" ] || fail "ifmeter --version"
-in_ns runuser -u reader -- ifmeter completions bash | grep '^complete -F _ifmeter ifmeter$' >/dev/null || fail "ifmeter completions bash"
-ok "the CLI as reader, in group ifmeter only: status, days, --version, completions"
-status=0
-refused=$(in_ns runuser -u nobody -- ifmeter status 2>&1 >/dev/null) || status=$?
-[ "$status" = 77 ] && [ "$(echo "$refused" | wc -l)" = 1 ] && [ -n "$refused" ] \
-  || fail "ifmeter status as nobody: exit $status, '$refused' (expected one line, exit 77)"
+# --- The CLI as nobody, in no group: it reads the daemon's view and journal
+# in /run/ifmeter (the store is 0600), a tunnel life since the start too.
+[ "$(in_ns stat -c %a /var/lib/ifmeter/ifmeter.db)" = 600 ] || fail "the store is mode $(in_ns stat -c %a /var/lib/ifmeter/ifmeter.db), expected 600"
+json=$(in_ns runuser -u nobody -- ifmeter status --json) || fail "ifmeter status as nobody"
+grep -q '"tun0"' <<< "$json" || fail "ifmeter status as nobody does not show tun0: $(echo "$json" | head -c 1500)"
+in_ns /root/ifmeter-test/ifmeter-testnet --name tun8 --rx-packets 3 --size 100 || fail "ifmeter-testnet tun8"
+listed() { in_ns runuser -u nobody -- ifmeter status --all --json | grep '"tun8"' >/dev/null; }
+until_true 30 listed || fail "ifmeter status as nobody does not list tun8 within 30 s"
+for command in days months years top hours fiveminutes events check graph; do
+  as_root=0; in_ns ifmeter $command > /dev/null 2>&1 || as_root=$?
+  as_nobody=0; in_ns runuser -u nobody -- ifmeter $command > /dev/null 2>&1 || as_nobody=$?
+  [ "$as_nobody" = "$as_root" ] || fail "ifmeter $command: exit $as_nobody as nobody, $as_root as root"
+done
 [ "$(in_ns runuser -u nobody -- ifmeter --version)" = "ifmeter ${v1%%-*}" ] || fail "ifmeter --version as nobody"
-ok "the CLI as nobody (not in group ifmeter): exit 77, one line: $refused"
+in_ns runuser -u nobody -- ifmeter completions bash | grep '^complete -F _ifmeter ifmeter$' >/dev/null || fail "ifmeter completions bash"
+status=0
+refused=$(in_ns runuser -u nobody -- ifmeter forget tun8 2>&1 >/dev/null) || status=$?
+[ "$status" = 77 ] && [ "$(echo "$refused" | wc -l)" = 1 ] || fail "ifmeter forget as nobody: exit $status, '$refused' (expected one line, exit 77)"
+ok "the CLI as nobody (no group): status, a tunnel life within 30 s, the history views, --version, completions; forget refused in one line"
 
 # --- node_exporter, as Debian's own service, reads the file through the link.
 # Enabled by its package; started here too in case the host's was installed
@@ -529,10 +538,10 @@ in_ns test -s /var/lib/ifmeter/ifmeter.db || fail "remove deleted the store"
 in_ns test -e /etc/ifmeter/ifmeter.conf || fail "remove deleted the configuration"
 in_ns test ! -L /var/lib/prometheus/node-exporter/ifmeter.prom || fail "remove left the link for node_exporter"
 in_ns test ! -e /usr/sbin/ifmeterd || fail "remove left /usr/sbin/ifmeterd"
-for unit in ifmeterd.service ifmeterd.socket; do
+for unit in ifmeterd.service ifmeterd.socket ifmeter-metrics.service; do
   [ "$(in_ns readlink /etc/systemd/system/$unit)" = /dev/null ] || fail "remove did not mask $unit"
 done
-ok "dpkg -r: daemon and socket stopped and masked, binaries and link gone, store and configuration kept"
+ok "dpkg -r: daemon, socket and relay stopped and masked, binaries and link gone, store and configuration kept"
 in_ns dpkg -i /root/ifmeter-test/ifmeter-v2.deb > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -i $v2 after remove"; }
 [ "$(in_ns systemctl is-active ifmeterd)" = active ] || fail "ifmeterd not active after reinstalling"
 [ "$(stored_rx tun7)" = 500 ] || fail "after remove and reinstall the store holds '$(stored_rx tun7)' for tun7, expected 500 (the journal of the killed daemon)"
@@ -543,7 +552,7 @@ sleep 1
 in_ns dpkg -P ifmeter > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -P"; }
 in_ns test ! -e /var/lib/ifmeter || fail "purge left /var/lib/ifmeter"
 in_ns test ! -e /etc/ifmeter || fail "purge left /etc/ifmeter"
-left=$(in_ns find /etc/systemd/system -name 'ifmeterd*')
+left=$(in_ns find /etc/systemd/system -name 'ifmeterd*' -o -name 'ifmeter-metrics*')
 [ -z "$left" ] || fail "purge left masks or links of the units: $left"
 ok "dpkg -P with a reader holding the store: store, configuration and the units' masks gone"
 

@@ -35,8 +35,9 @@ sed -e 's|@SBINDIR@|/usr/sbin|g' "$top/systemd/ifmeter-metrics.service" > "$root
 install -m 0644 "$top/systemd/ifmeterd.socket" "$root/lib/systemd/system/ifmeterd.socket"
 install -m 0644 "$top/systemd/sysusers.d/ifmeter.conf" "$root/usr/lib/sysusers.d/ifmeter.conf"
 install -m 0644 "$top/systemd/ifmeter.conf" "$root/etc/ifmeter/ifmeter.conf"
-# node_exporter's textfile directory, where ifmeter-metrics.service copies
-# the daemon's metrics file.
+# node_exporter's textfile collector follows this link to the copy of the
+# metrics file ifmeter-metrics.service keeps in its own runtime directory.
+ln -s /run/ifmeter-metrics/ifmeter.prom "$root/var/lib/prometheus/node-exporter/ifmeter.prom"
 
 for page in ifmeter.1:man1 ifmeter.conf.5:man5 ifmeterd.8:man8; do
   gzip -9n < "$top/man/${page%:*}" > "$root/usr/share/man/${page#*:}/${page%:*}.gz"

@@ -1,3 +1,5 @@
+import Glibc
+
 package struct MetricsInterface: Sendable {
     package var device: String
     package var info: InterfaceInfo
@@ -50,7 +52,12 @@ package final class MetricsFile {
     /// Renders and replaces the file atomically, unsynced: it is rewritten every sample, where fsyncs would
     /// force a filesystem journal commit each time; after a power cut the first sample rewrites it.
     package func write(_ snapshot: MetricsSnapshot) throws {
-        try FileSystem.writeAtomically(Array(render(snapshot).utf8), to: path, mode: 0o644, synced: false)
+        let bytes = Array(render(snapshot).utf8)
+        // What the daemon keeps in /run is bounded, and the relay copies nothing larger anyway.
+        guard bytes.count <= MetricsRelay.sizeLimit else {
+            throw SystemError("write", path: path, errno: EFBIG, explanation: "\(bytes.count) bytes, more than the \(MetricsRelay.sizeLimit) a metrics file may hold")
+        }
+        try FileSystem.writeAtomically(bytes, to: path, mode: 0o644, synced: false)
     }
 
     /// Said on every family; the whole caveat once, on ifmeter_build_info.
