@@ -67,9 +67,9 @@ struct Context {
     func openStore() throws(CommandFailure) -> CounterStore {
         let view: (store: CounterStore, directory: String)?
         let file: CounterStore
-        do {
+        do throws(StoreError) {
             view = daemonRunning || FileSystem.isReadDenied(stateDirectory + "/" + CounterStore.fileName) ? try publishedView() : nil
-            file = try view?.store ?? CounterStore(directory: stateDirectory, readOnly: true)
+            if let view { file = view.store } else { file = try CounterStore(directory: stateDirectory, readOnly: true) }
         } catch {
             throw .store(error)
         }
