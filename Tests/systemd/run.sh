@@ -238,9 +238,10 @@ in_ns test -s /run/ifmeter/ifmeter.prom || fail "no metrics file in /run/ifmeter
 [ "$(in_ns readlink /var/lib/prometheus/node-exporter/ifmeter.prom)" = /run/ifmeter-metrics/ifmeter.prom ] || fail "no link in node_exporter's textfile directory"
 copied() { in_ns test -f /run/ifmeter-metrics/ifmeter.prom -a ! -L /run/ifmeter-metrics/ifmeter.prom -a -s /run/ifmeter-metrics/ifmeter.prom; }
 until_true 10 copied || fail "no regular file copied into /run/ifmeter-metrics"
-owner=$(in_ns stat -c %U /run/ifmeter-metrics /run/ifmeter-metrics/ifmeter.prom | sort -u)
-[ "$owner" != ifmeter ] && [ "$owner" != root ] && [ "$(echo "$owner" | wc -l)" = 1 ] || fail "/run/ifmeter-metrics and its copy belong to '$owner', expected the relay's own user"
-ok "the metrics file is in /run/ifmeter; ifmeter-metrics copies it into /run/ifmeter-metrics (user $owner), linked from /var/lib/prometheus/node-exporter"
+owners=$(in_ns stat -c '%n %U %a' /run/ifmeter-metrics /run/ifmeter-metrics/ifmeter.prom | tr '\n' ' ')
+! in_ns runuser -u ifmeter -- test -w /run/ifmeter-metrics || fail "the daemon's user may write /run/ifmeter-metrics ($owners)"
+! in_ns runuser -u ifmeter -- test -w /run/ifmeter-metrics/ifmeter.prom || fail "the daemon's user may write the copy ($owners)"
+ok "the metrics file is in /run/ifmeter; ifmeter-metrics copies it where the daemon's user cannot write ($owners), linked from /var/lib/prometheus/node-exporter"
 exposure=$(in_ns systemd-analyze security ifmeterd --no-pager | sed -n 's/.*Overall exposure level for ifmeterd.service: \([0-9.]*\).*/\1/p')
 [ -n "$exposure" ] && holds "$exposure <= 1.0" || fail "systemd-analyze security: exposure $exposure, expected at most 1.0"
 ok "systemd-analyze security ifmeterd (live): $exposure"
