@@ -91,13 +91,12 @@ AlwaysAddNewInterfaces 1
 VNSTAT
 mkdir -p "$work/vnstat" "$work/private" "$work/run"
 inns mount -t tmpfs -o size=16m,mode=0755 ifmeter-run "$work/run"
-# As packaged: the journal and the readers' view in the runtime directory
-# systemd would give (a tmpfs).
+# As packaged: the journal in the runtime directory systemd would give (a tmpfs).
 printf '[Daemon]\n' > "$work/ifmeterd.conf"
-for copy in ifmeterd ifmeterd-packaged ifmeterd-relay; do cp "$bin/ifmeterd" "$work/private/$copy"; done
+cp "$bin/ifmeterd" "$work/private/ifmeterd"
 cp "$(command -v vnstatd)" "$work/private/vnstatd"
 cp "$work/floor" "$work/private/floor"
-daemons=(ifmeterd vnstatd floor packaged relay)
+daemons=(ifmeterd vnstatd floor)
 declare -A pid
 start_daemon() {  # name
   case $1 in
@@ -109,16 +108,6 @@ start_daemon() {  # name
     ifmeterd) mkdir -p "$work/${state_dir:-daemon}"
       inns_bg /usr/bin/python3 "$root/bench/socket-unit.py" $((4 << 20)) setpriv --bounding-set -net_admin -- \
       env RUNTIME_DIRECTORY="$work/run" "$work/private/ifmeterd" --config "$work/ifmeterd.conf" --state-dir "$work/${state_dir:-daemon}" 2> >(cat >>"$work/ifmeterd.log") ;;
-    # The whole package: a second ifmeterd writing its metrics file after
-    # every sample, as the shipped configuration does.
-    packaged) mkdir -p "$work/packaged" "$work/run/packaged"
-      inns_bg /usr/bin/python3 "$root/bench/socket-unit.py" $((4 << 20)) setpriv --bounding-set -net_admin -- \
-      env RUNTIME_DIRECTORY="$work/run/packaged" "$work/private/ifmeterd-packaged" --config "$work/ifmeterd.conf" --state-dir "$work/packaged" \
-        --metrics-file "$work/run/packaged/ifmeter.prom" 2> >(cat >>"$work/packaged.log") ;;
-    # ifmeter-metrics.service as packaged: the copy for node_exporter, woken
-    # by each metrics file the daemon renames into its runtime directory.
-    relay) mkdir -p "$work/run/relay"
-      inns_bg "$work/private/ifmeterd-relay" --relay-metrics "$work/run/packaged/ifmeter.prom" "$work/run/relay/ifmeter.prom" 2>>"$work/relay.log" ;;
     vnstatd) inns_bg "$work/private/vnstatd" --nodaemon --config "$work/vnstat.conf" >/dev/null 2>&1 ;;
     floor) inns_bg "$work/private/floor" loop 15 ;;
     swift-idle) "$work/swift-idle" & ;;
@@ -327,8 +316,6 @@ verdict() {  # value bound: "met" when a number at most bound
   case ${1#-} in ''|*[!0-9.]*) echo "not measured"; return ;; esac
   if awk -v a="$1" -v b="$2" 'BEGIN {exit !(a <= b)}'; then echo met; else echo "not met"; fi
 }
-# The whole package: ifmeterd writing its metrics file, and the relay.
-package_cpu() { awk -v a="${cpu_h[$1,packaged]}" -v b="${cpu_h[$1,relay]}" 'BEGIN {printf "%.3f", a + b}'; }
 cpu_idle_ratio=$(ratio "${cpu_h[idle,ifmeterd]}" "${cpu_h[idle,vnstatd]}")
 cpu_events_ratio=$(ratio "${cpu_h[events,ifmeterd]}" "${cpu_h[events,vnstatd]}")
 cpu_traffic_ratio=$(ratio "${cpu_h[traffic,ifmeterd]}" "${cpu_h[traffic,vnstatd]}")
@@ -484,20 +471,6 @@ daemon's usual wakeup costs, not its whole cost.
 
 The goals below are judged on the totals, stalls included, as the issue
 asks; this table says how much of a total is the machine's.
-
-### The whole package: metrics file and relay
-
-vnstatd exports no metrics, so the goals compare ifmeterd counting alone.
-The shipped configuration also writes the metrics file after every sample
-(\`MetricsFile=\`), and \`ifmeter-metrics.service\` copies it for
-node_exporter, woken by inotify. Both ran beside the others on the same
-links: a second ifmeterd with \`--metrics-file\`, and the relay.
-
-| window | ifmeterd with metrics, CPU s/h | relay, CPU s/h | both / vnstatd | relay wakeups/min | relay RSS KiB |
-|---|---|---|---|---|---|
-| idle | ${cpu_h[idle,packaged]} | ${cpu_h[idle,relay]} | $(ratio "$(package_cpu idle)" "${cpu_h[idle,vnstatd]}")x | ${wake_min[idle,relay]} | ${rss_end[idle,relay]} |
-| traffic | ${cpu_h[traffic,packaged]} | ${cpu_h[traffic,relay]} | $(ratio "$(package_cpu traffic)" "${cpu_h[traffic,vnstatd]}")x | ${wake_min[traffic,relay]} | ${rss_end[traffic,relay]} |
-| link events | ${cpu_h[events,packaged]} | ${cpu_h[events,relay]} | $(ratio "$(package_cpu events)" "${cpu_h[events,vnstatd]}")x | ${wake_min[events,relay]} | ${rss_end[events,relay]} |
 
 ## Memory, each daemon alone
 
