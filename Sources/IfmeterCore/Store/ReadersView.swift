@@ -17,14 +17,12 @@ package enum ReadersView {
         var bytes = try store.serialized()
         // Marked rollback-journal, not WAL: a reader (sqlite3 too) then needs no -shm beside it.
         if bytes.count >= 20 { (bytes[18], bytes[19]) = (1, 1) }
+        guard bytes.count <= sizeLimit else {
+            try withdraw(in: directory)
+            throw .readersView(path: path, detail: "the store has \(bytes.count) bytes, more than the \(sizeLimit) a view may hold; not published")
+        }
         do {
-            guard bytes.count <= sizeLimit else {
-                if unlink(path) != 0 && errno != ENOENT { throw SystemError("remove", path: path, errno: errno) }
-                throw StoreError.readersView(path: path, detail: "the store has \(bytes.count) bytes, more than the \(sizeLimit) a view may hold; not published")
-            }
             try FileSystem.writeAtomically(bytes, to: path, mode: 0o644, synced: false)
-        } catch let error as StoreError {
-            throw error
         } catch {
             throw .readersView(path: path, detail: "\(error)")
         }
