@@ -6,7 +6,8 @@ import Glibc
 /// inotify when the daemon renames a new file into its runtime directory: no polling, no process
 /// per sample.
 package struct MetricsRelay {
-    /// The largest file copied: ten times what 4,000 links publish.
+    /// The largest file copied, and the largest the daemon writes (MetricsFile): a bound on what
+    /// node_exporter parses, not a measured need.
     package static let sizeLimit = 8 << 20
 
     package let source: String
