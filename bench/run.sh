@@ -53,6 +53,7 @@ for n in $sizes; do
     passes+=("$(value "$(inns "$bin/ifmeterd" --state-dir "$work/state-$n-$round" --benchmark-samples "$iterations" 2>/dev/null)" sample_pass_cpu_seconds)")
   done
   procnet=$(value "$(inns "$bin/ifmeter-bench" procnetdev "$iterations")" procnetdev_cpu_seconds)
+  metrics=$(value "$("$bin/ifmeter-bench" metrics "$n" "$work/metrics-$n.prom")" metrics_cpu_seconds)
   # node_exporter's netdev collector: its own CPU per scrape, over 30 scrapes.
   port=$((30000 + n))
   inns_bg prometheus-node-exporter --collector.disable-defaults --collector.netdev --web.listen-address=127.0.0.1:$port >/dev/null 2>&1
@@ -66,7 +67,7 @@ for n in $sizes; do
   scrape=$(awk -v a="$after" -v b="$before" -v t="$(getconf CLK_TCK)" 'BEGIN {print (a - b) / t / 30}')
   floor=$(middle "${floors[@]}"); stat=$(middle "${stats[@]}"); dump=$(middle "${dumps[@]}"); pass=$(middle "${passes[@]}")
   per_link[$n]=$(awk -v s="$pass" -v n="$n" 'BEGIN {printf "%.2f", s * 1e6 / n}')
-  row="| $n | $(ms "$floor") | $(ms "$stat") | $(ms "$dump") | $(ms "$pass") | $(ratio "$pass" "$floor") | ${per_link[$n]} | $(awk -v s="$floor" -v n="$n" 'BEGIN {printf "%.2f", s * 1e6 / n}') | $(ms "$procnet") | $(ms "$scrape") |"
+  row="| $n | $(ms "$floor") | $(ms "$stat") | $(ms "$dump") | $(ms "$pass") | $(ratio "$pass" "$floor") | ${per_link[$n]} | $(awk -v s="$floor" -v n="$n" 'BEGIN {printf "%.2f", s * 1e6 / n}') | $(ms "$metrics") | $(ms "$procnet") | $(ms "$scrape") |"
   echo "$row"
   rows+="$row"$'\n'
   kill "$holder"
@@ -343,8 +344,8 @@ shared and noisy: read the ratios, not the absolute times. Reproduce with
 CPU milliseconds per operation (median of three rounds of $iterations; the
 node_exporter scrape: 30 scrapes, its own CPU in 10 ms ticks):
 
-| N | floor: RTM_GETSTATS dump, raw socket (C) | RTM_GETSTATS through libnl (CKernel) | RTM_GETLINK through libnl (CKernel) | ifmeter sample pass | pass / floor | pass, µs per link | floor, µs per link | read /proc/net/dev | node_exporter netdev scrape |
-|---|---|---|---|---|---|---|---|---|---|
+| N | floor: RTM_GETSTATS dump, raw socket (C) | RTM_GETSTATS through libnl (CKernel) | RTM_GETLINK through libnl (CKernel) | ifmeter sample pass | pass / floor | pass, µs per link | floor, µs per link | metrics file, rendered and written | read /proc/net/dev | node_exporter netdev scrape |
+|---|---|---|---|---|---|---|---|---|---|---|
 $rows
 The floor asks the kernel for the 64-bit counters alone and reads them
 (\`bench/floor.c stats\`). The ifmeter sample pass is the daemon's own code
@@ -352,7 +353,10 @@ path (\`ifmeterd --benchmark-samples\`): read pending link events, a
 statistics dump joined to what the last full dump and the events said of
 each link, the accounting of every watched link, the deltas queued for the
 next commit. The RTM_GETLINK column is what a sample cost before: a full link
-dump, about a kilobyte per link of which eight counters are used.
+dump, about a kilobyte per link of which eight counters are used. The metrics
+file column is what \`MetricsFile=\` (set in the shipped ifmeter.conf) adds to
+each sample: N tunnels rendered and written atomically to \`$work\`
+(\`ifmeter-bench metrics\`, median of 200).
 
 ## Daemons side by side, N = 50, default settings
 

@@ -85,6 +85,27 @@ case "stats":
         cpus.append(SystemClock.processCPU() - cpu)
     }
     print("links=\(list.count) stats_cpu_seconds=\(median(cpus))")
+// metrics N FILE: 200 renders and atomic writes of a metrics file for N tunnels, the daemon's per-sample export.
+case "metrics":
+    guard arguments.count == 3 else { fail("metrics N FILE") }
+    let info = InterfaceInfo(interfaceClass: .tunnel, signal: "kind tun", kind: "tun")
+    var interfaces = (0..<count).map {
+        MetricsInterface(device: "tun\($0)", info: info, ifindex: Int32($0 + 2),
+                         totals: LinkCounters(rxBytes: 1_000_000, txBytes: 2_000_000, rxPackets: 1000, txPackets: 2000),
+                         resets: ["removed": 1])
+    }
+    let metrics = MetricsFile(path: arguments[2])
+    var cpus: [Double] = []
+    for round in 0..<200 {
+        for index in interfaces.indices { interfaces[index].totals.rxBytes += UInt64(round) }
+        let cpu = SystemClock.processCPU()
+        do {
+            try metrics.write(MetricsSnapshot(interfaces: interfaces, lastSample: 1_800_000_000 + Double(round), sampleDuration: 0.001,
+                                              storeWriteErrors: 0, lastCommit: 1_800_000_000))
+        } catch { fail("\(error)") }
+        cpus.append(SystemClock.processCPU() - cpu)
+    }
+    print("interfaces=\(count) metrics_cpu_seconds=\(median(cpus))")
 // procnetdev N: N reads of /proc/net/dev.
 case "procnetdev":
     var walls: [Double] = []

@@ -198,6 +198,27 @@ struct MetricsFileTests {
         #expect(MetricsFile(path: path).render(snapshot(rx: 4000)).contains("ifmeter_receive_bytes_total{device=\"tun0\",class=\"tunnel\"} 4000\n"))
     }
 
+    /// What the daemon keeps in /run is bounded: a file over the relay's limit is not written, and the
+    /// last one stays.
+    @Test func aMetricsFileOverTheLimitIsRefusedAndTheLastOneStays() throws {
+        let directory = try TestEnvironment.temporaryDirectory("metrics")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("ifmeter.prom").path
+        let metrics = MetricsFile(path: path)
+        try metrics.write(snapshot(rx: 5000))
+        let written = try FileSystem.readBytes(path)
+        var huge = snapshot(rx: 1)
+        huge.interfaces = (0..<400).map { index in
+            MetricsInterface(device: String(repeating: "x", count: 2000) + "\(index)", info: huge.interfaces[0].info, ifindex: 4,
+                             totals: LinkCounters(rxBytes: 1), resets: ["removed": 1])
+        }
+        #expect(metrics.render(huge).utf8.count > MetricsRelay.sizeLimit)
+        let refusal = #expect(throws: SystemError.self) { try metrics.write(huge) }
+        #expect(refusal?.errno == EFBIG)
+        #expect(try FileSystem.readBytes(path) == written)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["ifmeter.prom"])
+    }
+
     @Test func labelsAndHelpAreEscaped() {
         let text = MetricsFile(path: "/nonexistent/x.prom").render(snapshot(rx: 1, device: "we\"ird\\dev\nice"))
         #expect(text.contains("device=\"we\\\"ird\\\\dev\\nice\""))

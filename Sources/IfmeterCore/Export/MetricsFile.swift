@@ -43,7 +43,33 @@ package struct MetricsSnapshot: Sendable {
 /// one planted there pin, hang or bloat the daemon: across restarts, publish only committed totals.
 package final class MetricsFile {
     package let path: String
-    private var floors: [String: UInt64] = [:]
+    /// Per device, what its lines repeat every sample (escaped once) and the floor of each of its counters.
+    private var series: [String: DeviceSeries] = [:]
+    private var storeWriteErrorsFloor: UInt64 = 0
+    private var lastSize = 0
+
+    private struct DeviceSeries {
+        var info: InterfaceInfo
+        /// `device="...",class="..."`
+        var labels: [UInt8]
+        var infoLine: [UInt8]
+        var floors: [UInt64]
+        var resets: [(reason: String, labels: [UInt8], floor: UInt64)] = []
+
+        init(device: String, info: InterfaceInfo) {
+            self.info = info
+            let labels = "device=\"\(MetricsFile.escapeLabel(device))\",class=\"\(info.interfaceClass.rawValue)\""
+            self.labels = Array(labels.utf8)
+            infoLine = Array("ifmeter_interface_info{\(labels),kind=\"\(MetricsFile.escapeLabel(info.kind))\",signal=\"\(MetricsFile.escapeLabel(info.signal))\"} 1\n".utf8)
+            floors = Array(repeating: 0, count: MetricsFile.counterFamilies.count)
+        }
+
+        mutating func resetIndex(_ reason: String) -> Int {
+            if let index = resets.firstIndex(where: { $0.reason == reason }) { return index }
+            resets.append((reason, labels + Array(",reason=\"\(MetricsFile.escapeLabel(reason))\"".utf8), 0))
+            return resets.count - 1
+        }
+    }
 
     package init(path: String) {
         self.path = path
@@ -52,7 +78,7 @@ package final class MetricsFile {
     /// Renders and replaces the file atomically, unsynced: it is rewritten every sample, where fsyncs would
     /// force a filesystem journal commit each time; after a power cut the first sample rewrites it.
     package func write(_ snapshot: MetricsSnapshot) throws {
-        let bytes = Array(render(snapshot).utf8)
+        let bytes = renderBytes(snapshot)
         // What the daemon keeps in /run is bounded, and the relay copies nothing larger anyway.
         guard bytes.count <= MetricsRelay.sizeLimit else {
             throw SystemError("write", path: path, errno: EFBIG, explanation: "\(bytes.count) bytes, more than the \(MetricsRelay.sizeLimit) a metrics file may hold")
@@ -65,64 +91,109 @@ package final class MetricsFile {
     static let disclaimer =
         "Estimate from kernel interface counters: every ifmeter_ figure is one, not per-application, not billing-grade; tunnel traffic also crosses the link beneath it."
 
-    package func render(_ snapshot: MetricsSnapshot) -> String {
-        var output = ""
-        let interfaces = snapshot.interfaces.sorted { $0.device < $1.device }
-        let labels = interfaces.map { "device=\"\(Self.escapeLabel($0.device))\",class=\"\($0.info.interfaceClass.rawValue)\"" }
+    private struct CounterFamily: Sendable {
+        var header: [UInt8]
+        /// `ifmeter_NAME{`
+        var prefix: [UInt8]
+        var value: @Sendable (LinkCounters) -> UInt64
 
-        let counterFamilies: [(String, String, KeyPath<LinkCounters, UInt64>)] = [
-            ("receive_bytes_total", "Bytes received, accumulated across interface recreation, driver resets and reboots.", \.rxBytes),
-            ("transmit_bytes_total", "Bytes transmitted, accumulated across interface recreation, driver resets and reboots.", \.txBytes),
-            ("receive_packets_total", "Packets received (not wire packets: GRO/GSO), accumulated.", \.rxPackets),
-            ("transmit_packets_total", "Packets transmitted (not wire packets: GRO/GSO), accumulated.", \.txPackets),
-            ("receive_errors_total", "Receive errors, accumulated.", \.rxErrors),
-            ("transmit_errors_total", "Transmit errors, accumulated.", \.txErrors),
-            ("receive_drop_total", "Received packets dropped, accumulated.", \.rxDropped),
-            ("transmit_drop_total", "Transmitted packets dropped, accumulated.", \.txDropped),
-        ]
-        for (name, help, field) in counterFamilies {
-            family(&output, name, help, "counter")
-            for (index, interface) in interfaces.enumerated() {
-                counter(&output, "ifmeter_\(name){\(labels[index])}", interface.totals[keyPath: field])
+        init(_ name: String, _ help: String, _ value: @escaping @Sendable (LinkCounters) -> UInt64) {
+            header = MetricsFile.header(name, help, "counter")
+            prefix = Array("ifmeter_\(name){".utf8)
+            self.value = value
+        }
+    }
+
+    private static let counterFamilies = [
+        CounterFamily("receive_bytes_total", "Bytes received, accumulated across interface recreation, driver resets and reboots.", { $0.rxBytes }),
+        CounterFamily("transmit_bytes_total", "Bytes transmitted, accumulated across interface recreation, driver resets and reboots.", { $0.txBytes }),
+        CounterFamily("receive_packets_total", "Packets received (not wire packets: GRO/GSO), accumulated.", { $0.rxPackets }),
+        CounterFamily("transmit_packets_total", "Packets transmitted (not wire packets: GRO/GSO), accumulated.", { $0.txPackets }),
+        CounterFamily("receive_errors_total", "Receive errors, accumulated.", { $0.rxErrors }),
+        CounterFamily("transmit_errors_total", "Transmit errors, accumulated.", { $0.txErrors }),
+        CounterFamily("receive_drop_total", "Received packets dropped, accumulated.", { $0.rxDropped }),
+        CounterFamily("transmit_drop_total", "Transmitted packets dropped, accumulated.", { $0.txDropped }),
+    ]
+    private static let buildInfo = header("build_info", "ifmeter's version (value always 1). \(disclaimer)", "gauge", note: false)
+        + Array("ifmeter_build_info{version=\"\(escapeLabel(Version.number))\"} 1\n".utf8)
+    private static let interfaceInfo = header("interface_info", "Interface metadata: link kind and the signal that decided its class (value always 1).", "gauge")
+    private static let ifindexHeader = header("interface_ifindex", "The kernel ifindex of the interface's current life; absent while it is gone.", "gauge")
+    private static let ifindexPrefix = Array("ifmeter_interface_ifindex{".utf8)
+    private static let resetsHeader = header("resets_total", "Counter resets seen (recreation, reboot, driver reset, lost events...), by reason.", "counter")
+    private static let resetsPrefix = Array("ifmeter_resets_total{".utf8)
+
+    package func render(_ snapshot: MetricsSnapshot) -> String { String(decoding: renderBytes(snapshot), as: UTF8.self) }
+
+    /// One pass into one buffer, since the daemon renders this every sample.
+    func renderBytes(_ snapshot: MetricsSnapshot) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(lastSize + lastSize / 8)
+        let interfaces = snapshot.interfaces.sorted { $0.device < $1.device }
+        // A device whose class changed starts new series, from zero.
+        var rows = interfaces.map { interface in
+            if let known = series[interface.device], known.info == interface.info { return known }
+            var fresh = DeviceSeries(device: interface.device, info: interface.info)
+            if let known = series[interface.device], known.info.interfaceClass == interface.info.interfaceClass {
+                (fresh.floors, fresh.resets) = (known.floors, known.resets)
+            }
+            return fresh
+        }
+        for (familyIndex, family) in Self.counterFamilies.enumerated() {
+            output += family.header
+            for index in interfaces.indices {
+                let published = max(family.value(interfaces[index].totals), rows[index].floors[familyIndex])
+                rows[index].floors[familyIndex] = published
+                Self.sample(&output, family.prefix, rows[index].labels, published)
             }
         }
-        family(&output, "build_info", "ifmeter's version (value always 1). \(Self.disclaimer)", "gauge", note: false)
-        output += "ifmeter_build_info{version=\"\(Self.escapeLabel(Version.number))\"} 1\n"
-        family(&output, "interface_info", "Interface metadata: link kind and the signal that decided its class (value always 1).", "gauge")
-        for interface in interfaces {
-            output += "ifmeter_interface_info{device=\"\(Self.escapeLabel(interface.device))\",class=\"\(interface.info.interfaceClass.rawValue)\",kind=\"\(Self.escapeLabel(interface.info.kind))\",signal=\"\(Self.escapeLabel(interface.info.signal))\"} 1\n"
+        output += Self.buildInfo
+        output += Self.interfaceInfo
+        for row in rows { output += row.infoLine }
+        output += Self.ifindexHeader
+        for index in interfaces.indices {
+            if let ifindex = interfaces[index].ifindex { Self.sample(&output, Self.ifindexPrefix, rows[index].labels, UInt64(clamping: ifindex)) }
         }
-        family(&output, "interface_ifindex", "The kernel ifindex of the interface's current life; absent while it is gone.", "gauge")
-        for (index, interface) in interfaces.enumerated() {
-            if let ifindex = interface.ifindex { output += "ifmeter_interface_ifindex{\(labels[index])} \(ifindex)\n" }
-        }
-        family(&output, "resets_total", "Counter resets seen (recreation, reboot, driver reset, lost events...), by reason.", "counter")
-        for (index, interface) in interfaces.enumerated() {
-            for (reason, count) in interface.resets.sorted(by: { $0.key < $1.key }) {
-                counter(&output, "ifmeter_resets_total{\(labels[index]),reason=\"\(Self.escapeLabel(reason))\"}", count)
+        output += Self.resetsHeader
+        for index in interfaces.indices {
+            for (reason, count) in interfaces[index].resets.sorted(by: { $0.key < $1.key }) {
+                let reset = rows[index].resetIndex(reason)
+                rows[index].resets[reset].floor = max(count, rows[index].resets[reset].floor)
+                Self.sample(&output, Self.resetsPrefix, rows[index].resets[reset].labels, rows[index].resets[reset].floor)
             }
         }
-        family(&output, "last_sample_timestamp_seconds", "Unix time of the daemon's last counter sample.", "gauge")
-        output += "ifmeter_last_sample_timestamp_seconds \(Self.number(snapshot.lastSample))\n"
-        family(&output, "sample_duration_seconds", "Wall time the last sample pass took.", "gauge")
-        output += "ifmeter_sample_duration_seconds \(Self.number(snapshot.sampleDuration))\n"
-        family(&output, "store_write_errors_total", "Failed commits to the store (deltas are kept in memory and retried).", "counter")
-        counter(&output, "ifmeter_store_write_errors_total", snapshot.storeWriteErrors)
+        for index in interfaces.indices { series[interfaces[index].device] = rows[index] }
+        output += Self.header("last_sample_timestamp_seconds", "Unix time of the daemon's last counter sample.", "gauge")
+        output += "ifmeter_last_sample_timestamp_seconds \(Self.number(snapshot.lastSample))\n".utf8
+        output += Self.header("sample_duration_seconds", "Wall time the last sample pass took.", "gauge")
+        output += "ifmeter_sample_duration_seconds \(Self.number(snapshot.sampleDuration))\n".utf8
+        output += Self.header("store_write_errors_total", "Failed commits to the store (deltas are kept in memory and retried).", "counter")
+        storeWriteErrorsFloor = max(snapshot.storeWriteErrors, storeWriteErrorsFloor)
+        output += "ifmeter_store_write_errors_total \(storeWriteErrorsFloor)\n".utf8
         if let lastCommit = snapshot.lastCommit {
-            family(&output, "last_commit_timestamp_seconds", "Unix time of the daemon's last commit to its store.", "gauge")
-            output += "ifmeter_last_commit_timestamp_seconds \(lastCommit)\n"
+            output += Self.header("last_commit_timestamp_seconds", "Unix time of the daemon's last commit to its store.", "gauge")
+            output += "ifmeter_last_commit_timestamp_seconds \(lastCommit)\n".utf8
         }
+        lastSize = output.count
         return output
     }
 
-    private func family(_ output: inout String, _ name: String, _ help: String, _ type: String, note: Bool = true) {
-        output += "# HELP ifmeter_\(name) \(Self.escapeHelp(note ? help + " " + Self.estimateNote : help))\n# TYPE ifmeter_\(name) \(type)\n"
+    private static func header(_ name: String, _ help: String, _ type: String, note: Bool = true) -> [UInt8] {
+        Array("# HELP ifmeter_\(name) \(escapeHelp(note ? help + " " + estimateNote : help))\n# TYPE ifmeter_\(name) \(type)\n".utf8)
     }
 
-    private func counter(_ output: inout String, _ series: String, _ value: UInt64) {
-        let published = max(value, floors[series] ?? 0)
-        floors[series] = published
-        output += "\(series) \(published)\n"
+    /// `PREFIX LABELS} VALUE`, the value's digits written straight into the buffer.
+    private static func sample(_ output: inout [UInt8], _ prefix: [UInt8], _ labels: [UInt8], _ value: UInt64) {
+        output += prefix
+        output += labels
+        output += "} ".utf8
+        let first = output.count
+        var rest = value
+        repeat {
+            output.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        output[first...].reverse()
+        output.append(UInt8(ascii: "\n"))
     }
 
     static func escapeLabel(_ text: String) -> String { text.escaping(EscapeTable.prometheusLabel) }
