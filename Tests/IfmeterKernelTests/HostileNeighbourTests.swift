@@ -116,6 +116,23 @@ struct HostileNeighbourTests {
         }
     }
 
+    /// The journal and the readers' view live in the runtime directory, so two daemons given one (each
+    /// with its own state directory) would overwrite each other's: the second is refused, in one line.
+    @Test func aSecondDaemonOnTheSameRuntimeDirectoryIsRefused() throws {
+        let namespace = try NetworkNamespace()
+        let first = try DaemonHarness(namespace: namespace)
+        let second = try DaemonHarness(namespace: namespace)
+        let runtime = try TestEnvironment.temporaryDirectory("runtime")
+        defer { try? FileManager.default.removeItem(at: runtime) }
+        try first.start(environment: ["RUNTIME_DIRECTORY": runtime.path])
+        defer { _ = first.stop() }
+        let refused = try second.runOnceAllowingFailure(environment: ["RUNTIME_DIRECTORY": runtime.path])
+        #expect(refused.status == ExitCode.unavailable.rawValue)
+        #expect(refused.standardError.contains("\(runtime.path): another ifmeterd is using this runtime directory"), "\(refused.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: second.stateDirectory + "/" + CounterStore.fileName))
+        #expect(first.stop() == 0)
+    }
+
     /// A `nobody` process holding the old world-readable lock cannot keep
     /// the daemon from starting nor make status call a dead daemon running.
     @Test func aLockHeldByAnotherUserNeitherBlocksNorFakesTheDaemon() throws {
