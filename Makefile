@@ -29,7 +29,7 @@ DEB_PACKAGES := pkg-config libnl-3-dev libnl-route-3-dev libsqlite3-dev zlib1g-d
 # syntax), lintian (the package), procps (pgrep) and curl (node_exporter's
 # /metrics) for the real-systemd test; librsvg2-bin (rsvg-convert) and netpbm
 # (pngtopnm) render the graphs to pixels the tests inspect.
-TEST_PACKAGES := iproute2 sqlite3 util-linux procps systemd prometheus prometheus-node-exporter mandoc zsh fish lintian curl \
+TEST_PACKAGES := iproute2 sqlite3 vnstat util-linux procps systemd prometheus prometheus-node-exporter mandoc zsh fish lintian curl \
 	librsvg2-bin netpbm
 
 # The one version source; the Debian revision counts packagings of it.
@@ -70,7 +70,7 @@ install-packages:
 	    policy=/usr/sbin/policy-rc.d; \
 	    printf '#!/bin/sh\nexit 101\n' | $$sudo tee $$policy >/dev/null && $$sudo chmod 0755 $$policy; \
 	  fi; \
-	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
+	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing; \
 	  status=$$?; \
 	  [ -z "$$policy" ] || $$sudo rm -f $$policy; \
 	  exit $$status; \

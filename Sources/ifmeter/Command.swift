@@ -57,6 +57,8 @@ enum Command: Sendable, Equatable {
     case completions(Shell)
     /// An interface's name as the store keeps it (InterfaceName's encoding).
     case forget(String)
+    /// `import vnstat FILE`: the names chosen (none: all), vnStat's configuration.
+    case importVnStat(file: String, names: [String], vnstatConfig: String)
     case status(InterfaceSelection, StatusLayout, DisplayOptions, all: Bool)
     case history(CommandName, InterfaceSelection, limit: Int?, TimeRange, DisplayOptions)
     case classes(DisplayOptions)
@@ -159,6 +161,12 @@ enum CommandParser {
             guard let word = operands.popFirst() else { throw CommandLineError("\(name.rawValue) needs \(spec.value): \(spec.help)", command: name) }
             operand = word
         }
+        var file = ""
+        if name == .importHistory {
+            guard operand == "vnstat" else { throw CommandLineError("import \(operand): the one source ifmeter imports is vnstat (import vnstat FILE)", command: name) }
+            guard let word = operands.popFirst() else { throw CommandLineError("import vnstat needs FILE: vnStat's database (/var/lib/vnstat/vnstat.db)", command: name) }
+            file = word
+        }
         if let operand = operands.first {
             let hint = name.options.contains(.interface) && !operand.hasPrefix("-") ? " (interfaces are chosen with -i \(operand))" : ""
             throw CommandLineError("unexpected argument \(operand)\(hint)", command: name)
@@ -201,6 +209,9 @@ enum CommandParser {
             return .interfaces(all: options.flag(.all), json: options.flag(.json))
         case .forget:
             return .forget(InterfaceName.fromUser(operand))
+        case .importHistory:
+            let names = try options.selection().groups.flatMap { $0 }
+            return .importVnStat(file: file, names: names, vnstatConfig: try options.single(.vnstatConfig) ?? "/etc/vnstat.conf")
         case .completions:
             guard let shell = Shell(rawValue: operand) else { throw CommandLineError("completions \(operand): expected bash, zsh or fish", command: name) }
             return .completions(shell)

@@ -61,6 +61,7 @@ struct OptionSpec: Sendable, Hashable {
     static let allInterfaces = OptionSpec(["--all"], "also interfaces that are gone")
     static let allLinks = OptionSpec(["--all"], "every link, also the unwatched ones (wired, other); never loopback")
     static let oneline = OptionSpec(["--oneline"], "one line per interface for scripts: fields separated by ;")
+    static let vnstatConfig = OptionSpec(["--vnstat-config"], value: "FILE", "vnStat's configuration, for UseUTC and MonthRotate (default /etc/vnstat.conf)")
     static let utc = OptionSpec(["--utc"], "show times in UTC (buckets keep the zone the daemon counts in)")
 
     static let version = OptionSpec(["--version"], "print the version and exit")
@@ -85,7 +86,9 @@ enum Shell: String, CaseIterable, Sendable { case bash, zsh, fish }
 
 /// The commands of `ifmeter`: help, summary and options switch over the case, so none compiles without them.
 enum CommandName: String, CaseIterable, Sendable {
-    case status, fiveminutes, hours, days, months, years, top, classes, events, live, export, graph, check, interfaces, forget, completions
+    case status, fiveminutes, hours, days, months, years, top, classes, events, live, export, graph, check, interfaces, forget
+    case importHistory = "import"
+    case completions
 
     /// The command run when none is named.
     static let fallback = CommandName.status
@@ -95,7 +98,8 @@ enum CommandName: String, CaseIterable, Sendable {
     var hidden: Bool {
         switch self {
         case .completions: true
-        case .status, .fiveminutes, .hours, .days, .months, .years, .top, .classes, .events, .live, .export, .graph, .check, .interfaces, .forget: false
+        case .status, .fiveminutes, .hours, .days, .months, .years, .top, .classes, .events, .live, .export, .graph, .check, .interfaces, .forget,
+             .importHistory: false
         }
     }
 
@@ -103,6 +107,7 @@ enum CommandName: String, CaseIterable, Sendable {
         switch self {
         case .completions: OperandSpec(value: "SHELL", choices: Shell.allCases.map(\.rawValue), help: "bash, zsh or fish")
         case .forget: OperandSpec(value: "IFACE", choices: [], help: "the interface whose records go")
+        case .importHistory: OperandSpec(value: "vnstat FILE", choices: ["vnstat"], help: "vnStat's database (/var/lib/vnstat/vnstat.db)")
         case .status, .fiveminutes, .hours, .days, .months, .years, .top, .classes, .events, .live, .export, .graph, .check, .interfaces: nil
         }
     }
@@ -119,6 +124,7 @@ enum CommandName: String, CaseIterable, Sendable {
         case .export: [.interface, .format, .granularity] + OptionSpec.range + [.utc]
         case .graph: [.svg, .kind, .interface, .days, .utc]
         case .interfaces: [.all, .json]
+        case .importHistory: [.interface, .vnstatConfig]
         case .forget, .completions: []
         }
     }
@@ -143,6 +149,7 @@ enum CommandName: String, CaseIterable, Sendable {
         case .check: "exit 1 or 2 when a data budget is at risk or exceeded"
         case .interfaces: "the links, their class and why, raw counters"
         case .forget: "remove an interface and all its records from the store (daemon stopped)"
+        case .importHistory: "bring vnStat's history of each interface, up to ifmeter's own first sight of it (daemon stopped)"
         case .completions: "the completion script for bash, zsh or fish (for packagers)"
         }
     }
@@ -232,6 +239,19 @@ enum CommandName: String, CaseIterable, Sendable {
             name), ifindex, link kind, operational state and 64-bit counters since
             the interface was created. With none watched, it names the links there
             and the Watch= line that would count them. Loopback is never counted.
+            """
+        case .importHistory:
+            """
+            Brings the history a vnStat 2.x database holds (five-minute, hour, day,
+            month, year and top-day rows, all-time totals) into the store, for each
+            interface or those named with -i. Only what ended before ifmeter's own
+            first sight of a name is taken, so nothing is counted twice; a row the
+            seam cuts is rebuilt from vnStat's finer rows. Imported rows are marked
+            ^ on screens and "imported": true in --json; ifmeter_*_total metrics
+            never include them. Importing the same file again changes nothing. With
+            MonthRotate other than 1, vnStat's months are not calendar months: they
+            are left out, and years too with MonthRotateAffectsYears. Stop vnstatd
+            and the daemon first (systemctl stop vnstat ifmeterd.socket ifmeterd).
             """
         case .forget:
             """

@@ -14,6 +14,7 @@ enum CommandFailure: Error {
     /// This user may not do what the command does (EX_NOPERM).
     case permission(String)
     case output(SystemError)
+    case vnstat(VnStatImportError)
 }
 
 /// One function per command; each returns its exit code.
@@ -30,6 +31,7 @@ enum Commands {
             try context.print(Completions.script(for: shell))
             return 0
         case .forget(let name): return try forget(name, context)
+        case .importVnStat(let file, let names, let vnstatConfig): return try importVnStat(file, names: names, vnstatConfig: vnstatConfig, context)
         case .status(let selection, let layout, let display, let all): return try status(selection, layout, display, all: all, context)
         case .history(let name, let selection, let limit, let range, let display):
             return try history(name, selection, limit: limit, range, display, context)
@@ -46,46 +48,8 @@ enum Commands {
 
     /// `forget`: the daemon's own lock keeps any daemon off the store while the rows go.
     static func forget(_ name: String, _ context: Context) throws(CommandFailure) -> Int32 {
-        let directory = context.stateDirectory
-        do {
-            try CounterStore.requireStore(in: directory)
-        } catch .permissionDenied(let path, _) {
-            throw .permission("\(path): permission denied: forget changes the store; run it as root (sudo ifmeter forget) or as the daemon's user")
-        } catch {
-            throw .store(error)
-        }
-        // sudo ifmeter forget: root's lock and pid files (0600) would keep the daemon's user from its next start.
-        do { try FileSystem.becomeOwner(of: directory + "/" + CounterStore.fileName) } catch { throw .cannotWrite(error) }
-        let locked: Bool
-        do {
-            locked = try FileSystem.lockExclusively(directory + "/ifmeterd.lock")
-        } catch let error as SystemError where error.errno == EACCES || error.errno == EPERM {
-            throw .permission("\(error): forget changes the store; run it as root (sudo ifmeter forget) or as the daemon's user")
-        } catch let error as SystemError {
-            throw .cannotWrite(error)
-        } catch {
-            throw .cannotWrite(SystemError("lock", path: directory + "/ifmeterd.lock", errno: EIO))
-        }
-        guard locked else { throw .unavailable("\(directory): ifmeterd is running; stop it first (systemctl stop ifmeterd.socket ifmeterd, or Ctrl-C where make run runs it)") }
-        // The daemon's zone, before the writable open: upgrading an older store folds five-minute rows
-        // into hours and days, as the journal applied below and the delete do.
-        if let reader = try? CounterStore(directory: directory, readOnly: true) {
-            Context.adoptZone(of: reader)
-            reader.close()
-        }
-        let store: CounterStore
-        do { store = try CounterStore(directory: directory) } catch { throw .store(error) }
+        let store = try claimStore("forget", context)
         defer { store.close() }
-        // A daemon stopped without committing left life changes in its journal: they go in first,
-        // or its next start would bring the rows back.
-        let configuration = context.configuration
-        do {
-            if let journaled = try? CommitJournal.read(context.journalPath()) {
-                _ = try store.apply(journaled, retention: configuration.retention, intervals: (configuration.sampleInterval, configuration.commitInterval))
-            }
-        } catch {
-            throw .store(error)
-        }
         let known = try storedNames(store)
         guard known.contains(name) else {
             _ = try checkSelection(InterfaceSelection(groups: [[name]]), known: known, .forget)
@@ -103,6 +67,58 @@ enum Commands {
             ? "\(name): its records were removed from \(store.path); it was present at the last commit, so ifmeterd counts it on from zero\n"
             : "\(name): removed from \(store.path)\n")
         return 0
+    }
+
+    /// The store opened for a command that changes it with no daemon running (`forget`, `import`):
+    /// as its owner, under the daemon's own lock (no daemon can start meanwhile), in the daemon's
+    /// zone, with a stopped daemon's journal applied first (or its next start would undo the change).
+    static func claimStore(_ verb: String, _ context: Context, creating: Bool = false) throws(CommandFailure) -> CounterStore {
+        let directory = context.stateDirectory
+        let howToRun = "\(verb) changes the store; run it as root (sudo ifmeter \(verb)) or as the daemon's user"
+        do {
+            if creating {
+                try FileSystem.createDirectory(directory)
+            } else {
+                try CounterStore.requireStore(in: directory)
+            }
+        } catch let error as StoreError {
+            if case .permissionDenied(let path, _) = error { throw .permission("\(path): permission denied: \(howToRun)") }
+            throw .store(error)
+        } catch let error as SystemError {
+            throw .cannotWrite(error)
+        } catch {
+            throw .cannotWrite(SystemError("create", path: directory, errno: EIO))
+        }
+        // sudo: root's lock and pid files (0600) would keep the daemon's user from its next start.
+        let store = directory + "/" + CounterStore.fileName
+        do { try FileSystem.becomeOwner(of: FileSystem.exists(store) ? store : directory) } catch { throw .cannotWrite(error) }
+        let locked: Bool
+        do {
+            locked = try FileSystem.lockExclusively(directory + "/ifmeterd.lock")
+        } catch let error as SystemError where error.errno == EACCES || error.errno == EPERM {
+            throw .permission("\(error): \(howToRun)")
+        } catch let error as SystemError {
+            throw .cannotWrite(error)
+        } catch {
+            throw .cannotWrite(SystemError("lock", path: directory + "/ifmeterd.lock", errno: EIO))
+        }
+        guard locked else { throw .unavailable("\(directory): ifmeterd is running; stop it first (systemctl stop ifmeterd.socket ifmeterd, or Ctrl-C where make run runs it)") }
+        if let reader = try? CounterStore(directory: directory, readOnly: true) {
+            Context.adoptZone(of: reader)
+            reader.close()
+        }
+        let opened: CounterStore
+        do { opened = try CounterStore(directory: directory) } catch { throw .store(error) }
+        let configuration = context.configuration
+        do {
+            if let journaled = try? CommitJournal.read(context.journalPath()) {
+                _ = try opened.apply(journaled, retention: configuration.retention, intervals: (configuration.sampleInterval, configuration.commitInterval))
+            }
+        } catch {
+            opened.close()
+            throw .store(error)
+        }
+        return opened
     }
 
     /// The selection with names resolved among the `known` ones (`a+b` is that interface where one
@@ -194,7 +210,9 @@ enum Commands {
         let bounds = range.bounds
         do {
             rows = HistoryReport.rows(
-                kind, buckets: try store.buckets(kind.granularity, from: bounds.from, to: bounds.to), live: additions.deltas,
+                kind, buckets: try store.buckets(kind.granularity, from: bounds.from, to: bounds.to)
+                    + (kind == .top ? try store.importedTopDays().filter { $0.start >= bounds.from && $0.start < bounds.to } : []),
+                live: additions.deltas,
                 classes: additions.classes, now: now.wall, names: selection, from: bounds.from, to: bounds.to, limit: limit ?? kind.defaultLimit,
                 countingSince: additions.firstSeen, present: additions.present, unwatched: additions.unwatched)
         } catch {
@@ -379,8 +397,12 @@ enum Commands {
         for warning in snapshot.budgetWarnings { Log.warning("ifmeter: " + warning) }
     }
 
+    /// The names the store has totals for: counted, imported or both.
     static func storedNames(_ store: CounterStore) throws(CommandFailure) -> [String] {
-        do { return try store.interfaces().map(\.name) } catch { throw .store(error) }
+        do {
+            let counted = try store.interfaces().map(\.name)
+            return counted + (try store.importedInterfaces().map(\.name).filter { !counted.contains($0) })
+        } catch { throw .store(error) }
     }
 
     static func liveAdditions(_ store: CounterStore, _ context: Context, now: Instant) throws(CommandFailure) -> LiveAdditions {

@@ -53,6 +53,8 @@ func report(_ failure: CommandFailure) -> (String, ExitCode) {
         return (message, .noPermission)
     case .output(let error):
         return (error.description, .ioError)
+    case .vnstat(let error):
+        return (error.description, error.exitCode)
     }
 }
 

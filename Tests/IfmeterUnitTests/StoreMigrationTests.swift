@@ -10,12 +10,27 @@ import Testing
 
     init() throws { directory = try TestEnvironment.temporaryDirectory("migration") }
 
-    @Test func aFreshStoreIsSchemaOne() throws {
+    @Test func aFreshStoreIsTheCurrentSchema() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try CounterStore(directory: directory.path)
-        #expect(CounterStore.schemaVersion == 1)
-        #expect(CounterStore.migrations.isEmpty)
-        #expect(try store.database.query("PRAGMA user_version") { $0.integer(0) } == [1])
+        #expect(CounterStore.schemaVersion == 2)
+        #expect(CounterStore.migrations.map(\.version) == [2])
+        #expect(try store.database.query("PRAGMA user_version") { $0.integer(0) } == [2])
+    }
+
+    /// A schema-1 store (no imported history) reads as one with none, and a writer upgrades it.
+    @Test func aSchemaOneStoreReadsAndUpgrades() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try CounterStore(directory: directory.path)
+        try store.database.execute("DROP TABLE imported_bucket; DROP TABLE imported_interface; PRAGMA user_version = 1")
+        store.close()
+        let reader = try CounterStore(directory: directory.path, readOnly: true)
+        #expect(try reader.importedInterfaces().isEmpty)
+        #expect(try reader.buckets(.day).isEmpty)
+        reader.close()
+        let upgraded = try CounterStore(directory: directory.path)
+        #expect(try upgraded.database.query("PRAGMA user_version") { $0.integer(0) } == [2])
+        #expect(try upgraded.hasImportTables)
     }
 
     /// A step above the store's version runs in its own transaction with its
@@ -24,11 +39,11 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try CounterStore(directory: directory.path)
         let steps = [
-            CounterStore.Migration(version: 1, sql: "CREATE TABLE never (x INTEGER)"),
-            CounterStore.Migration(version: 2, sql: "CREATE TABLE added (x INTEGER)"),
+            CounterStore.Migration(version: 2, sql: "CREATE TABLE never (x INTEGER)"),
+            CounterStore.Migration(version: 3, sql: "CREATE TABLE added (x INTEGER)"),
         ]
-        try store.migrate(from: 1, through: steps)
-        #expect(try store.database.query("PRAGMA user_version") { $0.integer(0) } == [2])
+        try store.migrate(from: 2, through: steps)
+        #expect(try store.database.query("PRAGMA user_version") { $0.integer(0) } == [3])
         let tables = try store.database.query("SELECT name FROM sqlite_schema WHERE type = 'table'") { $0.text(0) }
         #expect(tables.contains("added") && !tables.contains("never"))
     }
@@ -37,9 +52,9 @@ import Testing
     @Test func aFailingStepLeavesTheVersionBefore() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try CounterStore(directory: directory.path)
-        let steps = [CounterStore.Migration(version: 2, sql: "CREATE TABLE half (x INTEGER); SELECT * FROM no_such_table")]
-        #expect(throws: StoreError.self) { try store.migrate(from: 1, through: steps) }
-        #expect(try store.database.query("PRAGMA user_version") { $0.integer(0) } == [1])
+        let steps = [CounterStore.Migration(version: 3, sql: "CREATE TABLE half (x INTEGER); SELECT * FROM no_such_table")]
+        #expect(throws: StoreError.self) { try store.migrate(from: 2, through: steps) }
+        #expect(try store.database.query("PRAGMA user_version") { $0.integer(0) } == [2])
         #expect(try store.database.query("SELECT count(*) FROM sqlite_schema WHERE name = 'half'") { $0.integer(0) } == [0])
     }
 
@@ -47,12 +62,12 @@ import Testing
     @Test func aNewerSchemaIsRefused() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try CounterStore(directory: directory.path)
-        try store.database.execute("PRAGMA user_version = 2")
+        try store.database.execute("PRAGMA user_version = 3")
         store.close()
         #expect {
             _ = try CounterStore(directory: directory.path)
         } throws: { error in
-            guard case .newerSchema(_, found: 2, supported: 1) = error as? StoreError else { return false }
+            guard case .newerSchema(_, found: 3, supported: 2) = error as? StoreError else { return false }
             return true
         }
     }

@@ -67,6 +67,12 @@ package struct Classifier: Sendable {
         }
     }
 
+    /// A name with no link to look at (history imported from another tool): overrides, then the name.
+    package func classify(name: String) -> InterfaceClass {
+        if let overridden = override(for: name) { return overridden.interfaceClass ?? .other }
+        return Self.namePatterns.first(where: { globMatches($0.pattern, name) })?.class ?? .other
+    }
+
     package func classify(_ link: LinkSample) -> Classification {
         // Loopback traffic never crosses a link: no override or Watch= counts it.
         if link.arpType == Self.arpLoopback || link.flags & Self.loopbackFlag != 0 {

@@ -9,6 +9,8 @@ package struct HistoryRow: Sendable {
     package var incomplete: String?
     /// The running bucket's total at its end at the rate so far (vnStat's "estimated"); nil once finished.
     package var estimated: LinkCounters?
+    /// Holds history imported from another tool (`ifmeter import`).
+    package var imported = false
 
     package var total: UInt64 { .saturating(counters.rxBytes, plus: counters.txBytes) }
 }
@@ -63,7 +65,8 @@ package enum HistoryReport {
         present: Set<String>? = nil, unwatched: Set<String> = []
     ) -> [HistoryRow] {
         var rows = buckets.map {
-            HistoryRow(name: $0.name, interfaceClass: $0.interfaceClass, start: $0.start, counters: $0.counters, live: false, incomplete: $0.incomplete, estimated: nil)
+            HistoryRow(name: $0.name, interfaceClass: $0.interfaceClass, start: $0.start, counters: $0.counters, live: false, incomplete: $0.incomplete, estimated: nil,
+                       imported: $0.imported)
         }
         let current = TimeBuckets.start(of: kind.granularity, containing: now)
         if current >= from && current < to {
@@ -127,6 +130,7 @@ package enum HistoryReport {
             var label = TimeText.bucket(row.start, kind.granularity)
             if row.live { label += "*" }
             if row.incomplete != nil { label += "!" }
+            if row.imported { label += "^" }
             var cells = [label, row.name, units.bytes(row.counters.rxBytes), units.bytes(row.counters.txBytes), units.bytes(row.total)]
             if kind.showsBars { cells.append(bar(rx: row.counters.rxBytes, tx: row.counters.txBytes, largest: largest, width: barWidth)) }
             table.append(cells)
@@ -138,6 +142,7 @@ package enum HistoryReport {
         }
         var notes = ["\(Estimate.basis)."]
         if rows.contains(where: \.live) { notes.append("* includes counters not yet committed by the daemon, read from the kernel now.") }
+        if rows.contains(where: \.imported) { notes.append("^ holds history imported from vnStat (ifmeter status -i NAME says from where).") }
         if rows.contains(where: { $0.incomplete != nil }) { notes.append("! a reset with unknown loss fell in this period (see 'ifmeter events').") }
         if rows.contains(where: { $0.estimated != nil }) {
             let noun = kind.granularity.noun
@@ -167,7 +172,7 @@ package enum HistoryReport {
                     ("start", .string(TimeText.utc(row.start))), ("label", .string(TimeText.bucket(row.start, kind.granularity))),
                     ("rx_bytes", .uint(row.counters.rxBytes)), ("tx_bytes", .uint(row.counters.txBytes)),
                     ("rx_packets", .uint(row.counters.rxPackets)), ("tx_packets", .uint(row.counters.txPackets)),
-                    ("live", .bool(row.live)), ("incomplete", row.incomplete.map { .string($0) } ?? .null),
+                    ("live", .bool(row.live)), ("imported", .bool(row.imported)), ("incomplete", row.incomplete.map { .string($0) } ?? .null),
                     ("estimated", row.estimated.map { estimated in
                         .object([
                             ("rx_bytes", .uint(estimated.rxBytes)), ("tx_bytes", .uint(estimated.txBytes)),

@@ -14,6 +14,7 @@ extension InterfaceSelection {
             }
             merged.live = a.live || b.live
             merged.incomplete = a.incomplete ?? b.incomplete
+            merged.imported = a.imported || b.imported
             merged.interfaceClass = Self.mergedClass(a.interfaceClass, b.interfaceClass)
             return merged
         })
@@ -28,6 +29,7 @@ extension InterfaceSelection {
             var merged = a
             merged.counters += b.counters
             merged.incomplete = a.incomplete ?? b.incomplete
+            merged.imported = a.imported || b.imported
             merged.interfaceClass = Self.mergedClass(a.interfaceClass, b.interfaceClass)
             return merged
         })

@@ -36,6 +36,8 @@ package struct InterfaceSnapshot: Sendable {
     package var incomplete: String?
     /// When ifmeter first counted this interface.
     package var firstSeen: Int64
+    /// What `allTime` holds of history imported from another tool (`ifmeter import`).
+    package var imported: ImportedInterface? = nil
 
     /// What the default screens show: an interface that may be counted now.
     package var isShownByDefault: Bool { presence.mayBeCounted }
@@ -135,6 +137,17 @@ package enum SnapshotReader {
         let (cycleStart, cycleEnd) = BillingCycle.bounds(billingDay: configuration.billingDay, containing: now)
         let todayStart = TimeBuckets.start(of: .day, containing: now)
         var stored = try store.interfaces()
+        let imports = try store.importedInterfaces()
+        for entry in imports {
+            if let index = stored.firstIndex(where: { $0.name == entry.name }) {
+                stored[index].totals += entry.totals
+            } else {
+                stored.append(StoredInterface(
+                    name: entry.name, interfaceClass: entry.interfaceClass, signal: "imported", kind: "",
+                    firstSeen: entry.importedAt, lastSeen: entry.importedAt, totals: entry.totals, incomplete: nil))
+            }
+        }
+        let importsByName = Dictionary(imports.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let days = try store.buckets(.day, from: min(cycleStart, todayStart))
         let counted = try store.counted(bootID: bootID)
         var lastEvents = try store.lastEvents()
@@ -178,7 +191,8 @@ package enum SnapshotReader {
                 liveDelta: delta, today: sum(from: todayStart), cycle: sum(from: cycleStart),
                 sinceBoot: (counted[interface.name] ?? .zero) + delta, allTime: interface.totals + delta,
                 rate: presence.mayBeCounted ? link.flatMap { rates[$0.ifindex] } : nil, rateWindow: nil,
-                lastEvent: lastEvents[interface.name], incomplete: interface.incomplete, firstSeen: interface.firstSeen)
+                lastEvent: lastEvents[interface.name], incomplete: interface.incomplete, firstSeen: interface.firstSeen,
+                imported: importsByName[interface.name])
         }
         let lastCommit = try store.meta("last_commit").flatMap { Int64($0) }
         let commitInterval = try store.meta("commit_interval").flatMap { Double($0) }
@@ -234,6 +248,7 @@ extension SnapshotReader {
         let kernel = try inDaemonNamespace(allLinks, store: store, namespace: namespace).links
         let stored = try store.interfaces()
         var classes = Dictionary(stored.map { ($0.name, $0.interfaceClass) }, uniquingKeysWith: { first, _ in first })
+        for entry in try store.importedInterfaces() where classes[entry.name] == nil { classes[entry.name] = entry.interfaceClass }
         let firstSeen = Dictionary(stored.map { ($0.name, $0.firstSeen) }, uniquingKeysWith: { first, _ in first })
         let classifier = configuration.classifier
         let kernelByName = Dictionary((kernel ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })

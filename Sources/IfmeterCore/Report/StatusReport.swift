@@ -27,7 +27,10 @@ package enum StatusReport {
             row("today", interface.today)
             row("cycle", interface.cycle, "since \(TimeText.format(snapshot.cycleStart, "%Y-%m-%d"))")
             row("since boot", interface.sinceBoot)
-            row("all time", interface.allTime)
+            row("all time", interface.allTime, interface.imported.map { imported in
+                "\(units.bytes(imported.totals.totalBytes)) of it imported from \(imported.source)"
+                    + (imported.seam.map { ", counted by ifmeter since \(TimeText.moment($0))" } ?? "")
+            } ?? "")
             if let rate = interface.rate {
                 let window = interface.rateWindow.map { "average over the last \(Int($0)) s" } ?? ""
                 table.append(["rate", units.rate(bytesPerSecond: rate.rx), units.rate(bytesPerSecond: rate.tx), units.rate(bytesPerSecond: rate.rx + rate.tx), window])
@@ -257,6 +260,12 @@ package enum StatusReport {
             } ?? .null),
             ("last_reset", interface.lastEvent.map(EventsReport.eventJSON) ?? .null),
             ("incomplete", interface.incomplete.map { .string($0) } ?? .null),
+            ("imported", interface.imported.map { imported in
+                .object([
+                    ("source", .string(imported.source)), ("seam", imported.seam.map { .string(TimeText.utc($0)) } ?? .null),
+                    ("rx_bytes", .uint(imported.totals.rxBytes)), ("tx_bytes", .uint(imported.totals.txBytes)),
+                ])
+            } ?? .null),
         ])
     }
 

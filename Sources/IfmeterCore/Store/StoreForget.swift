@@ -8,8 +8,12 @@ extension CounterStore {
     @discardableResult
     package func forget(_ shownName: String) throws(StoreError) -> Bool {
         var stillCounted = false
-        guard let name = try storedName(shownAs: shownName) else { return false }
+        guard let name = try storedName(shownAs: shownName) else {
+            try database.transaction { () throws(StoreError) in try deleteImport(of: shownName) }
+            return false
+        }
         try database.transaction { () throws(StoreError) in
+            try deleteImport(of: name)
             guard let id = try database.query("SELECT id FROM interface WHERE name = ?", [.text(name)], row: { $0.integer(0) }).first else { return }
             // A life begun under this name and renamed since is the renamed
             // link's: it moves to that name's row (made like this one if no

@@ -213,6 +213,8 @@ package struct StoredBucket: Sendable, Hashable {
     package var start: Int64
     package var counters: LinkCounters
     package var incomplete: String?
+    /// Holds history another tool counted (`ifmeter import`).
+    package var imported = false
 }
 
 extension CounterStore {
@@ -240,9 +242,29 @@ extension CounterStore {
         }
     }
 
-    /// Buckets of one granularity with `from <= start < to`, oldest first, with the five-minute
-    /// rows not yet folded into them, in one statement.
+    /// Buckets of one granularity with `from <= start < to`, oldest first: ifmeter's own and the
+    /// imported, summed where both cover one period (the seam's), marked imported.
     package func buckets(_ granularity: Granularity, from: Int64 = .min, to: Int64 = .max) throws(StoreError) -> [StoredBucket] {
+        let own = try countedBuckets(granularity, from: from, to: to)
+        let imported = try importedBuckets(granularity, from: from, to: to)
+        guard !imported.isEmpty else { return own }
+        struct Key: Hashable { var start: Int64, name: String }
+        var merged = Dictionary(own.map { (Key(start: $0.start, name: $0.name), $0) }, uniquingKeysWith: { first, _ in first })
+        for bucket in imported {
+            let key = Key(start: bucket.start, name: bucket.name)
+            if var mine = merged[key] {
+                mine.counters += bucket.counters
+                mine.imported = true
+                merged[key] = mine
+            } else {
+                merged[key] = bucket
+            }
+        }
+        return merged.values.sorted { $0.start != $1.start ? $0.start < $1.start : $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+    }
+
+    /// ifmeter's own buckets, with the five-minute rows not yet folded into them, in one statement.
+    private func countedBuckets(_ granularity: Granularity, from: Int64, to: Int64) throws(StoreError) -> [StoredBucket] {
         let unfolded = granularity == .fiveMinutes ? "" : """
             UNION ALL
             SELECT i.name, i.class, b.start, b.rx_bytes, b.tx_bytes, b.rx_packets, b.tx_packets, NULL, 1

@@ -1,5 +1,5 @@
 extension CounterStore {
-    package static let schemaVersion: Int64 = 1
+    package static let schemaVersion: Int64 = 2
 
     /// One step of a future schema upgrade: the SQL that takes a store of
     /// `version - 1` to `version`, run in one transaction with the version.
@@ -13,8 +13,29 @@ extension CounterStore {
         }
     }
 
-    /// The steps from schema 1 on; none yet (schema 1 is the first release's).
-    package static let migrations: [Migration] = []
+    /// The steps from schema 1 on: 2 adds the imported history.
+    package static let migrations = [Migration(version: 2, sql: importTables)]
+
+    /// History brought from another tool (`ifmeter import vnstat`), apart from what ifmeter counted:
+    /// the daemon never reads, folds or prunes it, and its metrics never include it. Keyed by name,
+    /// as a name ifmeter never saw has no `interface` row. `top` holds vnStat's top days.
+    static let importTables = """
+        CREATE TABLE imported_interface (
+            name TEXT PRIMARY KEY,
+            class TEXT NOT NULL,
+            source TEXT NOT NULL,
+            seam INTEGER,
+            imported_at INTEGER NOT NULL,
+            rx_bytes INTEGER NOT NULL, tx_bytes INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE imported_bucket (
+            name TEXT NOT NULL,
+            granularity TEXT NOT NULL CHECK (\(oneOf("granularity", ["5min", "hour", "day", "month", "year", "top"]))),
+            start INTEGER NOT NULL,
+            rx_bytes INTEGER NOT NULL, tx_bytes INTEGER NOT NULL,
+            PRIMARY KEY (name, granularity, start)
+        ) WITHOUT ROWID;
+        """
 
     /// Runs each step above `version`, each in its own transaction: a crash
     /// between them leaves a store of the version between, upgraded at the
@@ -101,6 +122,7 @@ extension CounterStore {
         \(eventTable)
         CREATE INDEX event_time ON event(time);
         \(resetCountTable)
+        \(importTables)
         """
 
     /// The event table: the resets and ends of lives, and what each lost.
