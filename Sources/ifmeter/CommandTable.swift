@@ -247,7 +247,7 @@ enum CommandName: String, CaseIterable, Sendable {
             interface or those named with -i. Only what ended before ifmeter's own
             first sight of a name is taken, so nothing is counted twice; a row the
             seam cuts is rebuilt from vnStat's finer rows. Imported rows are marked
-            ^ on screens and "imported": true in --json; ifmeter_*_total metrics
+            ^ on screens and "imported": true in JSON; ifmeter_*_total metrics
             never include them. Importing the same file again changes nothing. With
             MonthRotate other than 1, vnStat's months are not calendar months: they
             are left out, and years too with MonthRotateAffectsYears. Stop vnstatd
@@ -290,7 +290,7 @@ enum CommandName: String, CaseIterable, Sendable {
     /// `ifmeter COMMAND --help`: usage, description and the options, all from the table.
     var help: String {
         let usage = "Usage: ifmeter \(rawValue)"
-        let words = options.map { $0.usage(required: requiredOptions.contains($0)) } + (operand.map { [$0.value] } ?? [])
+        let words = (operand.map { [$0.value] } ?? []) + options.map { $0.usage(required: requiredOptions.contains($0)) }
         let own = options.isEmpty ? "" : "Options:\n" + Self.optionLines(options) + "\n"
         return Self.wrap(words, first: usage, indent: usage.count + 1) + "\n\n" + description + "\n\n"
             + own + "Options for every command:\n" + Self.optionLines(OptionSpec.global)

@@ -117,6 +117,7 @@ import Testing
         for command in CommandName.allCases {
             for option in command.options where option != .help {
                 var words = [command.rawValue] + (command == .graph && option != .svg ? ["--svg", "x"] : [])
+                    + (command == .importHistory ? ["vnstat", "x"] : [])
                 words.append(option.name)
                 if option.takesValue { words.append(option.choices.first ?? (option.value == "DATE" ? "2026-01-01" : option.value == "SECONDS" ? "1" : option.value == "N" ? "1" : "x")) }
                 #expect(throws: Never.self, "\(words)") { try CommandParser.parse(words) }

@@ -105,7 +105,7 @@ import Testing
         #expect(Set(document.keys) == ["schema", "estimate", "basis", "generated", "boot_id", "kernel_read", "foreign_namespace", "daemon", "billing_cycle", "interfaces", "budgets"])
         let interfaces = try #require(document["interfaces"] as? [[String: Any]])
         #expect(interfaces.map { Set($0.keys) }.allSatisfy {
-            $0 == ["name", "alias", "class", "signal", "state", "today", "cycle", "since_boot", "all_time", "live_delta", "rate", "last_reset", "incomplete"]
+            $0 == ["name", "alias", "class", "signal", "state", "today", "cycle", "since_boot", "all_time", "live_delta", "rate", "last_reset", "incomplete", "imported"]
         })
         let wwan = try #require(interfaces.first { $0["name"] as? String == "wwan0" })
         // Stored 8,000,000 received plus the live 4096 from the kernel.

@@ -200,7 +200,7 @@ package enum ExportWriter {
                     bucket.name, bucket.interfaceClass, bucket.granularity.rawValue, TimeText.utc(bucket.start),
                     String(bucket.counters.rxBytes), String(bucket.counters.txBytes),
                     String(bucket.counters.rxPackets), String(bucket.counters.txPackets),
-                    bucket.incomplete ?? "", CounterStore.basis,
+                    bucket.incomplete ?? "", bucket.imported ? CounterStore.importedBasis : CounterStore.basis,
                 ].map(csvField).joined(separator: ",") + "\n"
             }
             return output
@@ -212,7 +212,7 @@ package enum ExportWriter {
                     ("rx_bytes", .uint(bucket.counters.rxBytes)), ("tx_bytes", .uint(bucket.counters.txBytes)),
                     ("rx_packets", .uint(bucket.counters.rxPackets)), ("tx_packets", .uint(bucket.counters.txPackets)),
                     ("incomplete", bucket.incomplete.map { .string($0) } ?? .null),
-                    ("estimate", .bool(true)), ("basis", .string(CounterStore.basis)),
+                    ("estimate", .bool(true)), ("basis", .string(bucket.imported ? CounterStore.importedBasis : CounterStore.basis)),
                 ]).rendered(indent: nil) + "\n"
             }.joined()
         }

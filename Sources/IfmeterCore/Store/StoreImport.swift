@@ -36,6 +36,9 @@ package struct ImportedRow: Sendable, Hashable {
 }
 
 extension CounterStore {
+    /// The label of an exported row that holds imported history: vnStat's figures are estimates too.
+    package static let importedBasis = basis + ", imported from vnStat"
+
     /// A store of schema 1 opened read-only has no imported history.
     var hasImportTables: Bool {
         get throws(StoreError) {
