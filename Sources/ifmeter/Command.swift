@@ -92,12 +92,23 @@ enum CommandParser {
                 optionsEnded = true
                 continue
             }
+            // vnStat's short forms name a view: `ifmeter -d wlan0` is `ifmeter days -i wlan0`.
+            if command == nil && !optionsEnded, let name = Self.vnstatViews[word] {
+                command = name
+                continue
+            }
             guard !optionsEnded && word.hasPrefix("-") && word != "-" else {
                 if command == nil {
                     // `help [COMMAND]`, as git and swift-argument-parser take it.
                     if word == "help" { return Invocation(globals: GlobalOptions(), command: .help(try helpTopic(words[index...]))) }
-                    guard let name = CommandName(rawValue: word) else { throw CommandLineError("unknown command \(word)") }
-                    command = name
+                    if let name = CommandName(rawValue: word) {
+                        command = name
+                    } else if operands.isEmpty && !optionsEnded && !Self.looksLikeAnInterface(word) {
+                        throw CommandLineError("unknown command \(word)")
+                    } else {
+                        // `ifmeter wlan0`: an interface, as vnStat takes it.
+                        operands.append(word)
+                    }
                 } else {
                     operands.append(word)
                 }
@@ -146,6 +157,17 @@ enum CommandParser {
         return Invocation(globals: globals, command: try build(name, operands: operands, &options))
     }
 
+    /// vnStat's view options, each the ifmeter command of the same view (-h stays help).
+    static let vnstatViews: [String: CommandName] = [
+        "-5": .fiveminutes, "-d": .days, "-m": .months, "-y": .years, "-t": .top, "-l": .live,
+    ]
+
+    /// A word that may name an interface rather than a mistyped command: a kernel name has a digit
+    /// or a separator (wlan0, wg-home, br.10); a plain word is more likely a command spelt wrong.
+    static func looksLikeAnInterface(_ word: String) -> Bool {
+        word.contains { $0.isNumber || $0 == "-" || $0 == "." || $0 == "_" || $0 == "+" }
+    }
+
     /// The command `help` is asked about: none, or one by name.
     private static func helpTopic(_ rest: ArraySlice<String>) throws(CommandLineError) -> CommandName? {
         guard let topic = rest.first else { return nil }
@@ -167,9 +189,16 @@ enum CommandParser {
             guard let word = operands.popFirst() else { throw CommandLineError("import vnstat needs FILE: vnStat's database (/var/lib/vnstat/vnstat.db)", command: name) }
             file = word
         }
+        // A bare word names an interface (vnStat's `-d wlan0`); a bare number is the limit (`days 7`).
+        if name.options.contains(.interface) {
+            for word in operands {
+                let isLimit = name.options.contains(.limit) && Int(word) != nil && !options.flag(.limit)
+                options.given.append((isLimit ? .limit : .interface, word))
+            }
+            operands = []
+        }
         if let operand = operands.first {
-            let hint = name.options.contains(.interface) && !operand.hasPrefix("-") ? " (interfaces are chosen with -i \(operand))" : ""
-            throw CommandLineError("unexpected argument \(operand)\(hint)", command: name)
+            throw CommandLineError("unexpected argument \(operand)", command: name)
         }
         switch name {
         case .status:
@@ -222,7 +251,7 @@ enum CommandParser {
 /// The options found on a command line, read by spec.
 private struct GivenOptions {
     let command: CommandName
-    let given: [(spec: OptionSpec, value: String)]
+    var given: [(spec: OptionSpec, value: String)]
 
     init(command: CommandName, given: [(OptionSpec, String)]) {
         self.command = command
@@ -257,8 +286,10 @@ private struct GivenOptions {
 
     func number(_ spec: OptionSpec) throws(CommandLineError) -> Int? {
         guard let text = try single(spec) else { return nil }
-        guard let value = Int(text), value > 0, value <= 1_000_000 else {
-            throw CommandLineError("\(spec.name) \(text): expected a whole number from 1 to 1000000", command: command)
+        // --limit 0 is every row, as vnStat reads it.
+        let least = spec == .limit ? 0 : 1
+        guard let value = Int(text), value >= least, value <= 1_000_000 else {
+            throw CommandLineError("\(spec.name) \(text): expected a whole number from \(least) to 1000000", command: command)
         }
         return value
     }

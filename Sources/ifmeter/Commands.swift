@@ -213,7 +213,7 @@ enum Commands {
                 kind, buckets: try store.buckets(kind.granularity, from: bounds.from, to: bounds.to)
                     + (kind == .top ? try store.importedTopDays().filter { $0.start >= bounds.from && $0.start < bounds.to } : []),
                 live: additions.deltas,
-                classes: additions.classes, now: now.wall, names: selection, from: bounds.from, to: bounds.to, limit: limit ?? kind.defaultLimit,
+                classes: additions.classes, now: now.wall, names: selection, from: bounds.from, to: bounds.to, limit: limit.map { $0 == 0 ? .max : $0 } ?? kind.defaultLimit,
                 countingSince: additions.firstSeen, present: additions.present, unwatched: additions.unwatched)
         } catch {
             throw .store(error)
@@ -230,7 +230,7 @@ enum Commands {
         do { all = try store.events() } catch { throw .store(error) }
         store.close()
         // A merge lists the events of each member.
-        let events = Array(all.filter { selection.contains($0.name) }.suffix(limit))
+        let events = Array(all.filter { selection.contains($0.name) }.suffix(limit == 0 ? .max : limit))
         try context.print(json ? EventsReport.json(events).rendered() + "\n" : EventsReport.text(events))
         return 0
     }

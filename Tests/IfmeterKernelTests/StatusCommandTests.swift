@@ -358,7 +358,7 @@ struct StatusCommandTests {
             #expect(help.standardOutput.hasPrefix("Usage: ifmeter \(command)"), "\(command)")
         }
         let cases: [([String], String)] = [
-            (["days", "--limit", "zero"], "ifmeter: --limit zero: expected a whole number from 1 to 1000000 (see 'ifmeter days --help')\n"),
+            (["days", "--limit", "zero"], "ifmeter: --limit zero: expected a whole number from 0 to 1000000 (see 'ifmeter days --help')\n"),
             (["days", "--begin", "yesterday"], "ifmeter: --begin yesterday: expected YYYY-MM-DD or \"YYYY-MM-DD HH:MM\" (see 'ifmeter days --help')\n"),
             (["export", "--format", "xml"], "ifmeter: --format xml: expected csv or jsonl (see 'ifmeter export --help')\n"),
             (["graph"], "ifmeter: graph needs --svg FILE (see 'ifmeter graph --help')\n"),
