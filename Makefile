@@ -229,7 +229,8 @@ test-unit: deps
 # logging what it does; Ctrl-C takes a final sample, commits and exits.
 run: build
 	@mkdir -p $(RUN_STATE_DIR)
-	"$$($(SWIFT) build --show-bin-path)/ifmeterd" --state-dir $(RUN_STATE_DIR) $(RUN_ARGS)
+	@echo "ifmeterd runs as PID $$$$: reload its configuration with kill -HUP $$$$, stop it with Ctrl-C"; \
+	  exec "$$($(SWIFT) build --show-bin-path)/ifmeterd" --state-dir $(RUN_STATE_DIR) $(RUN_ARGS)
 
 clean:
 	rm -rf .build $(RUN_STATE_DIR)

@@ -4,17 +4,32 @@
 import CTestTun
 @preconcurrency import Glibc
 
-func fail(_ message: String) -> Never {
+func fail(_ message: String, status: Int32 = 1) -> Never {
     fputs("ifmeter-testnet: \(message)\n", stderr)
-    exit(1)
+    exit(status)
 }
+
+/// A mistake in the command line: EX_USAGE.
+func usageFailure(_ message: String) -> Never { fail("\(message) (see ifmeter-testnet --help)", status: 64) }
+
+let usage = """
+    Usage: ifmeter-testnet --name NAME [--subnet N] [--rx-packets N] [--tx-packets N] [--size BYTES]
+                           [--persist] [--lives N] [--hold-ms MS] [--until-stdin-closed] [--down-drops N]
+           ifmeter-testnet --name NAME --await-operstate STATE
+
+    The tests' traffic tool, run inside a test's network namespace (ip netns exec NS ...).
+    Creates the tun NAME (198.18.N.1/24), moves its counters by exact packets of BYTES
+    (28-1400, IP length) each way, and deletes it unless --persist; --lives repeats that.
+    Run on the host it changes the host's links: it is meant for a private namespace.
+
+    """
 
 func run(_ command: String) {
     if system(command) != 0 { fail("command failed: \(command)") }
 }
 
 struct Options {
-    var name = "tun0"
+    var name = ""
     var subnet = 0
     var rxPackets = 0
     var txPackets = 0
@@ -34,11 +49,11 @@ func parse(_ words: [String]) -> Options {
     var index = 0
     func value() -> String {
         index += 1
-        guard index < words.count else { fail("\(words[index - 1]) needs a value") }
+        guard index < words.count else { usageFailure("\(words[index - 1]) needs a value") }
         return words[index]
     }
     func number() -> Int {
-        guard let parsed = Int(value()) else { fail("\(words[index - 1]) needs a number") }
+        guard let parsed = Int(value()) else { usageFailure("\(words[index - 1]) needs a number") }
         return parsed
     }
     while index < words.count {
@@ -54,12 +69,16 @@ func parse(_ words: [String]) -> Options {
         case "--until-stdin-closed": options.untilStdinClosed = true
         case "--down-drops": options.downDrops = number()
         case "--await-operstate": options.awaitOperstate = value()
-        default: fail("unknown option \(words[index])")
+        case "--help", "-h":
+            fputs(usage, stdout)
+            exit(0)
+        default: usageFailure("unknown option \(words[index])")
         }
         index += 1
     }
-    guard (28...1400).contains(options.size) else { fail("--size must be 28...1400 (an IPv4/UDP packet)") }
-    guard (0...255).contains(options.subnet) else { fail("--subnet must be 0...255") }
+    guard !options.name.isEmpty else { usageFailure("--name NAME is required: the tun it creates") }
+    guard (28...1400).contains(options.size) else { usageFailure("--size must be 28...1400 (an IPv4/UDP packet)") }
+    guard (0...255).contains(options.subnet) else { usageFailure("--subnet must be 0...255") }
     return options
 }
 
@@ -198,4 +217,10 @@ if let operstate = options.awaitOperstate {
     awaitLinkWatcher(options.name, operstate: operstate)
 } else {
     for _ in 0..<options.lives { live(options) }
+    // Said to a person at a terminal; the tests, which run it thousands of times, read nothing.
+    if isatty(1) != 0 {
+        let lives = options.lives == 1 ? "1 life" : "\(options.lives) lives"
+        print("\(options.name): \(lives), each \(options.rxPackets) packets received and \(options.txPackets) sent of \(options.size) bytes; "
+              + (options.persist ? "kept (--persist)" : "deleted"))
+    }
 }

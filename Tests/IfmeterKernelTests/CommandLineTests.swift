@@ -32,6 +32,17 @@ import Testing
         #expect(result.standardOutput.isEmpty)
     }
 
+    /// The tests' traffic tool changes whatever network it runs in: with no --name it does nothing
+    /// (it once made and deleted a tun0 on the host), and it says how it is used.
+    @Test func theTrafficToolNeedsANameAndHasHelp() throws {
+        let testnet = TestEnvironment.binary("ifmeter-testnet")
+        let bare = try runProcess(testnet, [])
+        #expect(bare.status == ExitCode.usage.rawValue)
+        #expect(bare.standardError == "ifmeter-testnet: --name NAME is required: the tun it creates (see ifmeter-testnet --help)\n")
+        let help = try runProcess(testnet, ["--help"])
+        #expect(help.status == 0 && help.standardOutput.hasPrefix("Usage: ifmeter-testnet --name NAME"))
+    }
+
     /// Output that cannot be written is an I/O error (74), never exit 0.
     @Test func aFailedWriteExits74() throws {
         for command in ["\"$0\" --help", "\"$0\" interfaces --all", "\"$0\" status --help"] {
