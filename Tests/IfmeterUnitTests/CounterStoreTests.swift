@@ -69,7 +69,7 @@ import Testing
         let interface = try #require(try reader.interfaces().first)
         #expect(interface.interfaceClass == .tunnel)
         #expect(interface.totals == LinkCounters(rxBytes: 500, txBytes: 700, rxPackets: 5, txPackets: 7))
-        #expect(interface.incomplete?.hasPrefix("history-unknown at 1700000100") == true)
+        #expect(interface.incomplete?.hasPrefix("history-unknown at \(TimeText.utc(1_700_000_100))") == true)
         #expect(try reader.events().map(\.reason.rawValue) == ["history-unknown"])
         #expect(try reader.integrityCheck() == "ok")
     }

@@ -268,7 +268,7 @@ extension CounterStore {
                   .text(event.loss.name)] + discarded + [.text(event.detail)])
         guard event.loss != .none else { return }
         // The totals and the buckets of that moment may miss traffic: say why on the rows.
-        let why = "\(event.reason.rawValue) at \(time): \(event.detail)"
+        let why = "\(event.reason.rawValue) at \(TimeText.utc(time)): \(event.detail)"
         try database.run("UPDATE interface SET incomplete = ? WHERE id = ?", [.text(why), .integer(id)])
         for granularity in Granularity.allCases {
             try database.run("""
