@@ -75,6 +75,7 @@ struct Context {
         }
         Self.adoptZone(of: file)
         TimeText.showsUTC = globals.utc
+        noteOtherConfiguration(of: file)
         // Lives begun or ended since the daemon's last commit wait in its journal: they are shown too.
         let overlay: JournalOverlay
         do {
@@ -89,6 +90,18 @@ struct Context {
         // baselines newer than the counters read with totals older than them.
         do { try store.holdSnapshot() } catch { throw .store(error) }
         return store
+    }
+
+    /// One line when the daemon counts with another configuration than this reads (`ifmeterd
+    /// --config my.conf`, a plain `ifmeter`): what it calls watched or unwatched may differ.
+    private func noteOtherConfiguration(of store: CounterStore) {
+        guard let recorded = try? store.meta("config_file") else { return }
+        let mine = globals.configPath ?? Configuration.defaultPath
+        let daemons = recorded.isEmpty ? "built-in defaults" : recorded
+        if recorded == mine || (!recorded.isEmpty && FileSystem.sameFile(recorded, mine)) { return }
+        if recorded.isEmpty && globals.configPath == nil && !FileSystem.exists(mine) { return }
+        let watched = ((try? store.meta("watched")) ?? nil).map { " (Watch=\($0))" } ?? ""
+        Log.warning("ifmeter: the daemon counts with \(daemons)\(watched), this reads \(mine)\(recorded.isEmpty ? "" : ": --config \(daemons) shows what it counts")")
     }
 
     func kernelLinks() throws(CommandFailure) -> [LinkSample] {

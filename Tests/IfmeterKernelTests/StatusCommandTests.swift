@@ -26,6 +26,18 @@ struct StatusCommandTests {
         return (number(counters["rx_bytes"]), number(counters["tx_bytes"]))
     }
 
+    /// The daemon counts with the configuration it was started with; a plain `ifmeter` reading another
+    /// says so in one line and names the one to pass, and says nothing when they are the same.
+    @Test func aReaderWithAnotherConfigurationIsToldTheDaemons() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "[Interfaces]\nWatch=wifi cellular tunnel wired\n")
+        try daemon.runOnce()
+        let plain = try daemon.namespace.run([TestEnvironment.binary("ifmeter"), "--state-dir", daemon.stateDirectory, "--config", "/dev/null"])
+        #expect(plain.status == 0)
+        #expect(plain.standardError == "ifmeter: the daemon counts with \(daemon.configPath) (Watch=wifi cellular tunnel wired), this reads /dev/null: --config \(daemon.configPath) shows what it counts\n")
+        let same = try ifmeter(daemon, [])
+        #expect(same.status == 0 && same.standardError.isEmpty, "\(same.standardError)")
+    }
+
     /// A daemon that counted a persistent tun0 (2,000 bytes in) and stopped.
     func stoppedAfterCountingTun0() throws -> DaemonHarness {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())

@@ -61,7 +61,14 @@ extension Daemon {
         next.bootIDPath = configuration.bootIDPath
         next.metricsFile = configuration.metricsFile
         configuration = next
+        store.countingWith = Self.countingWith(next, path: options.configurationPath)
         gathering.sampleIntervalChanged(to: reloaded.sampleInterval)
+    }
+
+    /// What the store tells readers of the configuration counted with, so `ifmeter` started with
+    /// another one says so rather than call the daemon's links unwatched.
+    static func countingWith(_ configuration: Configuration, path: String?) -> [(key: String, value: String)] {
+        [("config_file", path ?? ""), ("watched", InterfaceClass.spelled(configuration.watchedClasses))]
     }
 
     /// The configuration file, when it is one: `--config /dev/null` is no file of ours.

@@ -119,6 +119,7 @@ package final class Daemon {
         } catch {
             throw DaemonStartError(message: error.description, exitCode: error.exitCode)
         }
+        store.countingWith = Self.countingWith(configuration, path: options.configurationPath)
         let passed = options.once ? [] : ServiceManager.takePassedDescriptors()
         (events, eventQueueOutlivesProcess) = try Self.step("netlink", .unavailable) {
             try Self.eventSocket(passed: passed, receiveBufferBytes: options.configuration.eventBufferBytes)

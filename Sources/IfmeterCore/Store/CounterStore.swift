@@ -36,6 +36,9 @@ package final class CounterStore {
     var lastDetailPrune: Int64?
     var lastBucketPrune: (slot: Int64, retention: Retention)?
 
+    /// Meta rows a daemon keeps current at each commit: the configuration it counts with.
+    package var countingWith: [(key: String, value: String)] = []
+
     /// Five-minute rows that start before this are in the coarser rows too.
     var foldedThrough: Int64 = 0
 

@@ -237,6 +237,9 @@ extension CounterStore {
             return value.flatMap { Int64($0) }.flatMap { Self.timeRange.contains($0) ? value : nil }
         case "sample_interval", "commit_interval":
             return value.flatMap { Double($0) }.flatMap { $0.isFinite && $0 >= 0 && $0 <= 1e9 ? value : nil }
+        case "config_file", "watched":
+            // Shown in a line on a terminal: bounded, its controls made visible.
+            return value.map { oneLine(String($0.prefix(4096))) }
         default:
             return value
         }

@@ -37,6 +37,7 @@ extension CounterStore {
             ("boot_id", bootID), ("netns", String(namespace)), ("last_commit", String(last.time)),
             ("sample_interval", String(intervals.sample)), ("commit_interval", String(intervals.commit)), ("timezone", zone),
         ]
+        entries += countingWith
         if let journalGeneration { entries.append(("journal_generation", String(journalGeneration))) }
         if let eventSocketDrops { entries.append(("event_socket_drops", eventSocketDrops)) }
         try writeMeta(entries)
