@@ -134,7 +134,7 @@ enum CommandName: String, CaseIterable, Sendable {
 
     var summary: String {
         switch self {
-        case .status: "today, billing cycle, since boot, all time, rate, last reset, daemon health, budgets (the default)"
+        case .status: "today, billing cycle, since boot, all time, rate, last event, daemon health, budgets (the default)"
         case .fiveminutes: "traffic per five minutes"
         case .hours: "traffic per hour"
         case .days: "traffic per day, with bars"
@@ -166,7 +166,7 @@ enum CommandName: String, CaseIterable, Sendable {
             -i NAME shows the detail: per interface: class, state (up, down, gone,
             retired), today, the billing cycle (from BillingDay=), since boot,
             all time, the rate (the kernel's count since the daemon's last commit
-            over the seconds since it, so status never waits), and the last reset
+            over the seconds since it, so status never waits), and the last event
             with its reason. The daemon is stale after three commit intervals
             without a commit. Totals are the store's plus what the kernel counted
             since the daemon's last commit in the same interface life. With

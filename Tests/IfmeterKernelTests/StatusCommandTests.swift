@@ -100,7 +100,7 @@ struct StatusCommandTests {
         let pending = try #require(try tun0(before)["last_reset"] as? [String: Any], "no reset shown for the recreated tun0")
         #expect((try #require(before["daemon"] as? [String: Any]))["running"] as? Bool == false)
         let text = try ifmeter(daemon, ["status", "-i", "tun0"])
-        #expect(text.standardOutput.contains("last reset  "), "\(text.standardOutput)")
+        #expect(text.standardOutput.contains("last event  "), "\(text.standardOutput)")
         #expect(text.standardOutput.contains("(at the daemon's next start)"), "\(text.standardOutput)")
 
         try expectNextStartRecords(pending, of: "tun0", daemon)

@@ -84,7 +84,7 @@ extension Daemon {
         }
         for event in step.events {
             let indexes = [event.oldIfindex, event.newIfindex].map { $0.map(String.init) ?? "-" }.joined(separator: " -> ")
-            stepLines.append((.info, "\(event.name): \(event.reason.rawValue) (ifindex \(indexes), loss \(event.loss.name)): \(event.detail)"))
+            stepLines.append((.info, "\(event.name): \(event.reason.rawValue) (ifindex \(indexes), \(event.loss.phrase)): \(event.detail)"))
         }
     }
 

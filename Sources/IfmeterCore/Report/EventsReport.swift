@@ -28,3 +28,14 @@ package enum EventsReport {
         ] + (event.pending ? [("pending", .bool(true))] : []))
     }
 }
+
+extension ResetEvent.Loss {
+    /// What a person reads: most events (a tunnel torn down) lose nothing, and say so.
+    package var phrase: String {
+        switch self {
+        case .none: "nothing lost"
+        case .unknown: "loss unknown"
+        case .discarded: "traffic discarded"
+        }
+    }
+}

@@ -38,9 +38,9 @@ package enum StatusReport {
             output += table.rendered().split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") + "\n"
             if let event = interface.lastEvent {
                 let when = event.pending ? "(at the daemon's next start)" : TimeText.moment(event.time)
-                output += "  last reset  \(when) \(event.reason.rawValue), loss \(event.loss.name): \(event.detail)\n"
+                output += "  last event  \(when) \(event.reason.rawValue), \(event.loss.phrase): \(event.detail)\n"
             } else {
-                output += "  last reset  none\n"
+                output += "  last event  none\n"
             }
         }
         if !snapshot.budgets.isEmpty { output += "\n" + budgetLines(snapshot, units: units) }
