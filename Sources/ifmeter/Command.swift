@@ -1,4 +1,5 @@
 // No IfmeterCore import when `make fuzz` compiles the parser with the few core sources it needs.
+import Glibc
 #if canImport(IfmeterCore)
 import IfmeterCore
 #endif
@@ -37,11 +38,23 @@ struct TimeRange: Sendable, Equatable {
     /// [from, to): from the moment named, to the end of the day or minute named.
     var bounds: (from: Int64, to: Int64) {
         var from = Int64.min, to = Int64.max
-        if let begin, let time = TimeText.parse(begin) { from = time }
-        if let end, let time = TimeText.parse(end) {
+        if let begin, let time = Self.moment(begin) { from = time }
+        if let end, let time = Self.moment(end) {
             to = end.contains(":") ? time + 60 : TimeBuckets.start(of: .day, -1, before: time)
         }
         return (from, to)
+    }
+}
+
+extension TimeRange {
+    /// A date as --begin and --end take it, or vnStat's `today` and `yesterday` (local midnight).
+    static func moment(_ text: String) -> Int64? {
+        let now = Int64(time(nil))
+        switch text {
+        case "today": return TimeBuckets.start(of: .day, containing: now)
+        case "yesterday": return TimeBuckets.start(of: .day, 1, before: now)
+        default: return TimeText.parse(text)
+        }
     }
 }
 
@@ -311,8 +324,8 @@ private struct GivenOptions {
     func range() throws(CommandLineError) -> TimeRange {
         func text(_ spec: OptionSpec) throws(CommandLineError) -> String? {
             guard let text = try single(spec) else { return nil }
-            guard TimeText.parse(text) != nil else {
-                throw CommandLineError("\(spec.name) \(text): expected YYYY-MM-DD or \"YYYY-MM-DD HH:MM\"", command: command)
+            guard TimeRange.moment(text) != nil else {
+                throw CommandLineError("\(spec.name) \(text): expected YYYY-MM-DD, \"YYYY-MM-DD HH:MM\", today or yesterday", command: command)
             }
             return text
         }

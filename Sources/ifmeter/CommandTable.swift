@@ -45,7 +45,7 @@ struct OptionSpec: Sendable, Hashable {
     static let interface = OptionSpec(
         ["-i", "--interface"], value: "IFACE", repeatable: true, "only this interface (repeatable); a+b shows a and b merged into one")
     static let limit = OptionSpec(["--limit"], value: "N", "keep the latest N rows per interface, 0 all (events: the latest N in all; top: the N largest days in all)")
-    static let begin = OptionSpec(["--begin"], value: "DATE", "from DATE: YYYY-MM-DD or \"YYYY-MM-DD HH:MM\", local time")
+    static let begin = OptionSpec(["--begin"], value: "DATE", "from DATE: YYYY-MM-DD, \"YYYY-MM-DD HH:MM\", today or yesterday, local time")
     static let end = OptionSpec(["--end"], value: "DATE", "to DATE, the day named included")
     static let all = OptionSpec(["--all"], "every link: also the unwatched and ignored ones")
     static let interval = OptionSpec(["--interval"], value: "SECONDS", "seconds between refreshes (default 1)")

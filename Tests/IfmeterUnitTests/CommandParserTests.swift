@@ -1,3 +1,4 @@
+import Glibc
 import IfmeterTestSupport
 import Testing
 @testable import IfmeterCore
@@ -35,6 +36,7 @@ import Testing
         (["-y"], .history(.years, [], limit: nil, TimeRange(), DisplayOptions())),
         (["-t", "wwan0", "3"], .history(.top, ["wwan0"], limit: 3, TimeRange(), DisplayOptions())),
         (["top", "--limit", "0"], .history(.top, [], limit: 0, TimeRange(), DisplayOptions())),
+        (["days", "--begin", "yesterday", "--end", "today"], .history(.days, [], limit: nil, TimeRange(begin: "yesterday", end: "today"), DisplayOptions())),
         (["days", "--", "-x", "2"], .history(.days, ["-x"], limit: 2, TimeRange(), DisplayOptions())),
         (["interfaces", "--all"], .interfaces(all: true, json: false)),
         (["check", "--help"], .help(.check)),
@@ -84,9 +86,9 @@ import Testing
         (["graph", "--svg", "-", "--days", "0"], CommandLineError("--days 0: expected a whole number from 1 to 3660", command: .graph)),
         (["graph", "--svg", "-", "--kind", "hourly", "--days", "2"], CommandLineError("--days applies to --kind daily only", command: .graph)),
         (["graph", "--svg", "-", "--kind", "weekly"], CommandLineError("--kind weekly: expected summary, hourly, daily, monthly or top", command: .graph)),
-        (["days", "--begin", "2026-02-30"], CommandLineError("--begin 2026-02-30: expected YYYY-MM-DD or \"YYYY-MM-DD HH:MM\"", command: .days)),
-        (["days", "--begin", "99999-01-01"], CommandLineError("--begin 99999-01-01: expected YYYY-MM-DD or \"YYYY-MM-DD HH:MM\"", command: .days)),
-        (["days", "--end", "2026-13-01"], CommandLineError("--end 2026-13-01: expected YYYY-MM-DD or \"YYYY-MM-DD HH:MM\"", command: .days)),
+        (["days", "--begin", "2026-02-30"], CommandLineError("--begin 2026-02-30: expected YYYY-MM-DD, \"YYYY-MM-DD HH:MM\", today or yesterday", command: .days)),
+        (["days", "--begin", "99999-01-01"], CommandLineError("--begin 99999-01-01: expected YYYY-MM-DD, \"YYYY-MM-DD HH:MM\", today or yesterday", command: .days)),
+        (["days", "--end", "2026-13-01"], CommandLineError("--end 2026-13-01: expected YYYY-MM-DD, \"YYYY-MM-DD HH:MM\", today or yesterday", command: .days)),
         (["status", "--oneline", "--json"], CommandLineError("--oneline and --json exclude each other", command: .status)),
         (["interfaces", "--utc"], CommandLineError("interfaces does not take --utc", command: .interfaces)),
         (["days", "--version"], CommandLineError("days does not take --version", command: .days)),
@@ -99,6 +101,14 @@ import Testing
         (["dasy"], CommandLineError("unknown command dasy")),
         (["days", "--limit", "-1"], CommandLineError("--limit -1: expected a whole number from 0 to 1000000", command: .days)),
     ]
+
+    /// vnStat's words for --begin and --end: local midnights, the day named included.
+    @Test func todayAndYesterdayAreLocalDays() {
+        let now = Int64(time(nil))
+        let bounds = TimeRange(begin: "yesterday", end: "today").bounds
+        #expect(bounds.from == TimeBuckets.start(of: .day, 1, before: now))
+        #expect(bounds.to == TimeBuckets.start(of: .day, -1, before: now))
+    }
 
     @Test(arguments: refused)
     func refuses(_ testCase: (words: [String], error: CommandLineError)) {
