@@ -128,7 +128,7 @@ enum Commands {
         _ selection: InterfaceSelection, known: some Collection<String>, present: @autoclosure () -> [LinkSample] = [],
         configuration: Configuration = Configuration(), _ command: CommandName
     ) throws(CommandFailure) -> InterfaceSelection {
-        let selection = selection.resolvingNames(among: known)
+        let selection = selection.resolvingAliases(configuration.aliases, among: known).resolvingNames(among: known)
         guard var unknown = selection.unknown(among: known) else { return selection }
         let links = present()
         // `-i a+b` naming a link here called so, which nothing counts.

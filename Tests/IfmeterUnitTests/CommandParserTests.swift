@@ -102,6 +102,15 @@ import Testing
         (["days", "--limit", "-1"], CommandLineError("--limit -1: expected a whole number from 0 to 1000000", command: .days)),
     ]
 
+    /// `-i` by alias, as vnStat's -i takes one; a real name wins over an alias spelt the same.
+    @Test(arguments: [
+        ([["phone"]], [["wwan0"]]), ([["phone", "tun0"]], [["wwan0", "tun0"]]), ([["tun0"]], [["tun0"]]), ([["wg0"]], [["wg0"]]),
+    ])
+    func anAliasNamesItsInterface(_ given: [[String]], _ resolved: [[String]]) {
+        let aliases = ["wwan0": "phone", "wg0": "tun0"]
+        #expect(InterfaceSelection(groups: given).resolvingAliases(aliases, among: ["wwan0", "tun0", "wg0"]).groups == resolved)
+    }
+
     /// vnStat's words for --begin and --end: local midnights, the day named included.
     @Test func todayAndYesterdayAreLocalDays() {
         let now = Int64(time(nil))

@@ -28,6 +28,13 @@ package struct InterfaceSelection: Sendable, Hashable, ExpressibleByArrayLiteral
         })
     }
 
+    /// A member named by its alias (`[Aliases]` `wwan0=phone`, `-i phone`) is that interface, unless
+    /// a known interface has the name itself.
+    package func resolvingAliases(_ aliases: [String: String], among known: some Collection<String>) -> InterfaceSelection {
+        let byAlias = Dictionary(aliases.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
+        return InterfaceSelection(groups: groups.map { group in group.map { known.contains($0) ? $0 : byAlias[$0] ?? $0 } })
+    }
+
     /// Everything when no interface is named.
     package var isEmpty: Bool { groups.isEmpty }
 
