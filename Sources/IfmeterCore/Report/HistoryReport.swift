@@ -118,27 +118,31 @@ package enum HistoryReport {
             // No bars to key; where to look instead.
             return "Nothing counted in this range ('ifmeter status' says what is counted, 'ifmeter interfaces' what is not).\n\(Estimate.basis).\n"
         }
-        let barWidth = 24
         let largest = rows.map(\.total).max() ?? 0
-        var columns: [(String, TextTable.Alignment)] = [
+        let columns: [(String, TextTable.Alignment)] = [
             (kind == .top ? "DAY" : kind == .fiveminutes ? "5 MINUTES" : kind.granularity.rawValue.uppercased(), .left), ("INTERFACE", .left),
             ("RX", .right), ("TX", .right), ("TOTAL", .right),
         ]
-        if kind.showsBars { columns.append(("", .left)) }
-        var table = TextTable(columns)
+        var lines: [(cells: [String], counters: LinkCounters?)] = []
         for row in rows {
             var label = TimeText.bucket(row.start, kind.granularity)
             if row.live { label += "*" }
             if row.incomplete != nil { label += "!" }
             if row.imported { label += "^" }
-            var cells = [label, row.name, units.bytes(row.counters.rxBytes), units.bytes(row.counters.txBytes), units.bytes(row.total)]
-            if kind.showsBars { cells.append(bar(rx: row.counters.rxBytes, tx: row.counters.txBytes, largest: largest, width: barWidth)) }
-            table.append(cells)
+            lines.append(([label, row.name, units.bytes(row.counters.rxBytes), units.bytes(row.counters.txBytes), units.bytes(row.total)], row.counters))
             if let estimated = row.estimated {
-                var cells = ["  estimated", row.name, units.bytes(estimated.rxBytes), units.bytes(estimated.txBytes), units.bytes(estimated.totalBytes)]
-                if kind.showsBars { cells.append("") }
-                table.append(cells)
+                lines.append((["  estimated", row.name, units.bytes(estimated.rxBytes), units.bytes(estimated.txBytes), units.bytes(estimated.totalBytes)], nil))
             }
+        }
+        var table = TextTable(kind.showsBars ? columns + [("", .left)] : columns)
+        // The bars take what 80 columns leave (at most 24, at least 8), measured on the table without them.
+        var numbers = TextTable(columns)
+        for line in lines { numbers.append(line.cells) }
+        let width = numbers.rendered().split(separator: "\n").map(\.count).max() ?? 0
+        let barWidth = min(24, max(8, 80 - 2 - width))
+        for line in lines {
+            let bars = line.counters.map { bar(rx: $0.rxBytes, tx: $0.txBytes, largest: largest, width: barWidth) } ?? ""
+            table.append(kind.showsBars ? line.cells + [bars] : line.cells)
         }
         var notes = ["\(Estimate.basis)."]
         if rows.contains(where: \.live) { notes.append("* includes counters not yet committed by the daemon, read from the kernel now.") }
@@ -147,7 +151,7 @@ package enum HistoryReport {
         if rows.contains(where: { $0.estimated != nil }) {
             let noun = kind.granularity.noun
             let whose = noun.hasSuffix("s") ? noun + "'" : noun + "'s"  // five minutes'
-            notes.append("estimated: the running \(whose) total at its end, at the rate so far (once enough of it was counted).")
+            notes.append("estimated: the running \(whose) total at its end, at the rate so far.")
         }
         if kind.showsBars { notes.append("Bars: r = received, t = transmitted.") }
         return table.rendered() + notes.joined(separator: "\n") + "\n"
