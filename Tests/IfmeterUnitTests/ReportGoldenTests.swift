@@ -93,6 +93,23 @@ import Testing
         try expectGolden("status-oneline.txt", StatusReport.oneline(snapshot, all: true))
     }
 
+    /// vnStat's summary lines: the day before today, the calendar month before this one.
+    @Test func yesterdayAndLastMonth() throws {
+        let (directory, store, configuration, _) = try Self.makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let november = try store.buckets(Granularity.month).filter { $0.name == "wwan0" }.reduce(LinkCounters.zero) { $0 + $1.counters }
+        let day = try store.buckets(Granularity.day).filter { $0.name == "wwan0" && $0.start == TimeText.parse("2026-11-28")! }.first?.counters
+        for (now, yesterday, lastMonth) in [("2026-11-29 12:00", day, LinkCounters.zero), ("2026-12-01 08:00", nil, november)] {
+            let wall = TimeText.parse(now)!
+            let snapshot = try SnapshotReader.read(
+                store: store, configuration: configuration, bootID: "", now: Instant(wall: wall, sinceBoot: 1e6), kernel: nil, daemonRunning: false)
+            let wwan = try #require(snapshot.interfaces.first { $0.name == "wwan0" })
+            #expect(wwan.yesterday == (yesterday ?? .zero), "\(now)")
+            #expect(wwan.lastMonth == lastMonth, "\(now)")
+        }
+        #expect(november.rxBytes > 0)
+    }
+
     @Test func statusJSON() throws {
         let (snapshot, directory, _) = try Self.snapshot()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -105,7 +122,7 @@ import Testing
         #expect(Set(document.keys) == ["schema", "estimate", "basis", "generated", "boot_id", "kernel_read", "foreign_namespace", "daemon", "billing_cycle", "interfaces", "budgets"])
         let interfaces = try #require(document["interfaces"] as? [[String: Any]])
         #expect(interfaces.map { Set($0.keys) }.allSatisfy {
-            $0 == ["name", "alias", "class", "signal", "state", "today", "cycle", "since_boot", "all_time", "live_delta", "rate", "last_reset", "incomplete", "imported"]
+            $0 == ["name", "alias", "class", "signal", "state", "today", "yesterday", "cycle", "last_month", "since_boot", "all_time", "live_delta", "rate", "last_reset", "incomplete", "imported"]
         })
         let wwan = try #require(interfaces.first { $0["name"] as? String == "wwan0" })
         // Stored 8,000,000 received plus the live 4096 from the kernel.

@@ -50,6 +50,8 @@ extension InterfaceSelection {
             merged.presence = LinkPresence.liveliestFirst.first { $0 == a.presence || $0 == b.presence } ?? a.presence
             merged.liveDelta += b.liveDelta
             merged.today += b.today
+            merged.yesterday += b.yesterday
+            merged.lastMonth += b.lastMonth
             merged.cycle += b.cycle
             merged.sinceBoot += b.sinceBoot
             merged.allTime += b.allTime

@@ -25,6 +25,9 @@ package struct InterfaceSnapshot: Sendable {
     /// Kernel counters beyond what the store has counted (same life only).
     package var liveDelta: LinkCounters
     package var today: LinkCounters
+    /// The day before today and the calendar month before this one, as vnStat's summary shows them.
+    package var yesterday: LinkCounters = .zero
+    package var lastMonth: LinkCounters = .zero
     package var cycle: LinkCounters
     package var sinceBoot: LinkCounters
     package var allTime: LinkCounters
@@ -148,7 +151,10 @@ package enum SnapshotReader {
             }
         }
         let importsByName = Dictionary(imports.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        let days = try store.buckets(.day, from: min(cycleStart, todayStart))
+        let yesterdayStart = TimeBuckets.start(of: .day, 1, before: now)
+        let days = try store.buckets(.day, from: min(cycleStart, yesterdayStart))
+        let thisMonthStart = TimeBuckets.start(of: .month, containing: now)
+        let lastMonths = try store.buckets(.month, from: TimeBuckets.start(of: .month, 1, before: now), to: thisMonthStart)
         let counted = try store.counted(bootID: bootID)
         var lastEvents = try store.lastEvents()
         let kernelByName = Dictionary((kernel ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -186,13 +192,17 @@ package enum SnapshotReader {
             let presence = Self.presence(
                 of: interface.name, kernelRead: kernel != nil, link: link,
                 counted: configuration.counts(interface.name, stored: interface.interfaceClass, classification: link.map(classifier.classify)))
-            return InterfaceSnapshot(
+            var snapshot = InterfaceSnapshot(
                 name: interface.name, interfaceClass: interface.interfaceClass.rawValue, signal: interface.signal, presence: presence,
                 liveDelta: delta, today: sum(from: todayStart), cycle: sum(from: cycleStart),
                 sinceBoot: (counted[interface.name] ?? .zero) + delta, allTime: interface.totals + delta,
                 rate: presence.mayBeCounted ? link.flatMap { rates[$0.ifindex] } : nil, rateWindow: nil,
                 lastEvent: lastEvents[interface.name], incomplete: interface.incomplete, firstSeen: interface.firstSeen,
                 imported: importsByName[interface.name])
+            snapshot.yesterday = days.filter { $0.name == interface.name && $0.start >= yesterdayStart && $0.start < todayStart }
+                .reduce(LinkCounters.zero) { $0 + $1.counters }
+            snapshot.lastMonth = lastMonths.filter { $0.name == interface.name }.reduce(LinkCounters.zero) { $0 + $1.counters }
+            return snapshot
         }
         let lastCommit = try store.meta("last_commit").flatMap { Int64($0) }
         let commitInterval = try store.meta("commit_interval").flatMap { Double($0) }

@@ -25,7 +25,9 @@ package enum StatusReport {
                 table.append([label, units.bytes(counters.rxBytes), units.bytes(counters.txBytes), units.bytes(counters.totalBytes), note])
             }
             row("today", interface.today)
+            row("yesterday", interface.yesterday)
             row("cycle", interface.cycle, "since \(TimeText.format(snapshot.cycleStart, "%Y-%m-%d"))")
+            row("last month", interface.lastMonth)
             row("since boot", interface.sinceBoot)
             row("all time", interface.allTime, interface.imported.map { imported in
                 "\(units.bytes(imported.totals.totalBytes)) of it imported from \(imported.source)"
@@ -249,7 +251,8 @@ package enum StatusReport {
         .object([
             ("name", .string(interface.name)), ("class", .string(interface.interfaceClass)),
             ("signal", .string(interface.signal)), ("state", .string(interface.presence.rawValue)),
-            ("today", countersJSON(interface.today)), ("cycle", countersJSON(interface.cycle)),
+            ("today", countersJSON(interface.today)), ("yesterday", countersJSON(interface.yesterday)),
+            ("cycle", countersJSON(interface.cycle)), ("last_month", countersJSON(interface.lastMonth)),
             ("since_boot", countersJSON(interface.sinceBoot)), ("all_time", countersJSON(interface.allTime)),
             ("live_delta", countersJSON(interface.liveDelta)),
             ("rate", interface.rate.map { rate in
