@@ -115,7 +115,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_SOURCES := $(wildcard Sources/IfmeterCore/Config/*.swift) $(wildcard Sources/IfmeterCore/Classify/*.swift) \
 	$(wildcard Sources/IfmeterCore/System/FileSystem*.swift) Sources/IfmeterCore/System/SystemError.swift \
 	Sources/IfmeterCore/System/Arguments.swift Sources/IfmeterAccounting/LinkSample.swift \
-	Sources/IfmeterCore/Model/InterfaceName.swift Sources/IfmeterCore/Model/InterfaceClass.swift \
+	Sources/IfmeterCore/Model/InterfaceName.swift Sources/IfmeterCore/Model/InterfaceClass.swift Sources/IfmeterCore/Model/StoreEdit.swift \
 	$(wildcard Sources/IfmeterCore/Time/*.swift) Sources/IfmeterCore/Text/Units.swift Sources/IfmeterAccounting/CounterStep.swift \
 	Sources/IfmeterCore/Report/InterfaceSelection.swift Sources/IfmeterCore/Report/GraphKind.swift \
 	Sources/ifmeter/Command.swift Sources/ifmeter/CommandTable.swift

@@ -69,7 +69,7 @@ enum Command: Sendable, Equatable {
     case version
     case completions(Shell)
     /// An interface's name as the store keeps it (InterfaceName's encoding).
-    case forget(String)
+    case edit(StoreEdit)
     /// `import vnstat FILE`: the names chosen (none: all), vnStat's configuration.
     case importVnStat(file: String, names: [String], vnstatConfig: String)
     case status(InterfaceSelection, StatusLayout, DisplayOptions, all: Bool)
@@ -196,6 +196,11 @@ enum CommandParser {
             guard let word = operands.popFirst() else { throw CommandLineError("\(name.rawValue) needs \(spec.value): \(spec.help)", command: name) }
             operand = word
         }
+        var second = ""
+        if name == .rename || name == .merge, let spec = name.operand {
+            guard let word = operands.popFirst() else { throw CommandLineError("\(name.rawValue) needs \(spec.value): \(spec.help)", command: name) }
+            second = word
+        }
         var file = ""
         if name == .importHistory {
             guard operand == "vnstat" else { throw CommandLineError("import \(operand): the one source ifmeter imports is vnstat (import vnstat FILE)", command: name) }
@@ -250,7 +255,14 @@ enum CommandParser {
         case .interfaces:
             return .interfaces(all: options.flag(.all), json: options.flag(.json))
         case .forget:
-            return .forget(InterfaceName.fromUser(operand))
+            guard options.flag(.force) else {
+                throw CommandLineError("forget removes every record of \(operand); add --force to remove them", command: name)
+            }
+            return .edit(.forget(InterfaceName.fromUser(operand)))
+        case .watch: return .edit(.watch(InterfaceName.fromUser(operand)))
+        case .unwatch: return .edit(.unwatch(InterfaceName.fromUser(operand)))
+        case .rename: return .edit(.rename(InterfaceName.fromUser(operand), to: InterfaceName.fromUser(second)))
+        case .merge: return .edit(.merge(InterfaceName.fromUser(operand), into: InterfaceName.fromUser(second)))
         case .importHistory:
             let names = try options.selection().groups.flatMap { $0 }
             return .importVnStat(file: file, names: names, vnstatConfig: try options.single(.vnstatConfig) ?? "/etc/vnstat.conf")

@@ -64,6 +64,7 @@ struct OptionSpec: Sendable, Hashable {
     static let vnstatConfig = OptionSpec(["--vnstat-config"], value: "FILE", "vnStat's configuration, for UseUTC and MonthRotate (default /etc/vnstat.conf)")
     static let utc = OptionSpec(["--utc"], "show times in UTC (buckets keep the zone the daemon counts in)")
 
+    static let force = OptionSpec(["--force"], "remove the records: forget deletes data, so it asks for this")
     static let version = OptionSpec(["--version"], "print the version and exit")
 
     /// Accepted before or after any command.
@@ -86,7 +87,8 @@ enum Shell: String, CaseIterable, Sendable { case bash, zsh, fish }
 
 /// The commands of `ifmeter`: help, summary and options switch over the case, so none compiles without them.
 enum CommandName: String, CaseIterable, Sendable {
-    case status, fiveminutes, hours, days, months, years, top, classes, events, live, export, graph, check, interfaces, forget
+    case status, fiveminutes, hours, days, months, years, top, classes, events, live, export, graph, check, interfaces
+    case watch, unwatch, rename, merge, forget
     case importHistory = "import"
     case completions
 
@@ -98,8 +100,8 @@ enum CommandName: String, CaseIterable, Sendable {
     var hidden: Bool {
         switch self {
         case .completions: true
-        case .status, .fiveminutes, .hours, .days, .months, .years, .top, .classes, .events, .live, .export, .graph, .check, .interfaces, .forget,
-             .importHistory: false
+        case .status, .fiveminutes, .hours, .days, .months, .years, .top, .classes, .events, .live, .export, .graph, .check, .interfaces,
+             .watch, .unwatch, .rename, .merge, .forget, .importHistory: false
         }
     }
 
@@ -107,6 +109,10 @@ enum CommandName: String, CaseIterable, Sendable {
         switch self {
         case .completions: OperandSpec(value: "SHELL", choices: Shell.allCases.map(\.rawValue), help: "bash, zsh or fish")
         case .forget: OperandSpec(value: "IFACE", choices: [], help: "the interface whose records go")
+        case .watch: OperandSpec(value: "IFACE", choices: [], help: "the interface to count, whatever its class")
+        case .unwatch: OperandSpec(value: "IFACE", choices: [], help: "the interface to stop counting")
+        case .rename: OperandSpec(value: "OLD NEW", choices: [], help: "the name whose history moves, and its new name")
+        case .merge: OperandSpec(value: "SOURCE TARGET", choices: [], help: "the name whose history is added, and the one it is added to")
         case .importHistory: OperandSpec(value: "vnstat FILE", choices: ["vnstat"], help: "vnStat's database (/var/lib/vnstat/vnstat.db)")
         case .status, .fiveminutes, .hours, .days, .months, .years, .top, .classes, .events, .live, .export, .graph, .check, .interfaces: nil
         }
@@ -125,12 +131,13 @@ enum CommandName: String, CaseIterable, Sendable {
         case .graph: [.svg, .kind, .interface, .days, .utc]
         case .interfaces: [.all, .json]
         case .importHistory: [.interface, .vnstatConfig]
-        case .forget, .completions: []
+        case .forget: [.force]
+        case .watch, .unwatch, .rename, .merge, .completions: []
         }
     }
 
     /// Those of `options` the command cannot run without; the help shows them without brackets.
-    var requiredOptions: [OptionSpec] { self == .graph ? [.svg] : [] }
+    var requiredOptions: [OptionSpec] { self == .graph ? [.svg] : self == .forget ? [.force] : [] }
 
     var summary: String {
         switch self {
@@ -148,7 +155,11 @@ enum CommandName: String, CaseIterable, Sendable {
         case .graph: "an SVG picture: summary, hourly, daily, monthly or top"
         case .check: "exit 1 or 2 when a data budget is at risk or exceeded"
         case .interfaces: "the links, their class and why, raw counters"
-        case .forget: "remove an interface and all its records from the store (daemon stopped)"
+        case .watch: "count an interface from now on, whatever its class (vnStat's --add)"
+        case .unwatch: "stop counting an interface; its history stays"
+        case .rename: "give a gone interface's history to its new name (vnStat's --rename)"
+        case .merge: "add a gone interface's history to another's"
+        case .forget: "remove an interface and all its records from the store (--force; vnStat's --remove)"
         case .importHistory: "bring vnStat's history of each interface, up to ifmeter's own first sight of it (daemon stopped)"
         case .completions: "the completion script for bash, zsh or fish (for packagers)"
         }
@@ -255,16 +266,36 @@ enum CommandName: String, CaseIterable, Sendable {
             """
         case .forget:
             """
-            Removes IFACE from the store: its totals, buckets, lives, reset events
-            and what each boot counted, in one transaction (vnStat calls it remove).
-            The daemon must be stopped (systemctl stop ifmeterd.socket ifmeterd:
-            a link event would start it again): it holds what it counts in memory
-            and would write it back. While this runs, no daemon
-            can start on the store. An interface present at the daemon's last
-            commit counts on from zero, what passes while the daemon is stopped
-            included; to stop counting it, ignore it in [Classes]. Needs write
-            access to the store (root, or the daemon's user). A name that starts
-            with a dash goes after --, which ends the options.
+            Removes IFACE from the store: its totals, buckets, lives, reset events,
+            imported history and what each boot counted, in one transaction; it
+            asks for --force, as vnStat's --remove does. An interface present at
+            the daemon's last commit counts on from zero; to stop counting it, use
+            unwatch. \(Self.editing)
+            """
+        case .watch:
+            """
+            Counts IFACE from the daemon's next sample on, whatever its class (an
+            eth0 that Watch= leaves out), without editing ifmeter.conf; the choice
+            is kept in the store and wins over Watch= and [Classes]. \(Self.editing)
+            """
+        case .unwatch:
+            """
+            Stops counting IFACE from the daemon's next sample on, whatever its
+            class; its history stays (forget removes it). \(Self.editing)
+            """
+        case .rename:
+            """
+            Moves the history of OLD (totals, buckets, events, imported rows) to
+            NEW, for a link the kernel renamed: OLD must be gone (no link of that
+            name counted now) and NEW have no records (else use merge). Budgets
+            and -i then find it under NEW. \(Self.editing)
+            """
+        case .merge:
+            """
+            Adds the history of SOURCE to TARGET's, period by period, and removes
+            SOURCE: for a rename that split one link's history in two. SOURCE must
+            be gone; TARGET may be counted now. TARGET's ifmeter_*_total series
+            grows by SOURCE's totals at once. \(Self.editing)
             """
         case .completions:
             """
@@ -275,6 +306,15 @@ enum CommandName: String, CaseIterable, Sendable {
             """
         }
     }
+
+    /// How the edits reach the store, said once for all of them.
+    private static let editing = """
+        With ifmeterd running, the daemon applies it between two commits (ifmeter
+        leaves the request in the state directory and sends SIGHUP); with none,
+        ifmeter applies it under the daemon's lock. Needs write access to the
+        store (root, or the daemon's user). A name that starts with a dash goes
+        after --.
+        """
 
     private static func history(_ what: String, _ limit: Int) -> String {
         """

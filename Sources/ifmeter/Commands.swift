@@ -15,6 +15,8 @@ enum CommandFailure: Error {
     case permission(String)
     case output(SystemError)
     case vnstat(VnStatImportError)
+    /// An edit the store (or the daemon holding it) refused, unchanged.
+    case refused(EditOutcome)
 }
 
 /// One function per command; each returns its exit code.
@@ -30,7 +32,7 @@ enum Commands {
         case .completions(let shell):
             try context.print(Completions.script(for: shell))
             return 0
-        case .forget(let name): return try forget(name, context)
+        case .edit(let edit): return try self.edit(edit, context)
         case .importVnStat(let file, let names, let vnstatConfig): return try importVnStat(file, names: names, vnstatConfig: vnstatConfig, context)
         case .status(let selection, let layout, let display, let all): return try status(selection, layout, display, all: all, context)
         case .history(let name, let selection, let limit, let range, let display):
@@ -44,29 +46,6 @@ enum Commands {
         case .graph(let selection, let kind, let path, let days): return try graph(selection, kind, path: path, days: days, context)
         case .interfaces(let all, let json): return try interfaces(all: all, json: json, context)
         }
-    }
-
-    /// `forget`: the daemon's own lock keeps any daemon off the store while the rows go.
-    static func forget(_ name: String, _ context: Context) throws(CommandFailure) -> Int32 {
-        let store = try claimStore("forget", context)
-        defer { store.close() }
-        let known = try storedNames(store)
-        guard known.contains(name) else {
-            _ = try checkSelection(InterfaceSelection(groups: [[name]]), known: known, .forget)
-            return 64
-        }
-        let stillCounted: Bool
-        do {
-            stillCounted = try store.forget(name)
-            // The view is of the store before: the daemon's next start publishes one of the store after.
-            for directory in context.readerDirectories { try ReadersView.withdraw(in: directory) }
-        } catch {
-            throw .store(error)
-        }
-        try context.print(stillCounted
-            ? "\(name): its records were removed from \(store.path); it was present at the last commit, so ifmeterd counts it on from zero\n"
-            : "\(name): removed from \(store.path)\n")
-        return 0
     }
 
     /// The store opened for a command that changes it with no daemon running (`forget`, `import`):
@@ -149,11 +128,18 @@ enum Commands {
     /// counted (loopback, an ignore), a class not watched, or counted but not yet committed.
     static func whyNotStored(_ link: LinkSample, _ configuration: Configuration) -> String {
         let classification = configuration.classifier.classify(link)
-        guard let interfaceClass = classification.interfaceClass else {
-            return "that ifmeter does not count (\(classification.signal))"
-        }
-        guard configuration.watchedClasses.contains(interfaceClass) else {
-            return "that ifmeter does not count (\(interfaceClass.rawValue) by \(classification.signal), not in Watch=\(InterfaceClass.spelled(configuration.watchedClasses)))"
+        switch configuration.chosen[link.name] {
+        case false?:
+            return "that ifmeter unwatch excluded (ifmeter watch \(link.name) counts it again)"
+        case true?:
+            break
+        case nil:
+            guard let interfaceClass = classification.interfaceClass else {
+                return "that ifmeter does not count (\(classification.signal))"
+            }
+            guard configuration.watchedClasses.contains(interfaceClass) else {
+                return "that ifmeter does not count (\(interfaceClass.rawValue) by \(classification.signal), not in Watch=\(InterfaceClass.spelled(configuration.watchedClasses)))"
+            }
         }
         return "of a class ifmeter counts, of which the store holds nothing yet (the daemon commits it within CommitIntervalSec=, if it runs with this configuration)"
     }
@@ -302,7 +288,7 @@ enum Commands {
         let configuration = context.configuration
         let classifier = configuration.classifier
         let links = try context.kernelLinks().map { ClassifiedLink(sample: $0, classification: classifier.classify($0)) }
-        let shown = links.filter { all || $0.isWatched(by: configuration.watchedClasses) }
+        let shown = links.filter { all || configuration.watches($0.sample.name, $0.classification.interfaceClass) }
         if json {
             try context.print(InterfacesReport.json(shown))
         } else {

@@ -175,7 +175,7 @@ struct FaultTests {
         try mustRun("/bin/cp", [other + "-wal", store + "-wal"])
         let before = try Data(contentsOf: URL(fileURLWithPath: store))
         for command in [[TestEnvironment.binary("ifmeterd"), "--config", daemon.configPath, "--state-dir", daemon.stateDirectory, "--once"],
-                        [TestEnvironment.binary("ifmeter"), "--config", daemon.configPath, "--state-dir", daemon.stateDirectory, "forget", "tun0"]] {
+                        [TestEnvironment.binary("ifmeter"), "--config", daemon.configPath, "--state-dir", daemon.stateDirectory, "forget", "tun0", "--force"]] {
             let result = try daemon.namespace.run(command)
             #expect(result.status == ExitCode.dataError.rawValue, "\(result.standardError)")
             #expect(result.standardError.contains("not an ifmeter store"), "\(result.standardError)")
@@ -199,7 +199,7 @@ struct FaultTests {
         let result = try daemon.runOnceAllowingFailure()
         #expect(result.status == ExitCode.cannotCreate.rawValue, "\(result.standardError)")
         #expect(result.standardError == "ifmeterd: \(daemon.stateDirectory)/ifmeter.db\(suffix): a symbolic link, never written through; to keep the store elsewhere, point the state directory (--state-dir, StateDirectory=) there\n")
-        let forget = try daemon.namespace.run([TestEnvironment.binary("ifmeter"), "--config", daemon.configPath, "--state-dir", daemon.stateDirectory, "forget", "tun0"])
+        let forget = try daemon.namespace.run([TestEnvironment.binary("ifmeter"), "--config", daemon.configPath, "--state-dir", daemon.stateDirectory, "forget", "tun0", "--force"])
         #expect(forget.status == ExitCode.cannotCreate.rawValue, "\(forget.standardError)")
         #expect(forget.standardError.contains("ifmeter.db\(suffix): a symbolic link, never written through"), "\(forget.standardError)")
         #expect(try String(contentsOfFile: target, encoding: .utf8) == "kept")
@@ -219,7 +219,7 @@ struct FaultTests {
         #expect(!FileManager.default.fileExists(atPath: target))
         // forget writes too: the same refusal, the file pointed at left alone.
         #expect(FileManager.default.createFile(atPath: target, contents: nil))
-        let forget = try daemon.namespace.run([TestEnvironment.binary("ifmeter"), "--config", daemon.configPath, "--state-dir", daemon.stateDirectory, "forget", "tun0"])
+        let forget = try daemon.namespace.run([TestEnvironment.binary("ifmeter"), "--config", daemon.configPath, "--state-dir", daemon.stateDirectory, "forget", "tun0", "--force"])
         #expect(forget.status == ExitCode.cannotCreate.rawValue, "\(forget.standardError)")
         #expect(forget.standardError.contains("a symbolic link, never written through"), "\(forget.standardError)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: target)).isEmpty)
@@ -247,7 +247,7 @@ struct FaultTests {
         #expect((kind == "fifo" ? mkfifo(path, 0o640) : mkdir(path, 0o750)) == 0)
         let ifmeter = [TestEnvironment.binary("ifmeter"), "--config", daemon.configPath, "--state-dir", daemon.stateDirectory]
         let ifmeterd = [TestEnvironment.binary("ifmeterd"), "--config", daemon.configPath, "--state-dir", daemon.stateDirectory, "--once"]
-        let commands = [["status"], ["days"], ["events"], ["export"], ["graph", "--svg", "-"], ["forget", "tun0"]].map { ifmeter + $0 } + [ifmeterd]
+        let commands = [["status"], ["days"], ["events"], ["export"], ["graph", "--svg", "-"], ["forget", "tun0", "--force"]].map { ifmeter + $0 } + [ifmeterd]
         for command in commands {
             let result = try daemon.namespace.run(["timeout", "-s", "KILL", "10"] + command)
             let program = command[0].split(separator: "/").last.map(String.init) ?? ""

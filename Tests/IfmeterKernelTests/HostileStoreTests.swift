@@ -158,7 +158,7 @@ import Testing
         let selected = try runProcess(TestEnvironment.binary("ifmeter"), ["--config", "/dev/null", "--state-dir", state, "status", "-i", shown])
         #expect(selected.status == 0, "\(selected.standardError)")
         // Forgotten under the name shown: the row it stands for goes.
-        let forget = try runProcess(TestEnvironment.binary("ifmeter"), ["--config", "/dev/null", "--state-dir", state, "forget", shown])
+        let forget = try runProcess(TestEnvironment.binary("ifmeter"), ["--config", "/dev/null", "--state-dir", state, "forget", shown, "--force"])
         #expect(forget.status == 0, "\(forget.standardError)")
         let after = try runProcess(TestEnvironment.binary("ifmeter"), ["--config", "/dev/null", "--state-dir", state, "status", "--all"])
         #expect(!after.standardOutput.contains(shown), "\(after.standardOutput)")

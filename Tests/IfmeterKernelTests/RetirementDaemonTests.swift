@@ -63,7 +63,7 @@ struct RetirementDaemonTests {
         #expect(published.contains("device=\"tun0\""))
         #expect(!published.contains("retired"))
 
-        let forgotten = try ifmeter(daemon, ["forget", "retired tunnel"])
+        let forgotten = try ifmeter(daemon, ["forget", "retired tunnel", "--force"])
         #expect(forgotten.status == 0, "\(forgotten.standardError)")
         #expect(try daemon.store().interfaces().map(\.name) == ["tun0"])
         try daemon.runOnce(clockOffset: Self.later + 60)

@@ -169,7 +169,7 @@ struct StatusCommandTests {
         #expect(days.status == 0)
         #expect(days.standardOutput.contains("tun0"))
         // Reading is everyone's; changing the store is not.
-        let forget = try ifmeter(daemon, ["forget", "tun0"], asUser: "nobody")
+        let forget = try ifmeter(daemon, ["forget", "tun0", "--force"], asUser: "nobody")
         #expect(forget.status == ExitCode.noPermission.rawValue)
         #expect(forget.standardError == "ifmeter: \(daemon.stateDirectory)/ifmeter.db: permission denied: forget changes the store; run it as root (sudo ifmeter forget) or as the daemon's user\n")
     }
@@ -185,7 +185,7 @@ struct StatusCommandTests {
         #expect(result.standardError.hasPrefix("ifmeter: \(daemon.stateDirectory)/ifmeter.db: permission denied"))
         #expect(!result.standardError.contains("no store yet"))
         // forget checks the store the same way before it tries the lock.
-        let forget = try ifmeter(daemon, ["forget", "tun0"], asUser: "nobody")
+        let forget = try ifmeter(daemon, ["forget", "tun0", "--force"], asUser: "nobody")
         #expect(forget.status == ExitCode.noPermission.rawValue)
         #expect(forget.standardError.hasPrefix("ifmeter: \(daemon.stateDirectory)/ifmeter.db: permission denied"))
     }

@@ -50,9 +50,14 @@ import Testing
         (["help", "status"], .help(.status)),
         (["--config", "/c", "help", "days"], .help(.days)),
         // `--` ends the options: a name that starts with a dash can be forgotten.
-        (["forget", "--", "-x"], .forget("-x")),
-        (["--state-dir", "/s", "--", "forget", "--help"], .forget("--help")),
-        (["forget", "tun0", "--"], .forget("tun0")),
+        (["forget", "--force", "--", "-x"], .edit(.forget("-x"))),
+        (["--state-dir", "/s", "--force", "--", "forget", "--help"], .edit(.forget("--help"))),
+        (["forget", "tun0", "--force", "--"], .edit(.forget("tun0"))),
+        // vnStat's --add, --delete, --rename; and merge.
+        (["watch", "eth0"], .edit(.watch("eth0"))),
+        (["unwatch", "eth0"], .edit(.unwatch("eth0"))),
+        (["rename", "wwan0", "wwp0s20u4"], .edit(.rename("wwan0", to: "wwp0s20u4"))),
+        (["merge", "tun0", "wg0"], .edit(.merge("tun0", into: "wg0"))),
     ]
 
     @Test(arguments: parsed)
@@ -97,7 +102,10 @@ import Testing
         (["completions", "tcsh"], CommandLineError("completions tcsh: expected bash, zsh or fish", command: .completions)),
         (["completions", "bash", "zsh"], CommandLineError("unexpected argument zsh", command: .completions)),
         (["completions", "bash", "--json"], CommandLineError("completions does not take --json", command: .completions)),
-        (["forget", "--", "-x", "--", "-y"], CommandLineError("unexpected argument --", command: .forget)),
+        (["forget", "--force", "--", "-x", "--", "-y"], CommandLineError("unexpected argument --", command: .forget)),
+        (["forget", "tun0"], CommandLineError("forget removes every record of tun0; add --force to remove them", command: .forget)),
+        (["rename", "tun0"], CommandLineError("rename needs OLD NEW: the name whose history moves, and its new name", command: .rename)),
+        (["merge", "a0", "b0", "c0"], CommandLineError("unexpected argument c0", command: .merge)),
         (["dasy"], CommandLineError("unknown command dasy")),
         (["days", "--limit", "-1"], CommandLineError("--limit -1: expected a whole number from 0 to 1000000", command: .days)),
     ]
@@ -147,6 +155,7 @@ import Testing
             for option in command.options where option != .help {
                 var words = [command.rawValue] + (command == .graph && option != .svg ? ["--svg", "x"] : [])
                     + (command == .importHistory ? ["vnstat", "x"] : [])
+                    + (command == .forget ? ["x", "--force"] : [])
                 words.append(option.name)
                 if option.takesValue { words.append(option.choices.first ?? (option.value == "DATE" ? "2026-01-01" : option.value == "SECONDS" ? "1" : option.value == "N" ? "1" : "x")) }
                 #expect(throws: Never.self, "\(words)") { try CommandParser.parse(words) }

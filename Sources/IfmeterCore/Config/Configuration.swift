@@ -81,6 +81,8 @@ package struct Configuration: Sendable {
     package var budgets: [Budget] = []
     /// Names shown beside interface names (`[Aliases]`): display only, the store and -i keep the kernel's.
     package var aliases: [String: String] = [:]
+    /// `ifmeter watch` (true) and `unwatch` (false), kept in the store: they win over Watch= and [Classes].
+    package var chosen: [String: Bool] = [:]
 
     package init() {}
 
@@ -117,7 +119,12 @@ package struct Configuration: Sendable {
     /// class under the first override its name matches.
     package func counts(_ name: String, stored: InterfaceClass, classification: Classification?) -> Bool {
         let decided = classification ?? classifier.override(for: name) ?? Classification(stored, by: .noSignal)
-        return decided.interfaceClass.map(watchedClasses.contains) ?? false
+        return watches(name, decided.interfaceClass)
+    }
+
+    /// Whether a link of this name and class (nil: ignored) is counted: the name's choice, else Watch=.
+    package func watches(_ name: String, _ interfaceClass: InterfaceClass?) -> Bool {
+        chosen[name] ?? interfaceClass.map(watchedClasses.contains) ?? false
     }
 }
 

@@ -5,6 +5,7 @@ extension Daemon {
         defer { ServiceManager.notify("READY=1\nSTATUS=\(statusLine())") }
         samplePass(eventsWereLost: false)
         commit(at: clock.now())
+        serveEditRequest()
         guard let path = options.configurationPath else {
             Log.notice("reload: no configuration file; nothing to change")
             return
@@ -37,6 +38,15 @@ extension Daemon {
             }
         }
         apply(reloaded)
+        rewatch()
+        // Unless churn has set the next read, which keeps the short slack.
+        if !gathering.isGathering { TimerSlack.set(seconds: sampleSlack) }
+        if metricsMoved { publishMetrics() }
+        Log.notice("reloaded \(path)")
+    }
+
+    /// What the configuration watches now, applied to a fresh dump: lives no longer watched end, new ones begin.
+    func rewatch() {
         do {
             let links = try linkSource.links()
             finish(meter.reconfigure(Meter.Policy(configuration), links: links, at: clock.now()))
@@ -47,10 +57,6 @@ extension Daemon {
             policyAwaitsDump = true
             Log.error("reload: netlink dump failed: \(error); the new Watch= applies from the next sample")
         }
-        // Unless churn has set the next read, which keeps the short slack.
-        if !gathering.isGathering { TimerSlack.set(seconds: sampleSlack) }
-        if metricsMoved { publishMetrics() }
-        Log.notice("reloaded \(path)")
     }
 
     /// `reloaded` in force but for the `atRestart` keys and the metrics file, which `reload` moves itself.
@@ -60,6 +66,7 @@ extension Daemon {
         next.eventBufferBytes = configuration.eventBufferBytes
         next.bootIDPath = configuration.bootIDPath
         next.metricsFile = configuration.metricsFile
+        next.chosen = configuration.chosen
         configuration = next
         store.countingWith = Self.countingWith(next, path: options.configurationPath)
         gathering.sampleIntervalChanged(to: reloaded.sampleInterval)

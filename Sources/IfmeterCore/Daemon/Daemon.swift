@@ -174,6 +174,7 @@ package final class Daemon {
             let oldest = clock.now().wall - Int64(min(configuration.metricsKeepGone, 1e12))
             let recent = try store.interfaces().filter { $0.lastSeen >= oldest }
             let names = Set(recent.map(\.name))
+            configuration.chosen = try store.chosenWatches()
             meter = Meter(
                 bootID: bootID, namespace: namespace, policy: Meter.Policy(configuration),
                 storedInterfaces: recent, storedResetCounts: try store.resetCounts().filter { names.contains($0.key) })

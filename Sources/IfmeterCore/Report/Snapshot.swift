@@ -136,6 +136,8 @@ package enum SnapshotReader {
         namespace: NamespaceCookie = 0
     ) throws(StoreError) -> Snapshot {
         let (kernel, foreign) = try inDaemonNamespace(allLinks, store: store, namespace: namespace)
+        var configuration = configuration
+        configuration.chosen = try store.chosenWatches()
         let now = instant.wall
         let (cycleStart, cycleEnd) = BillingCycle.bounds(billingDay: configuration.billingDay, containing: now)
         let todayStart = TimeBuckets.start(of: .day, containing: now)
@@ -233,7 +235,7 @@ package enum SnapshotReader {
             now: now, bootID: bootID, billingDay: configuration.billingDay, cycleStart: cycleStart, cycleEnd: cycleEnd,
             interfaces: interfaces, daemon: daemon, budgets: budgets, kernelRead: kernel != nil, foreignNamespace: foreign,
             unwatched: (kernel ?? []).map { ClassifiedLink(sample: $0, classification: classifier.classify($0)) }
-                .filter { !$0.isWatched(by: configuration.watchedClasses) },
+                .filter { !configuration.watches($0.sample.name, $0.classification.interfaceClass) },
             watchedClasses: configuration.watchedClasses, aliases: configuration.aliases)
     }
 }

@@ -4,6 +4,8 @@
 package struct Meter {
     package struct Policy {
         package var watchedClasses: Set<InterfaceClass>
+        /// Names `ifmeter watch` and `unwatch` chose: they win over the class.
+        package var chosen: [String: Bool] = [:]
         /// The class of a link, with the signal that decided it (sysfs in the daemon, a table in tests).
         package var classify: (LinkSample) -> Classification
         package var maxRateBitsPerSecond: UInt64
@@ -23,6 +25,7 @@ package struct Meter {
             self.init(
                 watchedClasses: configuration.watchedClasses, maxRateBitsPerSecond: configuration.maxRateBitsPerSecond,
                 classify: { classifier.classify($0) })
+            chosen = configuration.chosen
         }
     }
 
@@ -103,6 +106,24 @@ package struct Meter {
             recordedNames.remove(name)
             historyLoaded.remove(name)
         }
+    }
+
+    /// The store's totals of `name` after `ifmeter forget|rename|merge` changed them, right after a commit
+    /// (nothing pending): the ledger takes them again. A moved name's series ends; a target's jumps.
+    package mutating func storeEdited(_ name: String, stored: StoredInterface?, resets: [String: UInt64]) {
+        guard let stored else {
+            totals[name] = nil
+            interfaceInfo[name] = nil
+            resetCounts[name] = nil
+            publishedNames.remove(name)
+            historyLoaded.remove(name)
+            return
+        }
+        totals[name] = stored.totals
+        resetCounts[name] = resets.isEmpty ? nil : resets
+        interfaceInfo[name] = InterfaceInfo(interfaceClass: stored.interfaceClass, signal: stored.signal, kind: stored.kind)
+        historyLoaded.insert(name)
+        namesNeedingHistory.remove(name)
     }
 
     /// Names counted with no history in the ledger, looked up before the next commit: after it the store
@@ -358,10 +379,10 @@ package struct Meter {
         return watched
     }
 
-    /// A link is counted when its class is watched; an ignored link never is.
+    /// A link is counted when its name was chosen (`ifmeter watch`), else when its class is watched.
     private mutating func isWatched(_ link: LinkSample) -> Bool {
-        guard let interfaceClass = classification(of: link).interfaceClass else { return false }
-        return policy.watchedClasses.contains(interfaceClass)
+        if let chosen = policy.chosen[link.name] { return chosen }
+        return classification(of: link).interfaceClass.map(policy.watchedClasses.contains) ?? false
     }
 
     private mutating func classification(of link: LinkSample) -> Classification {

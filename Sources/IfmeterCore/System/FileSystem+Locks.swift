@@ -12,7 +12,7 @@ extension FileSystem {
 
     /// Holds an exclusive flock on path (created if missing) for the process's life, false when another
     /// holds it; then records this process in the liveness file (`livenessPath`) readers check instead.
-    package static func lockExclusively(_ path: String) throws -> Bool {
+    package static func lockExclusively(_ path: String, recordingLiveness: Bool = true) throws -> Bool {
         // flock needs only a read descriptor: a lock file others can open is one they can hold, keeping
         // the daemon from starting. So it is 0600, never followed as a symlink, and one others could
         // have opened is replaced first: a descriptor held on the old file then locks nothing.
@@ -38,6 +38,7 @@ extension FileSystem {
             if error.errno == EWOULDBLOCK { return false }
             throw error
         }
+        guard recordingLiveness else { return true }
         let start = processStartTime(getpid()) ?? 0
         try writeAtomically(Array("\(getpid()) \(start)\n".utf8), to: livenessPath(forLock: path), mode: 0o644)
         return true
@@ -61,7 +62,10 @@ extension FileSystem {
     /// Whether the process that took the lock at path is running. Readers never open the lock: it is
     /// 0600, as a lock anyone can open is one anyone can fake. They read the liveness file instead,
     /// trusted only when another user could not have written it.
-    package static func isLockedByAnotherProcess(_ path: String) -> Bool {
+    package static func isLockedByAnotherProcess(_ path: String) -> Bool { lockHolder(path) != nil }
+
+    /// The process that took the lock at path and runs now, by its liveness file, as `isLockedByAnotherProcess`.
+    package static func lockHolder(_ path: String) -> pid_t? {
         // Owned by the lock file's owner, writable by that owner alone, naming a process (pid and
         // start time) that runs now as that owner or as root.
         let record = livenessPath(forLock: path)
@@ -70,13 +74,13 @@ extension FileSystem {
         guard lstat(path, &lock) == 0, lstat(record, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
             info.st_uid == lock.st_uid, info.st_mode & 0o022 == 0,
             let text = try? readText(record)
-        else { return false }
+        else { return nil }
         let words = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
         guard words.count == 2, let pid = pid_t(words[0]), pid > 0, pid != getpid(), let start = UInt64(words[1]),
             processStartTime(pid) == start
-        else { return false }
+        else { return nil }
         var process = stat()
-        guard stat("/proc/\(pid)", &process) == 0 else { return false }
-        return process.st_uid == info.st_uid || process.st_uid == 0
+        guard stat("/proc/\(pid)", &process) == 0, process.st_uid == info.st_uid || process.st_uid == 0 else { return nil }
+        return pid
     }
 }

@@ -31,6 +31,12 @@ extension FileSystem {
         }
     }
 
+    /// Renames a file within one directory; false when there was none to rename (or it could not be).
+    package static func move(_ path: String, to newPath: String) -> Bool { rename(path, newPath) == 0 }
+
+    /// Removes a file if it is there.
+    package static func remove(_ path: String) { unlink(path) }
+
     /// Creates an empty regular file of exactly `mode`; fails if anything (a symlink too) exists at path.
     package static func createEmptyFile(_ path: String, mode: mode_t) throws {
         let fd = try valueOrErrno("create", path: path) { open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }.get()
