@@ -285,7 +285,8 @@ enum Commands {
     }
 
     static func interfaces(all: Bool, json: Bool, _ context: Context) throws(CommandFailure) -> Int32 {
-        let configuration = context.configuration
+        var configuration = context.configuration
+        configuration.chosen = context.chosenWatches()
         let classifier = configuration.classifier
         let links = try context.kernelLinks().map { ClassifiedLink(sample: $0, classification: classifier.classify($0)) }
         let shown = links.filter { all || configuration.watches($0.sample.name, $0.classification.interfaceClass) }

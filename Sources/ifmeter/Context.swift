@@ -92,6 +92,13 @@ struct Context {
         return store
     }
 
+    /// `ifmeter watch` and `unwatch`'s choices, from the daemon's view or the store; none when neither is readable.
+    func chosenWatches() -> [String: Bool] {
+        guard let store = try? openStore() else { return [:] }
+        defer { store.close() }
+        return (try? store.chosenWatches()) ?? [:]
+    }
+
     /// One line when the daemon counts with another configuration than this reads (`ifmeterd
     /// --config my.conf`, a plain `ifmeter`): what it calls watched or unwatched may differ.
     private func noteOtherConfiguration(of store: CounterStore) {

@@ -62,6 +62,9 @@ struct StoreEditTests {
         try daemon.namespace.sendOverVeth(to: far, count: 4, size: 400)  // not watched: not counted
         let watched = try ifmeter(daemon, ["watch", "veth-near"])
         #expect(watched.status == 0, "\(watched.standardError)")
+        let listed = try daemon.namespace.run(
+            [TestEnvironment.binary("ifmeter"), "--state-dir", daemon.stateDirectory, "--config", daemon.configPath, "interfaces"])
+        #expect(listed.standardOutput.contains("veth-near"), "\(listed.standardOutput)")
         try daemon.namespace.sendOverVeth(to: far, count: 5, size: 500)
         let unwatched = try ifmeter(daemon, ["unwatch", "veth-near"])
         #expect(unwatched.status == 0, "\(unwatched.standardError)")

@@ -49,6 +49,7 @@ struct WatchTests {
             To count v0 v1, set in \(daemon.configPath) and reload the daemon (systemctl reload ifmeterd, or SIGHUP to ifmeterd):
               [Interfaces]
               Watch=wifi cellular tunnel other
+            or count one by name, as vnStat's --add: ifmeter watch v0
 
             """), "\(status.standardOutput)")
         // The line it offers does count them.

@@ -55,7 +55,7 @@ package enum InterfacesReport {
         let counted = countable.filter { $0.classification.interfaceClass == offered }.map(\.sample.name)
         let line = InterfaceClass.spelled(watched.union([offered]))
         return text + "To count \(counted.joined(separator: " ")), set in \(configPath) and reload the daemon (systemctl reload ifmeterd, or SIGHUP to ifmeterd):\n"
-            + "  [Interfaces]\n  Watch=\(line)\n"
+            + "  [Interfaces]\n  Watch=\(line)\n" + "or count one by name, as vnStat's --add: ifmeter watch \(counted[0])\n"
     }
 
     package static func json(_ links: [ClassifiedLink]) -> JSON {
