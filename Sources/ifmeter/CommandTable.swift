@@ -155,11 +155,11 @@ enum CommandName: String, CaseIterable, Sendable {
         case .graph: "an SVG picture: summary, hourly, daily, monthly or top"
         case .check: "exit 1 or 2 when a data budget is at risk or exceeded"
         case .interfaces: "the links, their class and why, raw counters"
-        case .watch: "count an interface from now on, whatever its class (vnStat's --add)"
+        case .watch: "count an interface from now on, whatever its class (vnStat's add)"
         case .unwatch: "stop counting an interface; its history stays"
-        case .rename: "give a gone interface's history to its new name (vnStat's --rename)"
+        case .rename: "give a gone interface's history to its new name (vnStat's rename)"
         case .merge: "add a gone interface's history to another's"
-        case .forget: "remove an interface and all its records from the store (--force; vnStat's --remove)"
+        case .forget: "remove an interface and all its records from the store (vnStat's remove)"
         case .importHistory: "bring vnStat's history of each interface, up to ifmeter's own first sight of it (daemon stopped)"
         case .completions: "the completion script for bash, zsh or fish (for packagers)"
         }
@@ -268,7 +268,7 @@ enum CommandName: String, CaseIterable, Sendable {
             """
             Removes IFACE from the store: its totals, buckets, lives, reset events,
             imported history and what each boot counted, in one transaction; it
-            asks for --force, as vnStat's --remove does. An interface present at
+            asks for --force, as vnStat's remove does. An interface present at
             the daemon's last commit counts on from zero; to stop counting it, use
             unwatch. \(Self.editing)
             """
@@ -288,7 +288,7 @@ enum CommandName: String, CaseIterable, Sendable {
             Moves the history of OLD (totals, buckets, events, imported rows) to
             NEW, for a link the kernel renamed: OLD must be gone (no link of that
             name counted now) and NEW have no records (else use merge). Budgets
-            and -i then find it under NEW. \(Self.editing)
+            and the views then find it under NEW. \(Self.editing)
             """
         case .merge:
             """

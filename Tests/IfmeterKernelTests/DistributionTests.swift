@@ -214,7 +214,8 @@ import Testing
     @Test(arguments: CommandName.allCases)
     func theBinaryAcceptsEveryOptionOfTheTable(_ command: CommandName) throws {
         let base = ["--state-dir", "/nonexistent/state", "--config", "/dev/null", command.rawValue] + (command.operand.map { [$0.choices.first ?? "tun0"] } ?? [])
-            + (command == .importHistory ? ["/nonexistent/vnstat.db"] : [])
+            + (command == .importHistory ? ["/nonexistent/vnstat.db"] : []) + (command == .rename || command == .merge ? ["tun1"] : [])
+            + (command == .forget ? ["--force"] : [])
         for option in command.options + OptionSpec.global where option != .stateDirectory && option != .config {
             for name in option.names {
                 let words = [name] + Self.example(option)
@@ -254,6 +255,11 @@ import Testing
                 let spelled = shell == "fish" ? String(name.drop { $0 == "-" }) : name
                 #expect(words.contains(spelled), "\(shell) lacks \(name)")
             }
+        }
+        // vnStat's -d and the like, completed as the command each stands for.
+        for form in Completions.shortForms {
+            let offered = shell == "fish" ? "-s \(form.spelled.dropFirst()) " : "\(form.spelled))"
+            #expect(script.contains(offered), "\(shell) lacks \(form.spelled)")
         }
     }
 
@@ -327,7 +333,8 @@ import Testing
             let offered = try bashOffers(["ifmeter", command.rawValue, "-"])
             #expect(offered.sorted() == (command.options + OptionSpec.global).flatMap(\.names).sorted(), "\(command)")
         }
-        #expect(try bashOffers(["ifmeter", "-"]).sorted() == (OptionSpec.global + OptionSpec.leading).flatMap(\.names).sorted())
+        #expect(try bashOffers(["ifmeter", "-"]).sorted() == ((OptionSpec.global + OptionSpec.leading).flatMap(\.names) + Completions.shortForms.map(\.spelled)).sorted())
+        #expect(try bashOffers(["ifmeter", "-d", "-"]).sorted() == (CommandName.days.options + OptionSpec.global).flatMap(\.names).sorted())
         #expect(try bashOffers(["ifmeter", ""]) == CommandName.allCases.filter { !$0.hidden }.map(\.rawValue))
     }
 
@@ -345,7 +352,8 @@ import Testing
         try #require(blocks.count == lines.count + 1)
         for (block, (prefix, options)) in zip(blocks, lines) {
             let offered = block.split(separator: "\n").map { String($0.split(separator: "\t").first ?? "") }
-            #expect(offered.sorted() == options.flatMap(\.names).sorted(), "ifmeter \(prefix)-")
+            let shortForms = prefix.isEmpty ? Completions.shortForms.map(\.spelled) : []
+            #expect(offered.sorted() == (options.flatMap(\.names) + shortForms).sorted(), "ifmeter \(prefix)-")
         }
     }
 
