@@ -167,7 +167,7 @@ struct HostileNeighbourTests {
         #expect(try running() == false)
         // A liveness record another user wrote, naming their own live process, is not believed.
         #expect(holder.isRunning)
-        let record = daemon.stateDirectory + "/ifmeterd.pid"
+        let record = daemon.stateDirectory + "/ifmeterd.live"
         try "\(holder.processIdentifier) \(FileSystem.processStartTime(holder.processIdentifier) ?? 0)\n".write(toFile: record, atomically: false, encoding: .utf8)
         chown(record, 65534, 65534)
         #expect(try running() == false)

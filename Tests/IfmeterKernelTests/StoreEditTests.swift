@@ -81,4 +81,20 @@ struct StoreEditTests {
         #expect(daemon.stop() == 0)
         #expect(try daemon.totals("veth-near").txBytes == 5 * 514 + 3 * 314)
     }
+
+    /// `kill -HUP $(cat ifmeterd.pid)` reloads the daemon: the file holds its pid alone (the start
+    /// time that tells readers it is this process is in ifmeterd.live).
+    @Test func thePidFileHoldsThePidAlone() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        let pidFile = daemon.stateDirectory + "/ifmeterd.pid"
+        let text = try String(contentsOfFile: pidFile, encoding: .utf8)
+        #expect(text.hasSuffix("\n") && Int32(text.dropLast()) != nil, "\(text)")
+        let reloaded = try runProcess("/bin/sh", ["-c", "kill -HUP $(cat \(pidFile))"])
+        #expect(reloaded.status == 0, "\(reloaded.standardError)")
+        try daemon.waitForLog("reload")
+        let status = try ifmeter(daemon, ["status", "--json"])
+        #expect(status.standardOutput.contains("\"running\": true"), "\(status.standardOutput)")
+        #expect(daemon.stop() == 0)
+    }
 }

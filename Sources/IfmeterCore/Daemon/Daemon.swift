@@ -135,7 +135,7 @@ package final class Daemon {
             queueOutlivesProcess: eventQueueOutlivesProcess, sampleInterval: configuration.sampleInterval)
         meter = Meter(bootID: bootID, namespace: namespace, policy: Meter.Policy(configuration))
         ownFiles = CounterStore.stateFiles(in: directory)
-            + [Configuration.journalName, ReadersView.fileName, "ifmeterd.lock", "ifmeterd.pid"].map { runtime + "/" + $0 }
+            + [Configuration.journalName, ReadersView.fileName, "ifmeterd.lock", "ifmeterd.pid", "ifmeterd.live"].map { runtime + "/" + $0 }
         metrics = try Self.metricsFile(configuration.metricsFile, taken: ownFiles + Self.configurationFile(options.configurationPath))
     }
 

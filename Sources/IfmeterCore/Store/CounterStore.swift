@@ -8,7 +8,7 @@ package final class CounterStore {
     package static let fileName = "ifmeter.db"
     /// Every file a daemon keeps in its state directory but the journal:
     /// no output (metrics, a graph) may be renamed over one of them.
-    package static let stateFileNames = [fileName, fileName + "-wal", fileName + "-shm", "ifmeterd.lock", "ifmeterd.pid"]
+    package static let stateFileNames = [fileName, fileName + "-wal", fileName + "-shm", "ifmeterd.lock", "ifmeterd.pid", "ifmeterd.live"]
     /// `stateFileNames` in `directory`.
     package static func stateFiles(in directory: String) -> [String] { stateFileNames.map { directory + "/" + $0 } }
     /// The daemon's alone: a process that can open the store can hold a read transaction or a lock

@@ -11,7 +11,7 @@ extension FileSystem {
     }
 
     /// Holds an exclusive flock on path (created if missing) for the process's life, false when another
-    /// holds it; then records this process in the liveness file (`livenessPath`) readers check instead.
+    /// holds it; then records this process for readers (`livenessPath`) and people (`pidPath`: the pid alone).
     package static func lockExclusively(_ path: String, recordingLiveness: Bool = true) throws -> Bool {
         // flock needs only a read descriptor: a lock file others can open is one they can hold, keeping
         // the daemon from starting. So it is 0600, never followed as a symlink, and one others could
@@ -40,14 +40,18 @@ extension FileSystem {
         }
         guard recordingLiveness else { return true }
         let start = processStartTime(getpid()) ?? 0
+        try writeAtomically(Array("\(getpid())\n".utf8), to: pidPath(forLock: path), mode: 0o644)
         try writeAtomically(Array("\(getpid()) \(start)\n".utf8), to: livenessPath(forLock: path), mode: 0o644)
         return true
     }
 
-    /// Where the holder of the lock at `path` records itself: `ifmeterd.lock` -> `ifmeterd.pid`.
-    package static func livenessPath(forLock path: String) -> String {
-        (path.hasSuffix(".lock") ? String(path.dropLast(5)) : path) + ".pid"
-    }
+    /// Where the holder of the lock at `path` records itself for readers: `ifmeterd.lock` -> `ifmeterd.live`.
+    package static func livenessPath(forLock path: String) -> String { stem(ofLock: path) + ".live" }
+
+    /// Its pid alone, as `kill -HUP $(cat ifmeterd.pid)` and systemd's PIDFile= read one.
+    package static func pidPath(forLock path: String) -> String { stem(ofLock: path) + ".pid" }
+
+    private static func stem(ofLock path: String) -> String { path.hasSuffix(".lock") ? String(path.dropLast(5)) : path }
 
     /// A process's start time in clock ticks since boot (/proc/PID/stat field 22): with the pid it
     /// names one process, never a later one that reuses the pid.
