@@ -196,6 +196,33 @@ case "store-year":
     var info = stat()
     stat(directory + "/" + CounterStore.fileName, &info)
     print("store_bytes=\(info.st_size) commits=\(commits) seconds=\(now() - began)")
+// commits N IFACES DIR: the wall time of one store commit of IFACES links (median of N), as the
+// daemon commits: what synchronous=FULL's fsync of the WAL costs on DIR's disk.
+case "commits":
+    guard arguments.count == 4, let count = Int(arguments[1]), let interfaces = Int(arguments[2]), count > 0 else { fail("commits N IFACES DIR") }
+    let store: CounterStore
+    do { store = try CounterStore(directory: arguments[3]) } catch { fail("\(error)") }
+    var tracker = CounterTracker(bootID: "bench")
+    func links(_ step: Int) -> [LinkSample] {
+        (0..<interfaces).map { LinkSample(ifindex: Int32($0 + 2), name: "tun\($0)", kind: "tun", counters: LinkCounters(rxBytes: UInt64(step * 1_000_000), txBytes: UInt64(step * 500_000))) }
+    }
+    var pending = PendingWrites()
+    for index in 0..<interfaces { pending.interfaces["tun\(index)"] = InterfaceInfo(interfaceClass: .tunnel, signal: "kind tun", kind: "tun") }
+    let wall = Int64(time(nil))
+    pending.record(tracker.start(stored: StoredState(), links: links(0), at: Instant(wall: wall, sinceBoot: 0)), at: Instant(wall: wall, sinceBoot: 0))
+    var times: [Double] = []
+    for step in 1...count {
+        let moment = Instant(wall: wall + Int64(step), sinceBoot: Double(step))
+        pending.record(tracker.observe(dump: links(step), at: moment, eventsWereLost: false), at: moment)
+        let began = now()
+        do {
+            try store.commit(pending, openLives: tracker.lives.values, bootID: "bench", at: moment.wall, retention: Retention(), intervals: (15, 300))
+        } catch { fail("\(error)") }
+        times.append(now() - began)
+        pending = PendingWrites()
+    }
+    store.close()
+    print("commit_ms=\(median(times) * 1000)")
 // meter-churn SECONDS FILE [DIR]: the daemon's own work under churn seen by every daemon (a 10 s
 // tunnel life every 0.15 s beside 50 tuns, reads every EventGathering.spacing, a dump every 15 s)
 // through the meter and a journal at FILE; with DIR each full journal is committed to a store there.

@@ -47,6 +47,15 @@ import Testing
         #expect(tun0.today.rxBytes == 1500)
     }
 
+    /// A power cut starts a new boot, whose counters cannot give back an unsynced commit: every
+    /// writer's commit is synced (synchronous=FULL, 2) before it returns.
+    @Test func aWritersCommitIsSyncedBeforeItReturns() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let writer = try CounterStore(directory: directory.path)
+        #expect(try writer.database.query("PRAGMA synchronous") { $0.integer(0) } == [2])
+        #expect(try writer.database.query("PRAGMA journal_mode") { $0.text(0) } == ["wal"])
+    }
+
     @Test func commitsAndLoadsBackTheSameState() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let huge = LinkCounters(rxBytes: UInt64.max - 1, txBytes: 1 << 63, rxPackets: 3)

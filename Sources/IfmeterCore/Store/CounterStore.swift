@@ -320,12 +320,12 @@ package final class CounterStore {
         }
     }
 
-    /// WAL: readers never block the daemon and commits append rather than
-    /// rewrite. synchronous=NORMAL: a power cut may lose the last commit,
-    /// never half of one, and a lost commit is recomputed from the kernel.
+    /// WAL: readers never block the daemon and commits append rather than rewrite. synchronous=FULL:
+    /// a commit is on disk when it returns, as a power cut starts a new boot whose kernel counters
+    /// cannot give back what an unsynced commit held (bench/TRIES.md: its cost).
     private func configureWriter() throws(StoreError) {
         try database.execute("PRAGMA journal_mode = WAL")
-        try database.execute("PRAGMA synchronous = NORMAL")
+        try database.execute("PRAGMA synchronous = FULL")
         // After a reader held the WAL from being reset, the next reset truncates it back to the
         // auto-checkpoint size: a header and 1000 frames of a page and 24 bytes each.
         let pageSize = try database.query("PRAGMA page_size") { $0.integer(0) }.first ?? Int64(Self.pageSize)
