@@ -1,6 +1,6 @@
 // Process-wide settings the daemon's loop needs that Swift cannot call
-// directly (prctl is variadic; mallopt is in malloc.h and statfs in
-// sys/vfs.h, outside Glibc's module).
+// directly (prctl is variadic; mallopt is in malloc.h, statfs in sys/vfs.h
+// and adjtimex in sys/timex.h, outside Glibc's module).
 #define _GNU_SOURCE  // statx
 #include "ckernel.h"
 
@@ -9,6 +9,7 @@
 #include <malloc.h>
 #include <linux/magic.h>
 #include <sys/prctl.h>
+#include <sys/timex.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
@@ -18,6 +19,12 @@ int ifm_set_timer_slack(uint64_t nanoseconds) {
 
 int ifm_set_heap_trim_threshold(int bytes) {
     return mallopt(M_TRIM_THRESHOLD, bytes) == 1 ? 0 : -1;
+}
+
+int ifm_clock_is_synchronized(void) {
+    struct timex state = {0};
+    if (adjtimex(&state) < 0) return -1;
+    return (state.status & STA_UNSYNC) == 0;
 }
 
 int ifm_is_tmpfs(int fd) {

@@ -143,6 +143,10 @@ int ifm_set_timer_slack(uint64_t nanoseconds);
  * (mallopt M_TRIM_THRESHOLD); 0, or -1 if refused. */
 int ifm_set_heap_trim_threshold(int bytes);
 
+/* Whether the kernel counts its clock synchronised (adjtimex(2) read-only: STA_UNSYNC clear), as
+ * timesyncd, chrony and ntpd leave it once they set the clock: 1 or 0, or -1 with errno set. */
+int ifm_clock_is_synchronized(void);
+
 /* Whether the file open at fd is on a tmpfs (fstatfs(2), which Swift's
  * Glibc module does not reach): 1 or 0, or -1 with errno set. */
 int ifm_is_tmpfs(int fd);

@@ -57,6 +57,8 @@ package struct Configuration: Sendable {
     package var sampleInterval: Double = 15
     /// Seconds between store commits; a crash loses no delta of a link that lives on (the kernel has it).
     package var commitInterval: Double = 300
+    /// Seconds dating may wait at start for a clock a time service has not synchronised yet (vnStat's TimeSyncWait).
+    package var timeSyncWait: Double = 300
     /// Where the store lives; nil falls back to $STATE_DIRECTORY, then the default.
     package var stateDirectory: String?
     /// A delta faster than this (bits per second) is discarded as implausible.

@@ -90,7 +90,7 @@ package enum ConfigurationFile {
     static let knownKeys: [String: [String]] = [
         "Daemon": [
             "SampleIntervalSec", "CommitIntervalSec", "StateDirectory", "MaxRate", "EventBufferBytes",
-            "BootIDPath", "MetricsFile", "MetricsKeepGoneSec", "SysfsRoot",
+            "BootIDPath", "MetricsFile", "MetricsKeepGoneSec", "SysfsRoot", "TimeSyncWaitSec",
         ],
         "Interfaces": ["Watch"],
         "Retention": ["FiveMinuteHours", "HourlyDays", "DailyDays", "MonthlyMonths", "YearlyYears"],
@@ -107,6 +107,7 @@ package enum ConfigurationFile {
         case ("Daemon", "MetricsFile"): c.metricsFile = try absolutePath(value, key: key)
         case ("Daemon", "MetricsKeepGoneSec"): c.metricsKeepGone = try seconds(value, key: key, range: 0...315_360_000)
         case ("Daemon", "SysfsRoot"): c.sysfsRoot = try absolutePath(value, key: key)
+        case ("Daemon", "TimeSyncWaitSec"): c.timeSyncWait = try seconds(value, key: key, range: 0...86_400)
         case ("Interfaces", "Watch"): c.watchedClasses = try classes(value)
         case ("Classes", _): c.overrides.append(try override(pattern: key, value: value))
         case ("Retention", "FiveMinuteHours"): c.retention.fiveMinuteHours = Int(try count(value, key: key, range: 0...100_000))

@@ -8,7 +8,10 @@ extension Daemon {
         guard FileSystem.move(request, to: taken) else { return }
         defer { FileSystem.remove(taken) }
         let outcome: EditOutcome
-        if let bytes = try? FileSystem.readBytes(taken, atMost: 4096), let edit = EditRequest.decode(bytes) {
+        if clockTrust.isHolding {
+            // What waits undated would not be in the totals the ledger takes from the store.
+            outcome = EditOutcome(.unavailable, "ifmeterd waits for its clock to be synchronised (TimeSyncWaitSec=); try again in a few minutes")
+        } else if let bytes = try? FileSystem.readBytes(taken, atMost: 4096), let edit = EditRequest.decode(bytes) {
             outcome = apply(edit)
         } else {
             outcome = EditOutcome(.dataError, "\(request): not an edit request from ifmeter; ignored")

@@ -20,7 +20,7 @@ extension Daemon {
             if !batch.events.isEmpty || batch.overrun {
                 linkSource.note(events: batch.events, overrun: batch.overrun)
                 if batch.overrun { missed = .lost }
-                finish(meter.apply(events: batch.events, at: clock.now(), missed: missed))
+                finish(meter.apply(events: batch.events, at: readClock(), missed: missed))
                 if batch.overrun { Log.warning("link events were lost (event socket overrun); re-dumping to reconcile") }
                 lost = lost || batch.overrun
             }

@@ -4,7 +4,7 @@ extension Daemon {
         ServiceManager.notify("RELOADING=1")
         defer { ServiceManager.notify("READY=1\nSTATUS=\(statusLine())") }
         samplePass(eventsWereLost: false)
-        commit(at: clock.now())
+        keep(route(commitDue: !clockTrust.isHolding), at: readClock())
         serveEditRequest()
         guard let path = options.configurationPath else {
             Log.notice("reload: no configuration file; nothing to change")
@@ -49,9 +49,9 @@ extension Daemon {
     func rewatch() {
         do {
             let links = try linkSource.links()
-            finish(meter.reconfigure(Meter.Policy(configuration), links: links, at: clock.now()))
+            finish(meter.reconfigure(Meter.Policy(configuration), links: links, at: readClock()))
             policyAwaitsDump = false
-            if meter.hasUncommittedLifeChanges { commit(at: clock.now()) }
+            keep(route(commitDue: meter.hasUncommittedLifeChanges && !clockTrust.isHolding), at: readClock())
             writeStepLines()
         } catch {
             policyAwaitsDump = true

@@ -76,6 +76,12 @@ package final class Daemon {
     var journalWrites = RetriedCondition()
     var viewWrites = RetriedCondition()
 
+    // Clock: whether traffic may be dated, pruned and moved by it
+    let clockStatus: ClockStatus
+    var clockTrust: ClockTrust
+    /// Rows may lie after now (the last commit was, or the clock stepped back): checked at the next trusted commit.
+    var futureRowsPossible = false
+
     // Health, for STATUS=, the watchdog and the metrics file
     var health = Health()
     /// Log lines of the meter's steps, written once the change they tell is kept.
@@ -86,6 +92,8 @@ package final class Daemon {
         self.options = options
         configuration = options.configuration
         clock = SystemClock(environment: options.environment)
+        clockStatus = ClockStatus(environment: options.environment)
+        clockTrust = ClockTrust(clockStatus.reading(clock.now()), lastCommit: nil, wait: 0)
         // First: a signal while the store opens would otherwise kill the process.
         signals = options.once ? -1 : try Self.step("signals", .software) { try SignalPipe.install([SIGTERM, SIGINT, SIGHUP]) }
         let directory = options.stateDirectory
@@ -175,6 +183,10 @@ package final class Daemon {
             let recent = try store.interfaces().filter { $0.lastSeen >= oldest }
             let names = Set(recent.map(\.name))
             configuration.chosen = try store.chosenWatches()
+            let lastCommit = try store.meta("last_commit").flatMap { Int64($0) }
+            let reading = clockStatus.reading(clock.now())
+            clockTrust = ClockTrust(reading, lastCommit: lastCommit, wait: options.once ? 0 : configuration.timeSyncWait)
+            futureRowsPossible = lastCommit.map { Double($0) > reading.wall } ?? false
             meter = Meter(
                 bootID: bootID, namespace: namespace, policy: Meter.Policy(configuration),
                 storedInterfaces: recent, storedResetCounts: try store.resetCounts().filter { names.contains($0.key) })
@@ -188,7 +200,7 @@ package final class Daemon {
         }
         // Before the dump: they happened before it.
         let unread = eventQueueOutlivesProcess ? readUnreadEvents() : (events: [], lost: false)
-        let now = clock.now()
+        let now = readClock()
         let links = try Self.step("netlink", .unavailable) { try linkSource.links() }
         // Right after it: a life the dump misses may have ended since the read above, its final counters queued.
         let late = readUnreadEvents()
@@ -200,7 +212,11 @@ package final class Daemon {
             stored: stored, links: links, at: now, unread: unread.events, overran: unread.lost || late.lost, readAfterDump: late.events))
         // An overrun here may have dropped a creation or deletion after the dump.
         if readEvents(missed: .beforeStart) || late.lost { samplePass(eventsWereLost: true) }
-        commit(at: clock.now())
+        if let hold = clockTrust.hold {
+            Log.notice(Self.describe(hold, wait: configuration.timeSyncWait))
+        } else {
+            commit(at: readClock())
+        }
         writeStepLines()
         if health.storeWrites.isFailing {
             throw DaemonStartError(message: "\(store.path): the first commit failed", exitCode: .ioError)
@@ -313,7 +329,7 @@ package final class Daemon {
         defer { writeStepLines() }
         let started = SystemClock.monotonic()
         let lost = readEvents(missed: eventsWereLost ? .lost : nil) || eventsWereLost
-        let now = clock.now()
+        let now = readClock()
         let links: [LinkSample]
         do {
             links = try linkSource.links()
@@ -329,7 +345,8 @@ package final class Daemon {
         }
         finish(meter.apply(dump: links, eventsWereLost: lost, at: now))
         health.sampled(started: started, at: now)
-        keep(route(commitDue: SystemClock.boottime() - health.lastCommit >= configuration.commitInterval), at: now)
+        let commitDue = clockTrust.takeRelease() || SystemClock.boottime() - health.lastCommit >= configuration.commitInterval
+        keep(route(commitDue: commitDue && !clockTrust.isHolding), at: now)
         publishMetrics()
     }
 
@@ -339,7 +356,7 @@ package final class Daemon {
         if readEvents() {
             samplePass(eventsWereLost: true)
         } else {
-            keep(route(commitDue: false), at: clock.now())
+            keep(route(commitDue: false), at: readClock())
         }
     }
 
@@ -357,6 +374,7 @@ package final class Daemon {
 
     /// One transaction for the journal's records and the pending deltas, then the journal empties; a failure keeps all.
     func commit(at now: Instant) {
+        redateFutureRows(at: now)
         let batch = meter.nextCommit
         let records = (journal.open?.records ?? []) + [JournalRecord(time: now.wall, batch: batch)]
         // The socket unit's drop count, for whichever process reads it next.
@@ -364,7 +382,7 @@ package final class Daemon {
         do {
             try store.commit(
                 records, bootID: bootID, namespace: namespace, journalGeneration: journal.open?.header.generation,
-                eventSocketDrops: drops, retention: configuration.retention,
+                eventSocketDrops: drops, retention: clockTrust.mayJudgeHistory ? configuration.retention : nil,
                 intervals: (configuration.sampleInterval, configuration.commitInterval))
             meter.committed(batch)
             publishView()
@@ -410,7 +428,7 @@ package final class Daemon {
     private func shutdown() -> ExitCode {
         ServiceManager.notify("STOPPING=1")
         samplePass(eventsWereLost: false)
-        commit(at: clock.now())
+        commit(at: readClock())
         publishMetrics(last: true)
         store.close()
         let failing = health.storeWrites.isFailing

@@ -19,6 +19,26 @@ package enum NamespaceIdentity {
     }
 }
 
+/// What the system says of its wall clock (`ClockTrust.Reading`): the kernel's synchronised flag or
+/// timesyncd's, and whether a time service runs that will set it. Tests name their own timesyncd
+/// directory (`IFMETER_TEST_TIMESYNC_DIR`), and the kernel's flag is then not asked.
+package struct ClockStatus: Sendable {
+    let timesyncDirectory: String
+    let asksTheKernel: Bool
+
+    package init(environment: [String: String]) {
+        timesyncDirectory = environment["IFMETER_TEST_TIMESYNC_DIR"] ?? "/run/systemd/timesync"
+        asksTheKernel = environment["IFMETER_TEST_TIMESYNC_DIR"] == nil
+    }
+
+    package func reading(_ now: Instant) -> ClockTrust.Reading {
+        let synchronized = (asksTheKernel && ifm_clock_is_synchronized() == 1) || FileSystem.exists(timesyncDirectory + "/synchronized")
+        let expected = FileSystem.isDirectory(timesyncDirectory)
+            || (asksTheKernel && (FileSystem.isDirectory("/run/chrony") || FileSystem.exists("/run/ntpd.pid")))
+        return ClockTrust.Reading(wall: Double(now.wall), boottime: now.sinceBoot, synchronized: synchronized, syncExpected: expected)
+    }
+}
+
 /// How late the kernel may wake this process: a sample a fraction of a second late costs nothing and
 /// shares a CPU wake with other timers.
 package enum TimerSlack {

@@ -108,6 +108,9 @@ package struct Meter {
         }
     }
 
+    /// What waits for the commit, dated anew after the wall clock stepped by `seconds`.
+    package mutating func redatePending(by seconds: Int64) { pending.redate(by: seconds) }
+
     /// The store's totals of `name` after `ifmeter forget|rename|merge` changed them, right after a commit
     /// (nothing pending): the ledger takes them again. A moved name's series ends; a target's jumps.
     package mutating func storeEdited(_ name: String, stored: StoredInterface?, resets: [String: UInt64]) {

@@ -148,6 +148,15 @@ package final class CommitJournal {
         records.append(kept)
     }
 
+    /// The records' dates after the wall clock stepped by `seconds`, for the next commit to apply;
+    /// the file keeps those written (a restart before that commit applies them as they were).
+    package func redate(by seconds: Int64) {
+        for index in records.indices {
+            records[index].time += seconds
+            records[index].batch.pending.redate(by: seconds)
+        }
+    }
+
     /// Empties the journal for the records that follow a store commit.
     package func startGeneration(_ generation: UInt64) throws(JournalError) {
         FileSystem.restrictMode(path, to: Self.fileMode)

@@ -27,6 +27,18 @@ package struct PendingWrites: Sendable {
         endedLives += outcome.endedLives.map { ($0, now.wall) }
     }
 
+    /// Dated anew after the wall clock stepped by `seconds`: what was observed at wall time W
+    /// happened at W + seconds.
+    package mutating func redate(by seconds: Int64) {
+        var moved = [Slot: LinkCounters]()
+        for (slot, counters) in deltas {
+            moved[Slot(name: slot.name, start: TimeBuckets.start(of: .fiveMinutes, containing: slot.start + seconds)), default: .zero] += counters
+        }
+        deltas = moved
+        events = events.map { ($0.time + seconds, $0.event) }
+        endedLives = endedLives.map { ($0.ended, $0.time + seconds) }
+    }
+
     /// Totals by interface name (for logging and tests).
     package var totalsByName: [String: LinkCounters] {
         deltas.reduce(into: [:]) { totals, entry in totals[entry.key.name, default: .zero] += entry.value }

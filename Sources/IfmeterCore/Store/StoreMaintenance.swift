@@ -93,7 +93,7 @@ extension CounterStore {
 
     /// Folds the five-minute rows in [foldedThrough, through) into the
     /// coarse rows and, `intoTotals`, into the all-time totals.
-    private func fold(through: Int64, intoTotals: Bool) throws(StoreError) {
+    func fold(through: Int64, intoTotals: Bool) throws(StoreError) {
         let rows = try database.query("""
             SELECT interface_id, start, last_counted, \(Self.counterColumns) FROM bucket
             WHERE granularity = '5min' AND start >= ? AND start < ?

@@ -6,7 +6,7 @@ extension CounterStore {
     /// which tells the next start whether a link appeared while the daemon was stopped.
     package func commit(
         _ pending: PendingWrites, openLives: some Collection<TrackedLife>, bootID: String, namespace: NamespaceCookie = 0,
-        presence: PresenceUpdate? = nil, at now: Int64, retention: Retention, intervals: (sample: Double, commit: Double)
+        presence: PresenceUpdate? = nil, at now: Int64, retention: Retention?, intervals: (sample: Double, commit: Double)
     ) throws(StoreError) {
         let batch = CommitBatch(pending: pending, changedLives: Array(openLives), presence: presence)
         try commit([JournalRecord(time: now, batch: batch)], bootID: bootID, namespace: namespace, retention: retention, intervals: intervals)
@@ -14,9 +14,10 @@ extension CounterStore {
 
     /// Writes `records` in one transaction, each as its own commit would have; with
     /// `journalGeneration` it records that journal as applied, so it is never applied again.
+    /// `retention` nil: no prune (the clock is not to be trusted with deleting history).
     package func commit(
         _ records: [JournalRecord], bootID: String, namespace: NamespaceCookie, journalGeneration: UInt64? = nil,
-        eventSocketDrops: String? = nil, retention: Retention,
+        eventSocketDrops: String? = nil, retention: Retention?,
         intervals: (sample: Double, commit: Double)
     ) throws(StoreError) {
         guard !records.isEmpty else { return }
@@ -29,7 +30,7 @@ extension CounterStore {
 
     func write(
         _ records: [JournalRecord], bootID: String, namespace: NamespaceCookie, journalGeneration: UInt64?,
-        eventSocketDrops: String? = nil, retention: Retention, intervals: (sample: Double, commit: Double)
+        eventSocketDrops: String? = nil, retention: Retention?, intervals: (sample: Double, commit: Double)
     ) throws(StoreError) {
         guard let last = records.last else { return }
         // The daemon's heartbeat for readers: when it last committed, and how often it means to.

@@ -4,13 +4,17 @@ package struct SystemClock: Sendable {
     /// Seconds added to both clocks: zero in production; tests set `IFMETER_TEST_CLOCK_OFFSET` to stand
     /// a restart hours after the last save without waiting.
     package var offset: Double
+    /// Tests step the wall clock alone, as NTP does, by writing seconds into this file.
+    let wallStepFile: String?
 
     package init(environment: [String: String]) {
         offset = environment["IFMETER_TEST_CLOCK_OFFSET"].flatMap(Double.init) ?? 0
+        wallStepFile = environment["IFMETER_TEST_WALL_STEP_FILE"]
     }
 
     package func now() -> Instant {
-        Instant(wall: Int64(Self.read(CLOCK_REALTIME) + offset), sinceBoot: Self.read(CLOCK_BOOTTIME) + offset)
+        let step = wallStepFile.flatMap { try? FileSystem.readText($0) }.flatMap { Double($0.trimmingWhitespace()) } ?? 0
+        return Instant(wall: Int64(Self.read(CLOCK_REALTIME) + offset + step), sinceBoot: Self.read(CLOCK_BOOTTIME) + offset)
     }
 
     /// CLOCK_MONOTONIC seconds, for intervals within one process.
