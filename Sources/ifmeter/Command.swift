@@ -80,7 +80,7 @@ enum Command: Sendable, Equatable {
     case live(InterfaceSelection, interval: Double, count: Int?, DisplayOptions, all: Bool)
     case export(InterfaceSelection, ExportFormat, Granularity, TimeRange)
     case graph(InterfaceSelection, GraphKind, path: String, days: Int)
-    case interfaces(all: Bool, json: Bool)
+    case interfaces(all: Bool, DisplayOptions)
 }
 
 struct Invocation: Sendable, Equatable {
@@ -248,7 +248,7 @@ enum CommandParser {
             }
             return .graph(try options.selection(), kind, path: path, days: days)
         case .interfaces:
-            return .interfaces(all: options.flag(.all), json: options.flag(.json))
+            return .interfaces(all: options.flag(.all), options.display())
         case .forget:
             return .forget(InterfaceName.fromUser(operand))
         case .importHistory:

@@ -123,7 +123,7 @@ enum CommandName: String, CaseIterable, Sendable {
         case .live: [.interface, .allLinks, .interval, .count, .json] + OptionSpec.units
         case .export: [.interface, .format, .granularity] + OptionSpec.range + [.utc]
         case .graph: [.svg, .kind, .interface, .days, .utc]
-        case .interfaces: [.all, .json]
+        case .interfaces: [.all, .json, .si, .bytes]
         case .importHistory: [.interface, .vnstatConfig]
         case .forget, .completions: []
         }
@@ -147,7 +147,7 @@ enum CommandName: String, CaseIterable, Sendable {
         case .export: "stored records as CSV or JSON lines"
         case .graph: "an SVG picture: summary, hourly, daily, monthly or top"
         case .check: "exit 1 or 2 when a data budget is at risk or exceeded"
-        case .interfaces: "the links, their class and why, raw counters"
+        case .interfaces: "the links, their class and why, their counters"
         case .forget: "remove an interface and all its records from the store (daemon stopped)"
         case .importHistory: "bring vnStat's history of each interface, up to ifmeter's own first sight of it (daemon stopped)"
         case .completions: "the completion script for bash, zsh or fish (for packagers)"
@@ -195,15 +195,17 @@ enum CommandName: String, CaseIterable, Sendable {
             """
         case .events:
             """
-            The reset log: when, which interface, old and new ifindex, the reason,
-            and what is known to be lost (none, unknown, discarded). Newest last;
-            --limit keeps the latest N (default 50).
+            The reset log: when, which interface, the reason and what is known to
+            be lost (none, unknown, discarded), with what happened and the old and
+            new ifindex beneath. Newest last; --limit keeps the latest N (default 50).
             """
         case .live:
             """
             Rates per watched interface (--all: every link but loopback) read from
-            the kernel directly, refreshed every --interval (default 1 s) in place
-            until Ctrl-C, or N times.
+            the kernel directly, a line each redrawn in place every --interval
+            (default 1 s) until Ctrl-C, or N times; then the max, average and min
+            of each rate, as vnStat's live mode has them. In a pipe the lines are
+            appended.
             """
         case .export:
             """
@@ -236,9 +238,10 @@ enum CommandName: String, CaseIterable, Sendable {
             Lists the watched interfaces (--all: every link) with their class, the
             signal that decided it (override, link kind, DEVTYPE, sysfs marker, the
             driver of a phone tethered over USB, ARP type, a real Ethernet device, or
-            name), ifindex, link kind, operational state and 64-bit counters since
-            the interface was created. With none watched, it names the links there
-            and the Watch= line that would count them. Loopback is never counted.
+            name), operational state and bytes since the interface was created
+            (--json: ifindex, kind and every counter). With none watched, it names
+            the links there and the Watch= line that would count them. Loopback is
+            never counted.
             """
         case .importHistory:
             """

@@ -295,6 +295,25 @@ struct StatusCommandTests {
         }
     }
 
+    /// In a pipe `live` appends a line per interface and refresh, as vnStat -l does, and ends with the
+    /// min, average and max of each rate; every line within 80 columns, the caveat once, last.
+    @Test func livePipedAppendsLinesAndEndsWithMinAverageMax() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.exec(["ip", "link", "add", "v0", "type", "veth", "peer", "name", "v1"])
+        let live = try ifmeter(daemon, ["live", "--all", "--count", "3", "--interval", "0.1"])
+        #expect(live.status == 0, "\(live.standardError)")
+        let lines = live.standardOutput.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        #expect(lines.first == "ifmeter live, every 0.1 s, 3 times")
+        #expect(lines.filter { $0.hasPrefix("v0 ") && $0.contains(" rx ") && $0.contains(" tx ") }.count == 3, "\(live.standardOutput)")
+        #expect(!live.standardOutput.contains("\u{1B}"))
+        for label in ["  total ", "  max ", "  average ", "  min "] {
+            #expect(lines.filter { $0.hasPrefix(label) }.count == 2, "\(label): \(live.standardOutput)")
+        }
+        #expect(lines.allSatisfy { $0.count <= 80 })
+        #expect(lines.last.map(String.init) == Estimate.basis + ".")
+        #expect(lines.filter { $0.contains("estimate") }.count == 1)
+    }
+
     @Test func graphWritesWellFormedSVGAndExportCarriesTheLabel() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.start(interval: 60)

@@ -162,6 +162,51 @@ import Testing
         }
     }
 
+    /// The links of a laptop with a phone tethered: the widest name the kernel allows, the longest signal.
+    static let links: [ClassifiedLink] = [
+        ClassifiedLink(
+            sample: LinkSample(ifindex: 1, name: "lo", operState: .unknown, counters: LinkCounters(rxBytes: 3_250, txBytes: 3_250, rxPackets: 40, txPackets: 40)),
+            classification: Classification(nil, by: .loopback)),
+        ClassifiedLink(
+            sample: LinkSample(ifindex: 3, name: "wlp2s0", operState: .up, counters: LinkCounters(rxBytes: 9_876_543_210, txBytes: 123_456_789, rxPackets: 7_000_000, txPackets: 900_000)),
+            classification: Classification(.wifi, by: .deviceType("wlan"))),
+        ClassifiedLink(
+            sample: LinkSample(ifindex: 9, name: "enx0a1b2c3d4e5f", operState: .lowerLayerDown, counters: .zero),
+            classification: Classification(.cellular, by: .tetheringDriverLocalAddress("cdc_ncm"))),
+        ClassifiedLink(
+            sample: LinkSample(ifindex: 12, name: "wg-office-vpn12", kind: "wireguard", operState: .unknown, counters: LinkCounters(rxBytes: 52_428_800, txBytes: 1_048_576, rxPackets: 40_000, txPackets: 9_000)),
+            classification: Classification(.tunnel, by: .linkKind("wireguard"))),
+    ]
+
+    /// A live session over two refreshes a second apart of the golden interfaces, one merged pair.
+    static func liveSummary() -> String {
+        var session = LiveSession()
+        func links(_ step: UInt64) -> [LinkSample] {
+            [LinkSample(ifindex: 3, name: "wlp2s0", counters: LinkCounters(rxBytes: step * step * 1_250_000, txBytes: step * 12_500, rxPackets: step * step * 900, txPackets: step * 60)),
+             LinkSample(ifindex: 12, name: "wg-office-vpn12", counters: LinkCounters(rxBytes: step * 125_000, txBytes: step * 1_250, rxPackets: step * 90, txPackets: step * 9))]
+        }
+        for step in UInt64(0)..<3 {
+            _ = session.refresh(from: links(step), to: links(step + 1), elapsed: 1, selection: [], include: { _ in "wifi" })
+        }
+        return LiveSession.title(interval: 1, count: 3) + session.summary(selection: [], units: Units())
+    }
+
+    /// Every screen within 80 columns, and the caveat once, the last line.
+    @Test func screensFitEightyColumnsWithTheCaveatOnceLast() throws {
+        let (_, directory, store) = try Self.snapshot()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let interfaces = InterfacesReport.table(Self.links, units: Units())
+        try expectGolden("interfaces.txt", interfaces)
+        let live = Self.liveSummary()
+        try expectGolden("live-summary.txt", live)
+        for (name, screen) in [("events", EventsReport.text(try store.events())), ("events, none", EventsReport.text([])), ("interfaces", interfaces), ("live", live)] {
+            let lines = screen.split(separator: "\n")
+            #expect(lines.allSatisfy { $0.count <= 80 }, "\(name): \(lines.map(\.count).max() ?? 0) columns")
+            #expect(lines.last.map(String.init) == Estimate.basis + ".", "\(name)")
+            #expect(lines.filter { $0.contains("estimate") }.count == 1, "\(name)")
+        }
+    }
+
     @Test func budgetsAndCheckVerdicts() throws {
         let (snapshot, directory, _) = try Self.snapshot()
         defer { try? FileManager.default.removeItem(at: directory) }
