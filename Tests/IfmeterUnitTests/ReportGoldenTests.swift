@@ -193,13 +193,18 @@ import Testing
 
     /// Every screen within 80 columns, and the caveat once, the last line.
     @Test func screensFitEightyColumnsWithTheCaveatOnceLast() throws {
-        let (_, directory, store) = try Self.snapshot()
+        let (snapshot, directory, store) = try Self.snapshot()
         defer { try? FileManager.default.removeItem(at: directory) }
         let interfaces = InterfacesReport.table(Self.links, units: Units())
         try expectGolden("interfaces.txt", interfaces)
         let live = Self.liveSummary()
         try expectGolden("live-summary.txt", live)
-        for (name, screen) in [("events", EventsReport.text(try store.events())), ("events, none", EventsReport.text([])), ("interfaces", interfaces), ("live", live)] {
+        let screens = [
+            ("events", EventsReport.text(try store.events())), ("events, none", EventsReport.text([])), ("interfaces", interfaces), ("live", live),
+            ("status", StatusReport.summary(snapshot, units: Units(), all: true)), ("status -i", StatusReport.text(snapshot, units: Units())),
+            ("classes", StatusReport.classesText(snapshot, units: Units())), ("days", HistoryReport.text(.days, [], units: Units())),
+        ]
+        for (name, screen) in screens {
             let lines = screen.split(separator: "\n")
             #expect(lines.allSatisfy { $0.count <= 80 }, "\(name): \(lines.map(\.count).max() ?? 0) columns")
             #expect(lines.last.map(String.init) == Estimate.basis + ".", "\(name)")

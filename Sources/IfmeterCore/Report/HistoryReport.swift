@@ -116,7 +116,8 @@ package enum HistoryReport {
     package static func text(_ kind: Kind, _ rows: [HistoryRow], units: Units) -> String {
         if rows.isEmpty {
             // No bars to key; where to look instead.
-            return "Nothing counted in this range ('ifmeter status' says what is counted, 'ifmeter interfaces' what is not).\n\(Estimate.basis).\n"
+            let advice = "Nothing counted in this range ('ifmeter status' says what is counted, 'ifmeter interfaces' what is not)."
+            return Wrapping.lines(advice, width: 80).joined(separator: "\n") + "\n\(Estimate.basis).\n"
         }
         let largest = rows.map(\.total).max() ?? 0
         let columns: [(String, TextTable.Alignment)] = [
@@ -144,7 +145,7 @@ package enum HistoryReport {
             let bars = line.counters.map { bar(rx: $0.rxBytes, tx: $0.txBytes, largest: largest, width: barWidth) } ?? ""
             table.append(kind.showsBars ? line.cells + [bars] : line.cells)
         }
-        var notes = ["\(Estimate.basis)."]
+        var notes: [String] = []
         if rows.contains(where: \.live) { notes.append("* includes counters not yet committed by the daemon, read from the kernel now.") }
         if rows.contains(where: \.imported) { notes.append("^ holds history imported from vnStat (ifmeter status -i NAME says from where).") }
         if rows.contains(where: { $0.incomplete != nil }) { notes.append("! a reset with unknown loss fell in this period (see 'ifmeter events').") }
@@ -154,7 +155,8 @@ package enum HistoryReport {
             notes.append("estimated: the running \(whose) total at its end, at the rate so far.")
         }
         if kind.showsBars { notes.append("Bars: r = received, t = transmitted.") }
-        return table.rendered() + notes.joined(separator: "\n") + "\n"
+        // The caveat last, as on every screen.
+        return table.rendered() + (notes + ["\(Estimate.basis)."]).joined(separator: "\n") + "\n"
     }
 
     /// `rrrrtt`: the row's share of the largest row, split rx/tx.
