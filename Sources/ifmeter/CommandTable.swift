@@ -39,8 +39,10 @@ struct OptionSpec: Sendable, Hashable {
     static let config = OptionSpec(["--config"], value: "FILE", "configuration (default /etc/ifmeter/ifmeter.conf, optional)")
     static let help = OptionSpec(["-h", "--help"], "this help")
     static let json = OptionSpec(["--json"], "machine-readable output (a versioned schema)")
+    static let iec = OptionSpec(["--iec"], "1024-based units (KiB, MiB), whatever [Display] Units= says")
     static let si = OptionSpec(["--si"], "1000-based units (kB, MB) instead of KiB, MiB")
     static let bytes = OptionSpec(["--bytes"], "raw byte counts")
+    static let bitRates = OptionSpec(["--bit-rates"], "rates in bits per second, whatever [Display] RateUnit= says")
     static let byteRates = OptionSpec(["--byte-rates"], "rates in bytes per second instead of bits per second")
     static let interface = OptionSpec(
         ["-i", "--interface"], value: "IFACE", repeatable: true, "only this interface (repeatable); a+b shows a and b merged into one")
@@ -70,7 +72,8 @@ struct OptionSpec: Sendable, Hashable {
     static let global: [OptionSpec] = [stateDirectory, config, help]
     /// Accepted only when no command is named.
     static let leading: [OptionSpec] = [version]
-    static let units: [OptionSpec] = [si, bytes, byteRates]
+    /// The defaults of all five are [Display] in ifmeter.conf.
+    static let units: [OptionSpec] = [iec, si, bytes, bitRates, byteRates]
     static let range: [OptionSpec] = [begin, end]
 }
 
@@ -123,7 +126,7 @@ enum CommandName: String, CaseIterable, Sendable {
         case .live: [.interface, .allLinks, .interval, .count, .json] + OptionSpec.units
         case .export: [.interface, .format, .granularity] + OptionSpec.range + [.utc]
         case .graph: [.svg, .kind, .interface, .days, .utc]
-        case .interfaces: [.all, .json, .si, .bytes]
+        case .interfaces: [.all, .json, .iec, .si, .bytes]
         case .importHistory: [.interface, .vnstatConfig]
         case .forget, .completions: []
         }

@@ -173,8 +173,8 @@ enum Commands {
             return 0
         }
         switch layout {
-        case .summary: try context.print(StatusReport.summary(snapshot, units: display.units, all: all, configPath: context.configPath))
-        case .detail: try context.print(StatusReport.text(snapshot, units: display.units, configPath: context.configPath))
+        case .summary: try context.print(StatusReport.summary(snapshot, units: context.units(display), all: all, configPath: context.configPath))
+        case .detail: try context.print(StatusReport.text(snapshot, units: context.units(display), configPath: context.configPath))
         case .oneline: try context.print(StatusReport.oneline(snapshot, all: all || !selection.isEmpty))
         }
         return 0
@@ -182,7 +182,7 @@ enum Commands {
 
     static func classes(_ display: DisplayOptions, _ context: Context) throws(CommandFailure) -> Int32 {
         let snapshot = try readSnapshot(context, measureRates: false)
-        try context.print(display.json ? StatusReport.classesJSON(snapshot).rendered() + "\n" : StatusReport.classesText(snapshot, units: display.units))
+        try context.print(display.json ? StatusReport.classesJSON(snapshot).rendered() + "\n" : StatusReport.classesText(snapshot, units: context.units(display)))
         return 0
     }
 
@@ -194,7 +194,7 @@ enum Commands {
         warnOfBudgets(snapshot)
         let verdict = CheckVerdict(snapshot)
         try context.print(display.json
-            ? StatusReport.checkJSON(snapshot, exitCode: verdict.rawValue).rendered() + "\n" : StatusReport.budgetLines(snapshot, units: display.units))
+            ? StatusReport.checkJSON(snapshot, exitCode: verdict.rawValue).rendered() + "\n" : StatusReport.budgetLines(snapshot, units: context.units(display)))
         return verdict.rawValue
     }
 
@@ -219,7 +219,7 @@ enum Commands {
             throw .store(error)
         }
         store.close()
-        try context.print(display.json ? HistoryReport.json(kind, rows).rendered() + "\n" : HistoryReport.text(kind, rows, units: display.units))
+        try context.print(display.json ? HistoryReport.json(kind, rows).rendered() + "\n" : HistoryReport.text(kind, rows, units: context.units(display), dates: context.configuration.display.dates))
         return 0
     }
 
@@ -310,7 +310,7 @@ enum Commands {
             try context.print(shown.isEmpty && !links.isEmpty
                 ? "No watched interface. " + InterfacesReport.watchHint(
                     unwatched: links, watched: configuration.watchedClasses, configPath: context.configPath) + "--all lists every link.\n"
-                : InterfacesReport.table(shown, units: display.units))
+                : InterfacesReport.table(shown, units: context.units(display)))
         }
         return 0
     }
@@ -354,7 +354,7 @@ enum Commands {
                 try context.print(liveJSON(rows, elapsed: elapsed).rendered(indent: nil) + "\n")
             } else if !interrupted {
                 nameWidth = max(nameWidth, rows.map(\.name.count).max() ?? 0)
-                var lines = rows.map { LiveSession.line($0, nameWidth: nameWidth, units: display.units) }
+                var lines = rows.map { LiveSession.line($0, nameWidth: nameWidth, units: context.units(display)) }
                 if lines.isEmpty { lines = [LiveSession.nothingUp] }
                 if terminal {
                     // The caveat stays below the lines while they change; the summary says it last.
@@ -371,7 +371,7 @@ enum Commands {
         if !display.json {
             // The last rates stay above the summary; the caveat goes, as the summary ends with it.
             if terminal && drawn > 0 { try draw(LiveDrawing.redraw(shown, replacing: drawn), context) }
-            try context.print("\n" + session.summary(selection: selection, units: display.units))
+            try context.print("\n" + session.summary(selection: selection, units: context.units(display)))
         }
         return 0
     }

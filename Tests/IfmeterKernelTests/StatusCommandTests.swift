@@ -314,6 +314,27 @@ struct StatusCommandTests {
         #expect(lines.filter { $0.contains("estimate") }.count == 1)
     }
 
+    /// [Display] sets the units and date labels of every screen; the command line wins, JSON keeps bytes and ISO.
+    @Test func displayDefaultsComeFromTheConfigurationAndTheCommandLineWins() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "[Display]\nUnits=si\nRateUnit=bytes\nDayFormat=%d.%m.%Y\n")
+        try daemon.start(interval: 60)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 20, size: 100, persist: true)
+        #expect(daemon.stop() == 0)
+        let today = TimeText.format(Int64(time(nil)), "%d.%m.%Y")
+        let days = try ifmeter(daemon, ["days"])
+        #expect(days.status == 0, "\(days.standardError)")
+        let row = try #require(days.standardOutput.split(separator: "\n").first { $0.hasPrefix(today) }, "\(days.standardOutput)")
+        #expect(row.contains(" kB ") && row.contains(" B/s") && !row.contains("bit/s"), "\(row)")
+        let overridden = try ifmeter(daemon, ["days", "--iec", "--bit-rates"]).standardOutput
+        let back = try #require(overridden.split(separator: "\n").first { $0.hasPrefix(today) }, "\(overridden)")
+        #expect(back.contains(" KiB ") && back.contains("bit/s"), "\(back)")
+        let document = try json(try ifmeter(daemon, ["days", "--json"]))
+        let rows = try #require(document["rows"] as? [[String: Any]])
+        #expect(rows.allSatisfy { ($0["label"] as? String)?.contains("-") == true && $0["average_bytes_per_second"] is Double }, "\(rows)")
+        let status = try ifmeter(daemon, ["status"]).standardOutput
+        #expect(status.contains(" kB") && !status.contains("KiB"), "\(status)")
+    }
+
     @Test func graphWritesWellFormedSVGAndExportCarriesTheLabel() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.start(interval: 60)

@@ -134,15 +134,36 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let live = Dictionary(snapshot.interfaces.map { ($0.name, $0.liveDelta) }, uniquingKeysWith: { a, _ in a })
         let classes = Dictionary(snapshot.interfaces.map { ($0.name, InterfaceClass(rawValue: $0.interfaceClass) ?? .other) }, uniquingKeysWith: { a, _ in a })
+        let countingSince = Dictionary(snapshot.interfaces.map { ($0.name, $0.firstSeen) }, uniquingKeysWith: { a, _ in a })
         for kind in HistoryReport.Kind.allCases {
             let rows = HistoryReport.rows(
                 kind, buckets: try store.buckets(kind.granularity), live: live, classes: classes,
                 now: snapshot.now, names: [], from: .min, to: .max, limit: kind.defaultLimit,
-                countingSince: Dictionary(snapshot.interfaces.map { ($0.name, $0.firstSeen) }, uniquingKeysWith: { a, _ in a }))
+                countingSince: countingSince)
             let text = HistoryReport.text(kind, rows, units: Units())
             try expectGolden("\(kind.rawValue).txt", text)
             // A terminal of 80 columns shows every view whole: the bars take what is left.
             #expect(text.split(separator: "\n").allSatisfy { $0.count <= 80 }, "\(kind)")
+        }
+        // [Display] formats and units: the widest day label allowed still fits 80 columns.
+        let wide = DateFormats(day: "%d %b %Y", month: "%b %Y")
+        for kind in [HistoryReport.Kind.days, .hours, .months] {
+            let rows = HistoryReport.rows(kind, buckets: try store.buckets(kind.granularity), live: live, classes: classes, now: snapshot.now,
+                                          names: [], from: .min, to: .max, limit: kind.defaultLimit, countingSince: countingSince)
+            let text = HistoryReport.text(kind, rows, units: Units(scale: .si, ratesInBits: false), dates: wide)
+            try expectGolden("\(kind.rawValue)-si-dates.txt", text)
+            #expect(text.split(separator: "\n").allSatisfy { $0.count <= 80 }, "\(kind)")
+        }
+        // JSON: each row's average rate, total bytes over the seconds its period has run.
+        let days = HistoryReport.rows(.days, buckets: try store.buckets(.day), live: live, classes: classes, now: snapshot.now,
+                                      names: [], from: .min, to: .max, limit: 30)
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(HistoryReport.json(.days, days).rendered().utf8)) as? [String: Any])
+        let records = try #require(document["rows"] as? [[String: Any]])
+        #expect(records.map { number($0["elapsed_seconds"]) } == [86_400, 86_400, 43_200, 86_400, 86_400, 43_200])
+        for record in records {
+            let total = Double(number(record["rx_bytes"]) + number(record["tx_bytes"]))
+            let average = try #require(record["average_bytes_per_second"] as? Double)
+            #expect(abs(average - total / Double(number(record["elapsed_seconds"]))) < 1e-9 * average)
         }
         // An empty range says where to look, and keys no bars.
         for kind in HistoryReport.Kind.allCases {

@@ -109,4 +109,44 @@ struct ScreenTests {
         #expect(line.firstRange(of: "  tx ")?.lowerBound.utf16Offset(in: line) == other.firstRange(of: "  tx ")?.lowerBound.utf16Offset(in: other))
         #expect(line.count == other.count)
     }
+
+    /// vnStat's avg. rate: a finished period over its whole length (a 23-hour DST day over 23 hours),
+    /// the running one over the seconds so far, one not begun has none.
+    static let periods: [(start: Int64, end: Int64, now: Int64, bytes: UInt64, seconds: Int64, rate: Double?)] = [
+        (0, 86_400, 200_000, 864_000, 86_400, 10),
+        (0, 82_800, 200_000, 82_800, 82_800, 1),
+        (0, 86_400, 43_200, 86_400, 43_200, 2),
+        (0, 2_592_000, 2_592_000, 2_592_000, 2_592_000, 1),
+        (1000, 1300, 1000, 500, 0, nil),
+        (1000, 1300, 900, 0, 0, nil),
+    ]
+
+    @Test(arguments: periods)
+    func averageRateIsBytesOverTheSecondsPassed(_ c: (start: Int64, end: Int64, now: Int64, bytes: UInt64, seconds: Int64, rate: Double?)) {
+        let seconds = HistoryReport.elapsedSeconds(start: c.start, end: c.end, now: c.now)
+        #expect(seconds == c.seconds)
+        #expect(HistoryReport.averageRate(c.bytes, seconds: seconds) == c.rate)
+    }
+
+    /// Noon UTC of 2026-11-29 (a Sunday): the same date in every zone within eleven hours.
+    static let labels: [(formats: DateFormats, granularity: Granularity, label: String)] = [
+        (DateFormats(), .day, "2026-11-29"),
+        (DateFormats(), .month, "2026-11"),
+        (DateFormats(), .year, "2026"),
+        (DateFormats(day: "%d.%m.%Y"), .day, "29.11.2026"),
+        (DateFormats(day: "%a %e %b"), .day, "Sun 29 Nov"),
+        (DateFormats(month: "%b '%y"), .month, "Nov '26"),
+        (DateFormats(day: "%d.%m.%Y"), .year, "2026"),
+    ]
+
+    @Test(arguments: labels)
+    func periodLabelsFollowTheConfiguredFormats(_ c: (formats: DateFormats, granularity: Granularity, label: String)) {
+        #expect(c.formats.label(1_795_953_600, c.granularity) == c.label)
+    }
+
+    /// Hours and five minutes are dated by DayFormat=, then the time.
+    @Test func hoursTakeTheDayFormat() {
+        let label = DateFormats(day: "%d.%m.%Y").label(1_795_953_600, .hour)
+        #expect(label.hasPrefix("29.11.2026 ") && label.count == 16, "\(label)")
+    }
 }

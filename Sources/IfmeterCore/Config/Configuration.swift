@@ -47,6 +47,17 @@ package struct Budget: Sendable, Hashable {
     }
 }
 
+/// How the CLI writes figures and dates unless its options say otherwise (`[Display]`).
+package struct DisplayDefaults: Sendable, Hashable {
+    package var units = Units()
+    package var dates = DateFormats()
+
+    package init(units: Units = Units(), dates: DateFormats = DateFormats()) {
+        self.units = units
+        self.dates = dates
+    }
+}
+
 /// Everything the daemon and the CLI can be told. Defaults are the values a
 /// fresh install runs with; `ConfigurationFile` fills in what a file says.
 package struct Configuration: Sendable {
@@ -81,6 +92,7 @@ package struct Configuration: Sendable {
     package var budgets: [Budget] = []
     /// Names shown beside interface names (`[Aliases]`): display only, the store and -i keep the kernel's.
     package var aliases: [String: String] = [:]
+    package var display = DisplayDefaults()
 
     package init() {}
 
