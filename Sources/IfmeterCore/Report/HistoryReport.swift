@@ -143,8 +143,18 @@ package enum HistoryReport {
             ("RX", .right), ("TX", .right), ("TOTAL", .right), ("AVG RATE", .right),
         ]
         var lines: [(cells: [String], counters: LinkCounters?)] = []
+        // Hours and five minutes as vnStat lists them: the date on a line of its own, then the times under it.
+        let datedApart = kind == .hours || kind == .fiveminutes
+        var dateLines: [Int: String] = [:]
+        var previous: (name: String, date: String)?
         for row in rows {
             var label = TimeText.bucket(row.start, kind.granularity, formats: dates)
+            if datedApart {
+                let date = TimeText.format(row.start, dates.day)
+                if previous?.name != row.name || previous?.date != date { dateLines[lines.count] = date }
+                previous = (row.name, date)
+                label = "  " + TimeText.format(row.start, TimeText.showsUTC ? "%H:%MZ" : "%H:%M")
+            }
             if row.live { label += "*" }
             if row.incomplete != nil { label += "!" }
             if row.imported { label += "^" }
@@ -179,7 +189,12 @@ package enum HistoryReport {
         }
         if showsBars { notes.append("Bars: r = received, t = transmitted.") }
         // The caveat last, as on every screen.
-        return table.rendered() + (notes + ["\(Estimate.basis)."]).joined(separator: "\n") + "\n"
+        var output = ""
+        for (index, line) in table.rendered().split(separator: "\n").enumerated() {
+            if index > 0, let date = dateLines[index - 1] { output += date + "\n" }
+            output += line + "\n"
+        }
+        return output + (notes + ["\(Estimate.basis)."]).joined(separator: "\n") + "\n"
     }
 
     /// `rrrrtt`: the row's share of the largest row, split rx/tx.
