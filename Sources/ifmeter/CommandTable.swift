@@ -290,6 +290,8 @@ enum CommandName: String, CaseIterable, Sendable {
         local time, --end includes the day named. The current bucket includes
         what the kernel counted since the daemon's last commit (*), and an
         estimated line: its total at the end at the rate counted so far.
+        AVG RATE is the total over the seconds of the period (so far, for the
+        current one). Units and date labels: [Display] in ifmeter.conf.
         """
     }
 

@@ -337,6 +337,7 @@ enum Commands {
         let signals: Int32
         do { signals = try SignalPipe.install([SIGINT, SIGTERM]) } catch { throw .kernel("\(error)") }
         var session = LiveSession()
+        let units = context.units(display)
         let terminal = FileSystem.isTerminal(1)
         var refreshes = 0
         var interrupted = false
@@ -354,7 +355,7 @@ enum Commands {
                 try context.print(liveJSON(rows, elapsed: elapsed).rendered(indent: nil) + "\n")
             } else if !interrupted {
                 nameWidth = max(nameWidth, rows.map(\.name.count).max() ?? 0)
-                var lines = rows.map { LiveSession.line($0, nameWidth: nameWidth, units: context.units(display)) }
+                var lines = rows.map { LiveSession.line($0, nameWidth: nameWidth, units: units) }
                 if lines.isEmpty { lines = [LiveSession.nothingUp] }
                 if terminal {
                     // The caveat stays below the lines while they change; the summary says it last.
@@ -371,7 +372,7 @@ enum Commands {
         if !display.json {
             // The last rates stay above the summary; the caveat goes, as the summary ends with it.
             if terminal && drawn > 0 { try draw(LiveDrawing.redraw(shown, replacing: drawn), context) }
-            try context.print("\n" + session.summary(selection: selection, units: context.units(display)))
+            try context.print("\n" + session.summary(selection: selection, units: units))
         }
         return 0
     }
