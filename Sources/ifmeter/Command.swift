@@ -25,9 +25,17 @@ struct GlobalOptions: Sendable, Equatable {
     var utc = false
 }
 
+/// How to print: the unit options given override `[Display]` of ifmeter.conf, each on its own.
 struct DisplayOptions: Sendable, Equatable {
     var json = false
-    var units = Units()
+    /// --iec, --si or --bytes; nil: Units= of the configuration.
+    var scale: Units.Scale?
+    /// --bit-rates or --byte-rates; nil: RateUnit= of the configuration.
+    var ratesInBits: Bool?
+
+    func units(over defaults: Units) -> Units {
+        Units(scale: scale ?? defaults.scale, ratesInBits: ratesInBits ?? defaults.ratesInBits)
+    }
 }
 
 /// `--begin` and `--end` as written; they become moments only when run, in the zone the store's buckets follow.
@@ -80,7 +88,7 @@ enum Command: Sendable, Equatable {
     case live(InterfaceSelection, interval: Double, count: Int?, DisplayOptions, all: Bool)
     case export(InterfaceSelection, ExportFormat, Granularity, TimeRange)
     case graph(InterfaceSelection, GraphKind, path: String, days: Int)
-    case interfaces(all: Bool, json: Bool)
+    case interfaces(all: Bool, DisplayOptions)
 }
 
 struct Invocation: Sendable, Equatable {
@@ -222,18 +230,18 @@ enum CommandParser {
         case .status:
             if options.flag(.oneline) && options.flag(.json) { throw CommandLineError("--oneline and --json exclude each other", command: name) }
             let layout: StatusLayout = options.flag(.oneline) ? .oneline : options.flag(.interface) ? .detail : .summary
-            return .status(try options.selection(), layout, options.display(), all: options.flag(.allInterfaces))
+            return .status(try options.selection(), layout, try options.display(), all: options.flag(.allInterfaces))
         case .fiveminutes, .hours, .days, .months, .years, .top:
-            return .history(name, try options.selection(), limit: try options.number(.limit), try options.range(), options.display())
+            return .history(name, try options.selection(), limit: try options.number(.limit), try options.range(), try options.display())
         case .classes:
-            return .classes(options.display())
+            return .classes(try options.display())
         case .check:
-            return .check(options.display())
+            return .check(try options.display())
         case .events:
             return .events(try options.selection(), limit: try options.number(.limit) ?? 50, json: options.flag(.json))
         case .live:
             return .live(
-                try options.selection(), interval: try options.seconds(.interval) ?? 1, count: try options.number(.count), options.display(),
+                try options.selection(), interval: try options.seconds(.interval) ?? 1, count: try options.number(.count), try options.display(),
                 all: options.flag(.allLinks))
         case .export:
             let format = try options.choice(.format, ExportFormat.self, expected: "csv or jsonl") ?? .csv
@@ -253,7 +261,7 @@ enum CommandParser {
             }
             return .graph(try options.selection(), kind, path: path, days: days)
         case .interfaces:
-            return .interfaces(all: options.flag(.all), json: options.flag(.json))
+            return .interfaces(all: options.flag(.all), try options.display())
         case .forget:
             guard options.flag(.force) else {
                 throw CommandLineError("forget removes every record of \(operand); add --force to remove them", command: name)
@@ -301,11 +309,16 @@ private struct GivenOptions {
         }
     }
 
-    func display() -> DisplayOptions {
+    /// --bytes wins over --iec and --si (raw counts have no prefix); opposites given together are a mistake.
+    func display() throws(CommandLineError) -> DisplayOptions {
+        if flag(.iec) && flag(.si) { throw CommandLineError("--iec and --si exclude each other", command: command) }
+        if flag(.bitRates) && flag(.byteRates) { throw CommandLineError("--bit-rates and --byte-rates exclude each other", command: command) }
         var display = DisplayOptions(json: flag(.json))
-        if flag(.si) { display.units.scale = .si }
-        if flag(.bytes) { display.units.scale = .raw }
-        if flag(.byteRates) { display.units.ratesInBits = false }
+        if flag(.iec) { display.scale = .iec }
+        if flag(.si) { display.scale = .si }
+        if flag(.bytes) { display.scale = .raw }
+        if flag(.bitRates) { display.ratesInBits = true }
+        if flag(.byteRates) { display.ratesInBits = false }
         return display
     }
 

@@ -39,8 +39,10 @@ struct OptionSpec: Sendable, Hashable {
     static let config = OptionSpec(["--config"], value: "FILE", "configuration (default /etc/ifmeter/ifmeter.conf, optional)")
     static let help = OptionSpec(["-h", "--help"], "this help")
     static let json = OptionSpec(["--json"], "machine-readable output (a versioned schema)")
+    static let iec = OptionSpec(["--iec"], "1024-based units (KiB, MiB), whatever [Display] Units= says")
     static let si = OptionSpec(["--si"], "1000-based units (kB, MB) instead of KiB, MiB")
     static let bytes = OptionSpec(["--bytes"], "raw byte counts")
+    static let bitRates = OptionSpec(["--bit-rates"], "rates in bits per second, whatever [Display] RateUnit= says")
     static let byteRates = OptionSpec(["--byte-rates"], "rates in bytes per second instead of bits per second")
     static let interface = OptionSpec(
         ["-i", "--interface"], value: "IFACE", repeatable: true, "only this interface (repeatable); a+b shows a and b merged into one")
@@ -71,7 +73,8 @@ struct OptionSpec: Sendable, Hashable {
     static let global: [OptionSpec] = [stateDirectory, config, help]
     /// Accepted only when no command is named.
     static let leading: [OptionSpec] = [version]
-    static let units: [OptionSpec] = [si, bytes, byteRates]
+    /// The defaults of all five are [Display] in ifmeter.conf.
+    static let units: [OptionSpec] = [iec, si, bytes, bitRates, byteRates]
     static let range: [OptionSpec] = [begin, end]
 }
 
@@ -129,7 +132,7 @@ enum CommandName: String, CaseIterable, Sendable {
         case .live: [.interface, .allLinks, .interval, .count, .json] + OptionSpec.units
         case .export: [.interface, .format, .granularity] + OptionSpec.range + [.utc]
         case .graph: [.svg, .kind, .interface, .days, .utc]
-        case .interfaces: [.all, .json]
+        case .interfaces: [.all, .json, .iec, .si, .bytes]
         case .importHistory: [.interface, .vnstatConfig]
         case .forget: [.force]
         case .watch, .unwatch, .rename, .merge, .completions: []
@@ -154,7 +157,7 @@ enum CommandName: String, CaseIterable, Sendable {
         case .export: "stored records as CSV or JSON lines"
         case .graph: "an SVG picture: summary, hourly, daily, monthly or top"
         case .check: "exit 1 or 2 when a data budget is at risk or exceeded"
-        case .interfaces: "the links, their class and why, raw counters"
+        case .interfaces: "the links, their class and why, their counters"
         case .watch: "count an interface from now on, whatever its class (vnStat's add)"
         case .unwatch: "stop counting an interface; its history stays"
         case .rename: "give a gone interface's history to its new name (vnStat's rename)"
@@ -206,15 +209,17 @@ enum CommandName: String, CaseIterable, Sendable {
             """
         case .events:
             """
-            The reset log: when, which interface, old and new ifindex, the reason,
-            and what is known to be lost (none, unknown, discarded). Newest last;
-            --limit keeps the latest N (default 50).
+            The reset log: when, which interface, the reason and what is known to
+            be lost (none, unknown, discarded), with what happened and the old and
+            new ifindex beneath. Newest last; --limit keeps the latest N (default 50).
             """
         case .live:
             """
             Rates per watched interface (--all: every link but loopback) read from
-            the kernel directly, refreshed every --interval (default 1 s) in place
-            until Ctrl-C, or N times.
+            the kernel directly, a line each redrawn in place every --interval
+            (default 1 s) until Ctrl-C, or N times; then the max, average and min
+            of each rate, as vnStat's live mode has them. In a pipe the lines are
+            appended.
             """
         case .export:
             """
@@ -247,9 +252,10 @@ enum CommandName: String, CaseIterable, Sendable {
             Lists the watched interfaces (--all: every link) with their class, the
             signal that decided it (override, link kind, DEVTYPE, sysfs marker, the
             driver of a phone tethered over USB, ARP type, a real Ethernet device, or
-            name), ifindex, link kind, operational state and 64-bit counters since
-            the interface was created. With none watched, it names the links there
-            and the Watch= line that would count them. Loopback is never counted.
+            name), operational state and bytes since the interface was created
+            (--json: ifindex, kind and every counter). With none watched, it names
+            the links there and the Watch= line that would count them. Loopback is
+            never counted.
             """
         case .importHistory:
             """
@@ -324,6 +330,8 @@ enum CommandName: String, CaseIterable, Sendable {
         local time, --end includes the day named. The current bucket includes
         what the kernel counted since the daemon's last commit (*), and an
         estimated line: its total at the end at the rate counted so far.
+        AVG RATE is the total over the seconds of the period (so far, for the
+        current one). Units and date labels: [Display] in ifmeter.conf.
         """
     }
 

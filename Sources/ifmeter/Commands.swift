@@ -44,7 +44,7 @@ enum Commands {
             return try live(selection, interval: interval, count: count, display, all: all, context)
         case .export(let selection, let format, let granularity, let range): return try export(selection, format, granularity, range, context)
         case .graph(let selection, let kind, let path, let days): return try graph(selection, kind, path: path, days: days, context)
-        case .interfaces(let all, let json): return try interfaces(all: all, json: json, context)
+        case .interfaces(let all, let display): return try interfaces(all: all, display, context)
         }
     }
 
@@ -159,8 +159,8 @@ enum Commands {
             return 0
         }
         switch layout {
-        case .summary: try context.print(StatusReport.summary(snapshot, units: display.units, all: all, configPath: context.configPath))
-        case .detail: try context.print(StatusReport.text(snapshot, units: display.units, configPath: context.configPath))
+        case .summary: try context.print(StatusReport.summary(snapshot, units: context.units(display), all: all, configPath: context.configPath))
+        case .detail: try context.print(StatusReport.text(snapshot, units: context.units(display), configPath: context.configPath))
         case .oneline: try context.print(StatusReport.oneline(snapshot, all: all || !selection.isEmpty))
         }
         return 0
@@ -168,7 +168,7 @@ enum Commands {
 
     static func classes(_ display: DisplayOptions, _ context: Context) throws(CommandFailure) -> Int32 {
         let snapshot = try readSnapshot(context, measureRates: false)
-        try context.print(display.json ? StatusReport.classesJSON(snapshot).rendered() + "\n" : StatusReport.classesText(snapshot, units: display.units))
+        try context.print(display.json ? StatusReport.classesJSON(snapshot).rendered() + "\n" : StatusReport.classesText(snapshot, units: context.units(display)))
         return 0
     }
 
@@ -180,7 +180,7 @@ enum Commands {
         warnOfBudgets(snapshot)
         let verdict = CheckVerdict(snapshot)
         try context.print(display.json
-            ? StatusReport.checkJSON(snapshot, exitCode: verdict.rawValue).rendered() + "\n" : StatusReport.budgetLines(snapshot, units: display.units))
+            ? StatusReport.checkJSON(snapshot, exitCode: verdict.rawValue).rendered() + "\n" : StatusReport.budgetLines(snapshot, units: context.units(display)))
         return verdict.rawValue
     }
 
@@ -205,7 +205,7 @@ enum Commands {
             throw .store(error)
         }
         store.close()
-        try context.print(display.json ? HistoryReport.json(kind, rows).rendered() + "\n" : HistoryReport.text(kind, rows, units: display.units))
+        try context.print(display.json ? HistoryReport.json(kind, rows).rendered() + "\n" : HistoryReport.text(kind, rows, units: context.units(display), dates: context.configuration.display.dates))
         return 0
     }
 
@@ -284,20 +284,20 @@ enum Commands {
         return 0
     }
 
-    static func interfaces(all: Bool, json: Bool, _ context: Context) throws(CommandFailure) -> Int32 {
+    static func interfaces(all: Bool, _ display: DisplayOptions, _ context: Context) throws(CommandFailure) -> Int32 {
         var configuration = context.configuration
         configuration.chosen = context.chosenWatches()
         let classifier = configuration.classifier
         let links = try context.kernelLinks().map { ClassifiedLink(sample: $0, classification: classifier.classify($0)) }
         let shown = links.filter { all || configuration.watches($0.sample.name, $0.classification.interfaceClass) }
-        if json {
+        if display.json {
             try context.print(InterfacesReport.json(shown))
         } else {
             // An empty table says nothing: say what is there and how to count it.
             try context.print(shown.isEmpty && !links.isEmpty
                 ? "No watched interface. " + InterfacesReport.watchHint(
                     unwatched: links, watched: configuration.watchedClasses, configPath: context.configPath) + "--all lists every link.\n"
-                : InterfacesReport.table(shown))
+                : InterfacesReport.table(shown, units: context.units(display)))
         }
         return 0
     }
@@ -324,41 +324,68 @@ enum Commands {
         let signals: Int32
         do { signals = try SignalPipe.install([SIGINT, SIGTERM]) } catch { throw .kernel("\(error)") }
         var session = LiveSession()
+        let units = context.units(display)
         let terminal = FileSystem.isTerminal(1)
         var refreshes = 0
         var interrupted = false
+        // The name column is as wide as the widest name seen, so the rates never shift under the eye.
+        var nameWidth = 9
+        var drawn = 0
+        var shown: [String] = []
+        if !display.json { try context.print(LiveSession.title(interval: interval, count: count)) }
         while !interrupted && (count.map({ refreshes < $0 }) ?? true) {
             interrupted = FileSystem.waitReadable(signals, seconds: interval)
             let current = try kernelSample(source)
             let elapsed = current.time - previous.time
             let rows = session.refresh(from: previous.links, to: current.links, elapsed: elapsed, selection: selection, include: include)
             if display.json {
-                try context.print(JSON.object([
-                    ("schema", .string("ifmeter.live/1")), ("estimate", .bool(true)), ("basis", .string(Estimate.basis)),
-                    ("interval_seconds", .double(elapsed)),
-                    ("interfaces", .array(rows.map { row in
-                        .object([
-                            ("interface", .string(row.name)), ("class", .string(row.interfaceClass)),
-                            ("rx_bytes_per_second", .double(row.rate.rxBytes)), ("tx_bytes_per_second", .double(row.rate.txBytes)),
-                            ("rx_packets_per_second", .double(row.rate.rxPackets)), ("tx_packets_per_second", .double(row.rate.txPackets)),
-                            ("session_rx_bytes", .uint(row.session.rxBytes)), ("session_tx_bytes", .uint(row.session.txBytes)),
-                        ])
-                    })),
-                ]).rendered(indent: nil) + "\n")
+                try context.print(liveJSON(rows, elapsed: elapsed).rendered(indent: nil) + "\n")
             } else if !interrupted {
-                // In place on a terminal, one table after another in a pipe. The clearing is ifmeter's own control
-                // sequence: print() would show it as text, as it shows one in a name.
-                if terminal { Output.terminalControl(.clearScreen) }
-                let separator = !terminal && refreshes > 0 ? "\n" : ""
-                let until = count.map { "\($0) time\($0 == 1 ? "" : "s")" } ?? "Ctrl-C to stop"
-                try context.print(separator + "ifmeter live, every \(interval) s, \(until): rates from the kernel, \(Estimate.basis)\n"
-                    + LiveSession.table(rows, units: display.units))
+                nameWidth = max(nameWidth, rows.map(\.name.count).max() ?? 0)
+                var lines = rows.map { LiveSession.line($0, nameWidth: nameWidth, units: units) }
+                if lines.isEmpty { lines = [LiveSession.nothingUp] }
+                if terminal {
+                    // The caveat stays below the lines while they change; the summary says it last.
+                    try draw(LiveDrawing.redraw(lines + [Estimate.basis + "."], replacing: drawn), context)
+                    drawn = lines.count + 1
+                    shown = lines
+                } else if !(rows.isEmpty && refreshes > 0) {
+                    try context.print(lines.joined(separator: "\n") + "\n")
+                }
             }
             previous = current
             refreshes += 1
         }
-        if !display.json { try context.print((terminal || refreshes > 0 ? "\n" : "") + session.summary(selection: selection, units: display.units)) }
+        if !display.json {
+            // The last rates stay above the summary; the caveat goes, as the summary ends with it.
+            if terminal && drawn > 0 { try draw(LiveDrawing.redraw(shown, replacing: drawn), context) }
+            try context.print("\n" + session.summary(selection: selection, units: units))
+        }
         return 0
+    }
+
+    static func draw(_ pieces: [LiveDrawing.Piece], _ context: Context) throws(CommandFailure) {
+        for piece in pieces {
+            switch piece {
+            case .control(let control): Output.terminalControl(control)
+            case .text(let text): try context.print(text)
+            }
+        }
+    }
+
+    static func liveJSON(_ rows: [LiveRow], elapsed: Double) -> JSON {
+        JSON.object([
+            ("schema", .string("ifmeter.live/1")), ("estimate", .bool(true)), ("basis", .string(Estimate.basis)),
+            ("interval_seconds", .double(elapsed)),
+            ("interfaces", .array(rows.map { row in
+                .object([
+                    ("interface", .string(row.name)), ("class", .string(row.interfaceClass)),
+                    ("rx_bytes_per_second", .double(row.rate.rxBytes)), ("tx_bytes_per_second", .double(row.rate.txBytes)),
+                    ("rx_packets_per_second", .double(row.rate.rxPackets)), ("tx_packets_per_second", .double(row.rate.txPackets)),
+                    ("session_rx_bytes", .uint(row.session.rxBytes)), ("session_tx_bytes", .uint(row.session.txBytes)),
+                ])
+            })),
+        ])
     }
 
     // MARK: Reading

@@ -119,6 +119,9 @@ struct Context {
         }
     }
 
+    /// The units the command line asks for, else those [Display] of the configuration sets.
+    func units(_ display: DisplayOptions) -> Units { display.units(over: configuration.display.units) }
+
     /// The configuration file in force, or the one a user would create.
     var configPath: String { globals.configPath ?? Configuration.defaultPath }
 

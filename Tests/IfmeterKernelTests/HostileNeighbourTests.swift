@@ -56,15 +56,19 @@ struct HostileNeighbourTests {
             let controls = result.standardOutput.unicodeScalars.filter { String.isTerminalControl($0) }
             #expect(controls.isEmpty, "\(command): \(controls.map(\.value))")
         }
-        // On a terminal (script's pty) live clears the screen at each
-        // refresh with its own sequence, raw; a name's still reads as text.
+        // On a terminal (script's pty) live redraws its lines in place with
+        // its own sequences, raw (cursor up, erase line); a name's still reads as text.
         let live = ([TestEnvironment.binary("ifmeter"), "--state-dir", daemon.stateDirectory, "--config", daemon.configPath]
             + ["live", "--count", "2", "--interval", "0.1"]).map { "'\($0)'" }.joined(separator: " ")
         let onTerminal = try daemon.namespace.run(["script", "-qec", live, "/dev/null"])
         #expect(onTerminal.status == 0, "\(onTerminal.standardOutput)\(onTerminal.standardError)")
-        let clearScreen = "\u{1B}[H\u{1B}[2J"
-        #expect(onTerminal.standardOutput.components(separatedBy: clearScreen).count == 3, "\(onTerminal.standardOutput.debugDescription)")
-        let onScreen = onTerminal.standardOutput.replacingOccurrences(of: clearScreen, with: "").replacingOccurrences(of: "\r", with: "")
+        let cursorUp = try NSRegularExpression(pattern: "\u{1B}\\[[0-9]+A")
+        let output = onTerminal.standardOutput
+        // Up over the first refresh, then over the second to take the caveat off above the summary.
+        #expect(cursorUp.numberOfMatches(in: output, range: NSRange(output.startIndex..., in: output)) == 2, "\(output.debugDescription)")
+        #expect(output.contains("\u{1B}[2K") && output.contains("\u{1B}[J"), "\(output.debugDescription)")
+        let onScreen = cursorUp.stringByReplacingMatches(in: output, range: NSRange(output.startIndex..., in: output), withTemplate: "")
+            .replacingOccurrences(of: "\u{1B}[2K", with: "").replacingOccurrences(of: "\u{1B}[J", with: "").replacingOccurrences(of: "\r", with: "")
         #expect(onScreen.unicodeScalars.filter { String.isTerminalControl($0) }.isEmpty, "\(onScreen.debugDescription)")
         #expect(onScreen.contains("\\x1b[2J"), "\(onScreen)")
         // JSON: parses, every name back.

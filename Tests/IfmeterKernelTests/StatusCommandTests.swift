@@ -295,6 +295,46 @@ struct StatusCommandTests {
         }
     }
 
+    /// In a pipe `live` appends a line per interface and refresh, as vnStat -l does, and ends with the
+    /// min, average and max of each rate; every line within 80 columns, the caveat once, last.
+    @Test func livePipedAppendsLinesAndEndsWithMinAverageMax() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.namespace.exec(["ip", "link", "add", "v0", "type", "veth", "peer", "name", "v1"])
+        let live = try ifmeter(daemon, ["live", "--all", "--count", "3", "--interval", "0.1"])
+        #expect(live.status == 0, "\(live.standardError)")
+        let lines = live.standardOutput.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        #expect(lines.first == "ifmeter live, every 0.1 s, 3 times")
+        #expect(lines.filter { $0.hasPrefix("v0 ") && $0.contains(" rx ") && $0.contains(" tx ") }.count == 3, "\(live.standardOutput)")
+        #expect(!live.standardOutput.contains("\u{1B}"))
+        for label in ["  total ", "  max ", "  average ", "  min "] {
+            #expect(lines.filter { $0.hasPrefix(label) }.count == 2, "\(label): \(live.standardOutput)")
+        }
+        #expect(lines.allSatisfy { $0.count <= 80 })
+        #expect(lines.last.map(String.init) == Estimate.basis + ".")
+        #expect(lines.filter { $0.contains("estimate") }.count == 1)
+    }
+
+    /// [Display] sets the units and date labels of every screen; the command line wins, JSON keeps bytes and ISO.
+    @Test func displayDefaultsComeFromTheConfigurationAndTheCommandLineWins() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "[Display]\nUnits=si\nRateUnit=bytes\nDayFormat=%d.%m.%Y\n")
+        try daemon.start(interval: 60)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 20, size: 100, persist: true)
+        #expect(daemon.stop() == 0)
+        let today = TimeText.format(Int64(time(nil)), "%d.%m.%Y")
+        let days = try ifmeter(daemon, ["days"])
+        #expect(days.status == 0, "\(days.standardError)")
+        let row = try #require(days.standardOutput.split(separator: "\n").first { $0.hasPrefix(today) }, "\(days.standardOutput)")
+        #expect(row.contains(" kB ") && row.contains(" B/s") && !row.contains("bit/s"), "\(row)")
+        let overridden = try ifmeter(daemon, ["days", "--iec", "--bit-rates"]).standardOutput
+        let back = try #require(overridden.split(separator: "\n").first { $0.hasPrefix(today) }, "\(overridden)")
+        #expect(back.contains(" KiB ") && back.contains("bit/s"), "\(back)")
+        let document = try json(try ifmeter(daemon, ["days", "--json"]))
+        let rows = try #require(document["rows"] as? [[String: Any]])
+        #expect(rows.allSatisfy { ($0["label"] as? String)?.contains("-") == true && $0["average_bytes_per_second"] is Double }, "\(rows)")
+        let status = try ifmeter(daemon, ["status"]).standardOutput
+        #expect(status.contains(" kB") && !status.contains("KiB"), "\(status)")
+    }
+
     @Test func graphWritesWellFormedSVGAndExportCarriesTheLabel() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.start(interval: 60)

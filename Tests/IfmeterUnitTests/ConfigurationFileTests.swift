@@ -60,9 +60,9 @@ import Testing
         ("[Interfaces]\nWatc=wifi", "bad.conf:2: unknown key \"Watc\" in [Interfaces]; did you mean Watch=?"),
         ("[Interfaces]\nClasses=wifi", "bad.conf:2: unknown key \"Classes\" in [Interfaces] (known: Watch=)"),
         ("[Retention]\ndailydays=40", "bad.conf:2: unknown key \"dailydays\" in [Retention]; did you mean DailyDays=?"),
-        ("[Deamon]", "bad.conf:1: unknown section \"Deamon\" (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets], [Aliases])"),
+        ("[Deamon]", "bad.conf:1: unknown section \"Deamon\" (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets], [Aliases], [Display])"),
         // A name from a 4 KiB line is shown as far as a person reads it.
-        ("[" + String(repeating: "s", count: 4000) + "]", "bad.conf:1: unknown section \"" + String(repeating: "s", count: 40) + "…\" (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets], [Aliases])"),
+        ("[" + String(repeating: "s", count: 4000) + "]", "bad.conf:1: unknown section \"" + String(repeating: "s", count: 40) + "…\" (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets], [Aliases], [Display])"),
         ("[Aliases]\nwwan*=phone", "bad.conf:2: \"wwan*\": an alias names one interface, like wwan0=phone"),
         ("[Aliases]\nwwan0=", "bad.conf:2: wwan0=\"\": an alias is 1 to 32 printable characters"),
         ("SampleIntervalSec=5", "bad.conf:1: \"SampleIntervalSec\"= outside any section"),
@@ -71,7 +71,7 @@ import Testing
         ("[Daemon]\nStateDirectory=relative", "bad.conf:2: StateDirectory=\"relative\": expected an absolute path"),
         ("[Daemon]\nSampleIntervalSec=5\nSampleIntervalSec=6", "bad.conf:3: SampleIntervalSec= set twice in [Daemon]"),
         ("[Classes]\ntun*=tunnel\nwg*=tunnel\ntun*=wifi", "bad.conf:4: tun*= set twice in [Classes]; the first wins, this line would never apply"),
-        ("[Daemon]\n" + String(repeating: "k", count: 4000) + "=1", "bad.conf:2: unknown key \"" + String(repeating: "k", count: 40) + "…\" in [Daemon] (known: SampleIntervalSec= CommitIntervalSec= StateDirectory= MaxRate= EventBufferBytes= BootIDPath= MetricsFile= MetricsKeepGoneSec= SysfsRoot=)"),
+        ("[Daemon]\n" + String(repeating: "k", count: 4000) + "=1", "bad.conf:2: unknown key \"" + String(repeating: "k", count: 40) + "…\" in [Daemon] (known: SampleIntervalSec= CommitIntervalSec= StateDirectory= MaxRate= EventBufferBytes= BootIDPath= MetricsFile= MetricsKeepGoneSec= SysfsRoot= TimeSyncWaitSec=)"),
         ("[Interfaces]\nWatch=wifi satellite", "bad.conf:2: Watch=: unknown class \"satellite\" (known: wifi cellular tunnel wired other)"),
         ("[Classes]\nppp[0-9=cellular", "bad.conf:2: \"ppp[0-9\": invalid name pattern (unclosed [ or longer than 15 characters of name)"),
         ("[Classes]\nppp*=modem", "bad.conf:2: ppp*=\"modem\": expected wifi, cellular, tunnel, wired, other or ignore"),
@@ -96,9 +96,36 @@ import Testing
         ("[Budgets]\nwifii=1GB", "bad.conf:2: \"wifii\"=: not a class; did you mean wifi? " + misspeltClassNote),
         ("[Budgets]\nothers=1GB", "bad.conf:2: \"others\"=: not a class; did you mean other? " + misspeltClassNote),
         ("[Budgets]\ncelular=lots", "bad.conf:2: \"celular\"=: not a class; did you mean cellular? " + misspeltClassNote),
+        ("[Display]\nUnits=kibi", "bad.conf:2: Units=\"kibi\": expected iec, si, bytes"),
+        ("[Display]\nRateUnit=bps", "bad.conf:2: RateUnit=\"bps\": expected bits, bytes"),
+        ("[Display]\nDateFormat=%d.%m.", "bad.conf:2: unknown key \"DateFormat\" in [Display]; did you mean DayFormat=?"),
+        ("[Display]\nDayFormat=%d %H:%M", "bad.conf:2: DayFormat=\"%d %H:%M\": " + dayConversions),
+        ("[Display]\nMonthFormat=%Y-%m-%d", "bad.conf:2: MonthFormat=\"%Y-%m-%d\": a month label takes only the conversions %% %B %C %Y %b %h %m %y"),
+        ("[Display]\nDayFormat=%", "bad.conf:2: DayFormat=\"%\": " + dayConversions),
+        ("[Display]\nDayFormat=%A, %d %B %Y", "bad.conf:2: DayFormat=\"%A, %d %B %Y\": labels up to 28 characters wide; at most 11 keep the views within 80 columns"),
+        ("[Display]\nDayFormat=", "bad.conf:2: DayFormat=\"\": expected a strftime pattern of printable ASCII, like %d.%m.%Y"),
+        ("[Display]\nMonthFormat=%b\u{7}", "bad.conf:2: MonthFormat=\"%b?\": expected a strftime pattern of printable ASCII, like %b %Y"),
         ("[Budgets]\n" + String(repeating: "w", count: 4000) + "=lots", "bad.conf:2: \"" + String(repeating: "w", count: 40) + "…\": a budget names a class (wifi, cellular, tunnel, wired, other) or an interface"),
     ]
 
+    /// [Display]: the CLI's units and date labels, as vnStat's UnitMode, RateUnit, DayFormat and MonthFormat.
+    static let displays: [(text: String, display: DisplayDefaults)] = [
+        ("", DisplayDefaults()),
+        ("Units=si\nRateUnit=bytes", DisplayDefaults(units: Units(scale: .si, ratesInBits: false))),
+        ("Units=IEC\nRateUnit=Bits", DisplayDefaults(units: Units(scale: .iec, ratesInBits: true))),
+        ("Units=bytes", DisplayDefaults(units: Units(scale: .raw))),
+        ("DayFormat=%d.%m.%Y\nMonthFormat=%b %Y", DisplayDefaults(dates: DateFormats(day: "%d.%m.%Y", month: "%b %Y"))),
+        // Quoted as vnstat.conf writes it.
+        ("DayFormat=\"%x\"", DisplayDefaults(dates: DateFormats(day: "%x"))),
+        ("DayFormat=%a %e %b", DisplayDefaults(dates: DateFormats(day: "%a %e %b"))),
+    ]
+
+    @Test(arguments: displays)
+    func displayDefaults(_ c: (text: String, display: DisplayDefaults)) throws {
+        #expect(try ConfigurationFile.parse("[Display]\n" + c.text + "\n", path: "display.conf").display == c.display)
+    }
+
+    static let dayConversions = "a day label takes only the conversions %% %A %B %C %D %F %G %U %V %W %Y %a %b %d %e %g %h %j %m %u %w %x %y"
     static let misspeltClassNote = "(a key this close to a class names an interface only if it has a digit, like wwan0)"
 
     /// Keys of [Budgets] name interfaces too, before they are first seen:
@@ -141,7 +168,7 @@ import Testing
         #expect {
             _ = try ConfigurationFile.parse("[Daemon]\r\n\r\nBogus=1\r\n", path: "dos.conf")
         } throws: { error in
-            (error as? ConfigurationError)?.description == "dos.conf:3: unknown key \"Bogus\" in [Daemon] (known: SampleIntervalSec= CommitIntervalSec= StateDirectory= MaxRate= EventBufferBytes= BootIDPath= MetricsFile= MetricsKeepGoneSec= SysfsRoot=)"
+            (error as? ConfigurationError)?.description == "dos.conf:3: unknown key \"Bogus\" in [Daemon] (known: SampleIntervalSec= CommitIntervalSec= StateDirectory= MaxRate= EventBufferBytes= BootIDPath= MetricsFile= MetricsKeepGoneSec= SysfsRoot= TimeSyncWaitSec=)"
         }
     }
 

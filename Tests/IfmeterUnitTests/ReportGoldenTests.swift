@@ -134,15 +134,36 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let live = Dictionary(snapshot.interfaces.map { ($0.name, $0.liveDelta) }, uniquingKeysWith: { a, _ in a })
         let classes = Dictionary(snapshot.interfaces.map { ($0.name, InterfaceClass(rawValue: $0.interfaceClass) ?? .other) }, uniquingKeysWith: { a, _ in a })
+        let countingSince = Dictionary(snapshot.interfaces.map { ($0.name, $0.firstSeen) }, uniquingKeysWith: { a, _ in a })
         for kind in HistoryReport.Kind.allCases {
             let rows = HistoryReport.rows(
                 kind, buckets: try store.buckets(kind.granularity), live: live, classes: classes,
                 now: snapshot.now, names: [], from: .min, to: .max, limit: kind.defaultLimit,
-                countingSince: Dictionary(snapshot.interfaces.map { ($0.name, $0.firstSeen) }, uniquingKeysWith: { a, _ in a }))
+                countingSince: countingSince)
             let text = HistoryReport.text(kind, rows, units: Units())
             try expectGolden("\(kind.rawValue).txt", text)
             // A terminal of 80 columns shows every view whole: the bars take what is left.
             #expect(text.split(separator: "\n").allSatisfy { $0.count <= 80 }, "\(kind)")
+        }
+        // [Display] formats and units: the widest day label allowed still fits 80 columns.
+        let wide = DateFormats(day: "%d %b %Y", month: "%b %Y")
+        for kind in [HistoryReport.Kind.days, .hours, .months] {
+            let rows = HistoryReport.rows(kind, buckets: try store.buckets(kind.granularity), live: live, classes: classes, now: snapshot.now,
+                                          names: [], from: .min, to: .max, limit: kind.defaultLimit, countingSince: countingSince)
+            let text = HistoryReport.text(kind, rows, units: Units(scale: .si, ratesInBits: false), dates: wide)
+            try expectGolden("\(kind.rawValue)-si-dates.txt", text)
+            #expect(text.split(separator: "\n").allSatisfy { $0.count <= 80 }, "\(kind)")
+        }
+        // JSON: each row's average rate, total bytes over the seconds its period has run.
+        let days = HistoryReport.rows(.days, buckets: try store.buckets(.day), live: live, classes: classes, now: snapshot.now,
+                                      names: [], from: .min, to: .max, limit: 30)
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(HistoryReport.json(.days, days).rendered().utf8)) as? [String: Any])
+        let records = try #require(document["rows"] as? [[String: Any]])
+        #expect(records.map { number($0["elapsed_seconds"]) } == [86_400, 86_400, 43_200, 86_400, 86_400, 43_200])
+        for record in records {
+            let total = Double(number(record["rx_bytes"]) + number(record["tx_bytes"]))
+            let average = try #require(record["average_bytes_per_second"] as? Double)
+            #expect(abs(average - total / Double(number(record["elapsed_seconds"]))) < 1e-9 * average)
         }
         // An empty range says where to look, and keys no bars.
         for kind in HistoryReport.Kind.allCases {
@@ -159,6 +180,56 @@ import Testing
             let record = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             #expect(record["estimate"] as? Bool == true)
             #expect(record["basis"] as? String == CounterStore.basis)
+        }
+    }
+
+    /// The links of a laptop with a phone tethered: the widest name the kernel allows, the longest signal.
+    static let links: [ClassifiedLink] = [
+        ClassifiedLink(
+            sample: LinkSample(ifindex: 1, name: "lo", operState: .unknown, counters: LinkCounters(rxBytes: 3_250, txBytes: 3_250, rxPackets: 40, txPackets: 40)),
+            classification: Classification(nil, by: .loopback)),
+        ClassifiedLink(
+            sample: LinkSample(ifindex: 3, name: "wlp2s0", operState: .up, counters: LinkCounters(rxBytes: 9_876_543_210, txBytes: 123_456_789, rxPackets: 7_000_000, txPackets: 900_000)),
+            classification: Classification(.wifi, by: .deviceType("wlan"))),
+        ClassifiedLink(
+            sample: LinkSample(ifindex: 9, name: "enx0a1b2c3d4e5f", operState: .lowerLayerDown, counters: .zero),
+            classification: Classification(.cellular, by: .tetheringDriverLocalAddress("cdc_ncm"))),
+        ClassifiedLink(
+            sample: LinkSample(ifindex: 12, name: "wg-office-vpn12", kind: "wireguard", operState: .unknown, counters: LinkCounters(rxBytes: 52_428_800, txBytes: 1_048_576, rxPackets: 40_000, txPackets: 9_000)),
+            classification: Classification(.tunnel, by: .linkKind("wireguard"))),
+    ]
+
+    /// A live session over two refreshes a second apart of the golden interfaces, one merged pair.
+    static func liveSummary() -> String {
+        var session = LiveSession()
+        func links(_ step: UInt64) -> [LinkSample] {
+            [LinkSample(ifindex: 3, name: "wlp2s0", counters: LinkCounters(rxBytes: step * step * 1_250_000, txBytes: step * 12_500, rxPackets: step * step * 900, txPackets: step * 60)),
+             LinkSample(ifindex: 12, name: "wg-office-vpn12", counters: LinkCounters(rxBytes: step * 125_000, txBytes: step * 1_250, rxPackets: step * 90, txPackets: step * 9))]
+        }
+        for step in UInt64(0)..<3 {
+            _ = session.refresh(from: links(step), to: links(step + 1), elapsed: 1, selection: [], include: { _ in "wifi" })
+        }
+        return LiveSession.title(interval: 1, count: 3) + session.summary(selection: [], units: Units())
+    }
+
+    /// Every screen within 80 columns, and the caveat once, the last line.
+    @Test func screensFitEightyColumnsWithTheCaveatOnceLast() throws {
+        let (snapshot, directory, store) = try Self.snapshot()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let interfaces = InterfacesReport.table(Self.links, units: Units())
+        try expectGolden("interfaces.txt", interfaces)
+        let live = Self.liveSummary()
+        try expectGolden("live-summary.txt", live)
+        let screens = [
+            ("events", EventsReport.text(try store.events())), ("events, none", EventsReport.text([])), ("interfaces", interfaces), ("live", live),
+            ("status", StatusReport.summary(snapshot, units: Units(), all: true)), ("status -i", StatusReport.text(snapshot, units: Units())),
+            ("classes", StatusReport.classesText(snapshot, units: Units())), ("days", HistoryReport.text(.days, [], units: Units())),
+        ]
+        for (name, screen) in screens {
+            let lines = screen.split(separator: "\n")
+            #expect(lines.allSatisfy { $0.count <= 80 }, "\(name): \(lines.map(\.count).max() ?? 0) columns")
+            #expect(lines.last.map(String.init) == Estimate.basis + ".", "\(name)")
+            #expect(lines.filter { $0.contains("estimate") }.count == 1, "\(name)")
         }
     }
 

@@ -47,6 +47,17 @@ package struct Budget: Sendable, Hashable {
     }
 }
 
+/// How the CLI writes figures and dates unless its options say otherwise (`[Display]`).
+package struct DisplayDefaults: Sendable, Hashable {
+    package var units = Units()
+    package var dates = DateFormats()
+
+    package init(units: Units = Units(), dates: DateFormats = DateFormats()) {
+        self.units = units
+        self.dates = dates
+    }
+}
+
 /// Everything the daemon and the CLI can be told. Defaults are the values a
 /// fresh install runs with; `ConfigurationFile` fills in what a file says.
 package struct Configuration: Sendable {
@@ -85,6 +96,7 @@ package struct Configuration: Sendable {
     package var aliases: [String: String] = [:]
     /// `ifmeter watch` (true) and `unwatch` (false), kept in the store: they win over Watch= and [Classes].
     package var chosen: [String: Bool] = [:]
+    package var display = DisplayDefaults()
 
     package init() {}
 

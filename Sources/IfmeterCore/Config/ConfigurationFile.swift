@@ -54,8 +54,8 @@ package enum ConfigurationFile {
             if line.hasPrefix("[") {
                 guard line.hasSuffix("]"), line.count > 2 else { throw fail("malformed section header \(quoted(line))") }
                 let name = String(line.dropFirst().dropLast())
-                guard ["Daemon", "Interfaces", "Classes", "Retention", "Budgets", "Aliases"].contains(name) else {
-                    throw fail("unknown section \(quoted(name)) (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets], [Aliases])")
+                guard ["Daemon", "Interfaces", "Classes", "Retention", "Budgets", "Aliases", "Display"].contains(name) else {
+                    throw fail("unknown section \(quoted(name)) (known: [Daemon], [Interfaces], [Classes], [Retention], [Budgets], [Aliases], [Display])")
                 }
                 section = name
                 continue
@@ -94,6 +94,7 @@ package enum ConfigurationFile {
         ],
         "Interfaces": ["Watch"],
         "Retention": ["FiveMinuteHours", "HourlyDays", "DailyDays", "MonthlyMonths", "YearlyYears"],
+        "Display": ["Units", "RateUnit", "DayFormat", "MonthFormat"],
     ]
 
     private static func apply(section: String, key: String, value: String, to c: inout Configuration) throws(Message) {
@@ -124,6 +125,10 @@ package enum ConfigurationFile {
             c.aliases[name] = alias
         case ("Retention", "MonthlyMonths"): c.retention.monthlyMonths = Int(try count(value, key: key, range: 0...100_000))
         case ("Retention", "YearlyYears"): c.retention.yearlyYears = Int(try count(value, key: key, range: 0...10_000))
+        case ("Display", "Units"): c.display.units.scale = try choice(value, key: key, ["iec": .iec, "si": .si, "bytes": .raw])
+        case ("Display", "RateUnit"): c.display.units.ratesInBits = try choice(value, key: key, ["bits": true, "bytes": false])
+        case ("Display", "DayFormat"): c.display.dates.day = try dateFormat(value, key: key, month: false)
+        case ("Display", "MonthFormat"): c.display.dates.month = try dateFormat(value, key: key, month: true)
         default:
             // A typo names the key meant; anything else lists the section's keys.
             let keys = knownKeys[section] ?? []
@@ -133,6 +138,21 @@ package enum ConfigurationFile {
                 else if keys.isEmpty { "" } else { " (known: \(keys.map { $0 + "=" }.joined(separator: " ")))" }
             throw Message(text: "unknown key \(quoted(key)) in [\(section)]\(hint)")
         }
+    }
+
+    /// One of a few words, in any case; the error lists them in the order given.
+    static func choice<Value>(_ value: String, key: String, _ words: KeyValuePairs<String, Value>) throws(Message) -> Value {
+        guard let chosen = words.first(where: { $0.key == value.lowercased() }) else {
+            throw Message(text: "\(key)=\(quoted(value)): expected \(words.map(\.key).joined(separator: ", "))")
+        }
+        return chosen.value
+    }
+
+    /// A strftime pattern, bare or in double quotes as vnstat.conf writes it (`DayFormat "%d.%m.%Y"`).
+    static func dateFormat(_ value: String, key: String, month: Bool) throws(Message) -> String {
+        let pattern = value.count >= 2 && value.hasPrefix("\"") && value.hasSuffix("\"") ? String(value.dropFirst().dropLast()) : value
+        if let problem = DateFormats.problem(pattern, month: month) { throw Message(text: "\(key)=\(quoted(value)): \(problem)") }
+        return pattern
     }
 
     static func seconds(_ value: String, key: String, range: ClosedRange<Double>) throws(Message) -> Double {

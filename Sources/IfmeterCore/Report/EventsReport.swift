@@ -2,13 +2,29 @@
 package enum EventsReport {
     package static let schema = "ifmeter.events/1"
 
+    /// A line per event within 80 columns, its detail wrapped beneath; the caveat once at the bottom.
     package static func text(_ events: [StoredEvent]) -> String {
-        var table = TextTable([("TIME", .left), ("INTERFACE", .left), ("IFINDEX", .left), ("REASON", .left), ("LOSS", .left), ("DETAIL", .left)])
+        var table = TextTable([("TIME", .left), ("INTERFACE", .left), ("REASON", .left), ("LOSS", .left)])
+        var details: [[String]] = []
         for event in events {
-            let indexes = [event.oldIfindex, event.newIfindex].map { $0.map(String.init) ?? "-" }.joined(separator: " -> ")
-            table.append([TimeText.moment(event.time), event.name, indexes, event.reason.rawValue, event.loss.name, event.detail])
+            table.append([TimeText.moment(event.time), event.name, event.reason.rawValue, event.loss.name])
+            let index = ifindexChange(old: event.oldIfindex, new: event.newIfindex)
+            details.append(Wrapping.lines(event.detail + (index.map { " (\($0))" } ?? ""), width: 80, indent: "  "))
         }
-        return table.rendered() + (events.isEmpty ? "No reset recorded.\n" : "")
+        let lines = table.rendered().split(separator: "\n").map(String.init)
+        var output = lines[0] + "\n"
+        for (line, detail) in zip(lines.dropFirst(), details) { output += ([line] + detail).joined(separator: "\n") + "\n" }
+        return output + (events.isEmpty ? "No reset recorded.\n" : "") + Estimate.basis + ".\n"
+    }
+
+    /// The link's ifindex before and after, as a person reads it: `ifindex 5 -> 7`, `was ifindex 5`.
+    static func ifindexChange(old: Int32?, new: Int32?) -> String? {
+        switch (old, new) {
+        case (nil, nil): nil
+        case (let old?, nil): "was ifindex \(old)"
+        case (nil, let new?): "ifindex \(new)"
+        case (let old?, let new?): old == new ? "ifindex \(new)" : "ifindex \(old) -> \(new)"
+        }
     }
 
     package static func json(_ events: [StoredEvent]) -> JSON {

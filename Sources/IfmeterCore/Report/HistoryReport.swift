@@ -11,8 +11,12 @@ package struct HistoryRow: Sendable {
     package var estimated: LinkCounters?
     /// Holds history imported from another tool (`ifmeter import`).
     package var imported = false
+    /// How long the period has run: its whole length once over, else until now.
+    package var seconds: Int64 = 0
 
     package var total: UInt64 { .saturating(counters.rxBytes, plus: counters.txBytes) }
+    /// vnStat's avg. rate: rx + tx bytes per second of the period so far.
+    package var averageRate: Double? { HistoryReport.averageRate(total, seconds: seconds) }
 }
 
 /// Time-bucket listings with terminal bars.
@@ -90,7 +94,11 @@ package enum HistoryReport {
             let counted = max(current, countingSince[rows[index].name] ?? current)
             rows[index].estimated = estimate(rows[index].counters, elapsed: now - counted, length: end - counted, bucket: end - current)
         }
-        rows = names.apply(rows)
+        rows = names.apply(rows).map { row in
+            var row = row
+            row.seconds = elapsedSeconds(start: row.start, end: TimeBuckets.start(of: kind.granularity, -1, before: row.start), now: now)
+            return row
+        }
         if kind == .top {
             return Array(rows.sorted { ($0.total, $1.start) > ($1.total, $0.start) }.prefix(limit))
         }
@@ -113,38 +121,64 @@ package enum HistoryReport {
             rxPackets: scaled(counters.rxPackets), txPackets: scaled(counters.txPackets))
     }
 
-    package static func text(_ kind: Kind, _ rows: [HistoryRow], units: Units) -> String {
+    /// The seconds of a period [start, end) that have passed by `now`: all once it is over, none before it.
+    package static func elapsedSeconds(start: Int64, end: Int64, now: Int64) -> Int64 {
+        max(0, min(end, now) - start)
+    }
+
+    /// Bytes per second over `seconds`; nil for a period not begun.
+    package static func averageRate(_ bytes: UInt64, seconds: Int64) -> Double? {
+        seconds > 0 ? Double(bytes) / Double(seconds) : nil
+    }
+
+    package static func text(_ kind: Kind, _ rows: [HistoryRow], units: Units, dates: DateFormats = DateFormats()) -> String {
         if rows.isEmpty {
             // No bars to key; where to look instead.
-            return "Nothing counted in this range ('ifmeter status' says what is counted, 'ifmeter interfaces' what is not).\n\(Estimate.basis).\n"
+            let advice = "Nothing counted in this range ('ifmeter status' says what is counted, 'ifmeter interfaces' what is not)."
+            return Wrapping.lines(advice, width: 80).joined(separator: "\n") + "\n\(Estimate.basis).\n"
         }
         let largest = rows.map(\.total).max() ?? 0
         let columns: [(String, TextTable.Alignment)] = [
             (kind == .top ? "DAY" : kind == .fiveminutes ? "5 MINUTES" : kind.granularity.rawValue.uppercased(), .left), ("INTERFACE", .left),
-            ("RX", .right), ("TX", .right), ("TOTAL", .right),
+            ("RX", .right), ("TX", .right), ("TOTAL", .right), ("AVG RATE", .right),
         ]
         var lines: [(cells: [String], counters: LinkCounters?)] = []
+        // Hours and five minutes as vnStat lists them: the date on a line of its own, then the times under it.
+        let datedApart = kind == .hours || kind == .fiveminutes
+        var dateLines: [Int: String] = [:]
+        var previous: (name: String, date: String)?
         for row in rows {
-            var label = TimeText.bucket(row.start, kind.granularity)
+            var label = TimeText.bucket(row.start, kind.granularity, formats: dates)
+            if datedApart {
+                let date = TimeText.format(row.start, dates.day)
+                if previous?.name != row.name || previous?.date != date { dateLines[lines.count] = date }
+                previous = (row.name, date)
+                label = "  " + TimeText.format(row.start, TimeText.showsUTC ? "%H:%MZ" : "%H:%M")
+            }
             if row.live { label += "*" }
             if row.incomplete != nil { label += "!" }
             if row.imported { label += "^" }
-            lines.append(([label, row.name, units.bytes(row.counters.rxBytes), units.bytes(row.counters.txBytes), units.bytes(row.total)], row.counters))
+            let rate = row.averageRate.map { units.rate(bytesPerSecond: $0) } ?? "-"
+            lines.append(([label, row.name, units.bytes(row.counters.rxBytes), units.bytes(row.counters.txBytes), units.bytes(row.total), rate], row.counters))
             if let estimated = row.estimated {
-                lines.append((["  estimated", row.name, units.bytes(estimated.rxBytes), units.bytes(estimated.txBytes), units.bytes(estimated.totalBytes)], nil))
+                lines.append((["  estimated", row.name, units.bytes(estimated.rxBytes), units.bytes(estimated.txBytes), units.bytes(estimated.totalBytes), ""], nil))
             }
         }
-        var table = TextTable(kind.showsBars ? columns + [("", .left)] : columns)
-        // The bars take what 80 columns leave (at most 24, at least 8), measured on the table without them.
+        // The bars take what 80 columns leave (at most 24), measured on the table without them; under 4, none.
         var numbers = TextTable(columns)
         for line in lines { numbers.append(line.cells) }
         let width = numbers.rendered().split(separator: "\n").map(\.count).max() ?? 0
-        let barWidth = min(24, max(8, 80 - 2 - width))
+        let barWidth = min(24, 80 - 2 - width)
+        let showsBars = kind.showsBars && barWidth >= 4
+        var table = TextTable(showsBars ? columns + [("", .left)] : columns)
         for line in lines {
-            let bars = line.counters.map { bar(rx: $0.rxBytes, tx: $0.txBytes, largest: largest, width: barWidth) } ?? ""
-            table.append(kind.showsBars ? line.cells + [bars] : line.cells)
+            guard showsBars else {
+                table.append(line.cells)
+                continue
+            }
+            table.append(line.cells + [line.counters.map { bar(rx: $0.rxBytes, tx: $0.txBytes, largest: largest, width: barWidth) } ?? ""])
         }
-        var notes = ["\(Estimate.basis)."]
+        var notes: [String] = []
         if rows.contains(where: \.live) { notes.append("* includes counters not yet committed by the daemon, read from the kernel now.") }
         if rows.contains(where: \.imported) { notes.append("^ holds history imported from vnStat (ifmeter status -i NAME says from where).") }
         if rows.contains(where: { $0.incomplete != nil }) { notes.append("! a reset with unknown loss fell in this period (see 'ifmeter events').") }
@@ -153,8 +187,14 @@ package enum HistoryReport {
             let whose = noun.hasSuffix("s") ? noun + "'" : noun + "'s"  // five minutes'
             notes.append("estimated: the running \(whose) total at its end, at the rate so far.")
         }
-        if kind.showsBars { notes.append("Bars: r = received, t = transmitted.") }
-        return table.rendered() + notes.joined(separator: "\n") + "\n"
+        if showsBars { notes.append("Bars: r = received, t = transmitted.") }
+        // The caveat last, as on every screen.
+        var output = ""
+        for (index, line) in table.rendered().split(separator: "\n").enumerated() {
+            if index > 0, let date = dateLines[index - 1] { output += date + "\n" }
+            output += line + "\n"
+        }
+        return output + (notes + ["\(Estimate.basis)."]).joined(separator: "\n") + "\n"
     }
 
     /// `rrrrtt`: the row's share of the largest row, split rx/tx.
@@ -176,6 +216,7 @@ package enum HistoryReport {
                     ("start", .string(TimeText.utc(row.start))), ("label", .string(TimeText.bucket(row.start, kind.granularity))),
                     ("rx_bytes", .uint(row.counters.rxBytes)), ("tx_bytes", .uint(row.counters.txBytes)),
                     ("rx_packets", .uint(row.counters.rxPackets)), ("tx_packets", .uint(row.counters.txPackets)),
+                    ("elapsed_seconds", .int(row.seconds)), ("average_bytes_per_second", row.averageRate.map { .double($0) } ?? .null),
                     ("live", .bool(row.live)), ("imported", .bool(row.imported)), ("incomplete", row.incomplete.map { .string($0) } ?? .null),
                     ("estimated", row.estimated.map { estimated in
                         .object([

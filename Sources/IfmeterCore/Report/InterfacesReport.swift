@@ -17,23 +17,20 @@ package struct ClassifiedLink: Sendable {
 package enum InterfacesReport {
     package static let schema = "ifmeter.interfaces/1"
 
-    package static func table(_ links: [ClassifiedLink]) -> String {
+    /// Within 80 columns: a link a line, its signal wrapped under itself; ifindex, kind, packets, errors
+    /// and drops are in --json.
+    package static func table(_ links: [ClassifiedLink], units: Units) -> String {
         var table = TextTable([
-            ("INTERFACE", .left), ("CLASS", .left), ("SIGNAL", .left), ("IFINDEX", .right),
-            ("KIND", .left), ("STATE", .left), ("RX BYTES", .right), ("TX BYTES", .right),
-            ("RX PKTS", .right), ("TX PKTS", .right), ("ERRORS", .right), ("DROPS", .right),
+            ("INTERFACE", .left), ("CLASS", .left), ("STATE", .left), ("RX", .right), ("TX", .right), ("SIGNAL", .left),
         ])
         for link in links {
-            let c = link.sample.counters
             table.append([
-                link.sample.name, link.classification.interfaceClass?.displayName ?? "ignored",
-                link.classification.signal.description, String(link.sample.ifindex),
-                link.sample.kind.isEmpty ? "-" : link.sample.kind, link.sample.operState.name,
-                String(c.rxBytes), String(c.txBytes), String(c.rxPackets), String(c.txPackets),
-                String(c.rxErrors + c.txErrors), String(c.rxDropped + c.txDropped),
+                link.sample.name, link.classification.interfaceClass?.displayName ?? "ignored", link.sample.operState.name,
+                units.bytes(link.sample.counters.rxBytes), units.bytes(link.sample.counters.txBytes),
+                link.classification.signal.description,
             ])
         }
-        return table.rendered() + "Counters since each interface was created: \(Estimate.basis).\n"
+        return table.rendered(fitting: 80) + "RX, TX: since each interface was created.\n\(Estimate.basis).\n"
     }
 
     /// What to say when nothing is counted: the links present, their class and why, and the `Watch=` line

@@ -13,7 +13,7 @@ package enum StatusReport {
     // MARK: Text
 
     package static func text(_ snapshot: Snapshot, units: Units, configPath: String = Configuration.defaultPath) -> String {
-        var output = "ifmeter status at \(TimeText.moment(snapshot.now)): \(Estimate.basis)\n"
+        var output = "ifmeter status at \(TimeText.moment(snapshot.now))\n"
         output += daemonLine(snapshot) + "\n"
         output += kernelNote(snapshot)
         if snapshot.interfaces.isEmpty { output += "\n" + nothingCounted(snapshot, configPath: configPath) }
@@ -40,13 +40,14 @@ package enum StatusReport {
             output += table.rendered().split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") + "\n"
             if let event = interface.lastEvent {
                 let when = event.pending ? "(at the daemon's next start)" : TimeText.moment(event.time)
-                output += "  last event  \(when) \(event.reason.rawValue), \(event.loss.phrase): \(event.detail)\n"
+                let lines = Wrapping.lines("\(when) \(event.reason.rawValue), \(event.loss.phrase): \(event.detail)", width: 80 - 14)
+                output += "  last event  " + lines.joined(separator: "\n" + String(repeating: " ", count: 14)) + "\n"
             } else {
                 output += "  last event  none\n"
             }
         }
         if !snapshot.budgets.isEmpty { output += "\n" + budgetLines(snapshot, units: units) }
-        return output
+        return output + Estimate.basis + ".\n"
     }
 
     /// "3 d 4 h", "5 h 10 min", "40 min".
@@ -91,7 +92,7 @@ package enum StatusReport {
         }
         output += "rx + tx; cycle since \(TimeText.format(snapshot.cycleStart, "%Y-%m-%d")); -i NAME for the detail.\n"
         if !snapshot.budgets.isEmpty { output += "\n" + budgetLines(snapshot, units: units) }
-        return output + Estimate.basis + "\n"
+        return output + Estimate.basis + ".\n"
     }
 
     /// `--oneline`: a line per interface for scripts, `;`-separated, bytes as integers: name;class;state;today rx;
@@ -154,9 +155,9 @@ package enum StatusReport {
 
     /// `ifmeter classes`: totals per class, never added up (tunnel traffic also crosses the link beneath it).
     package static func classesText(_ snapshot: Snapshot, units: Units) -> String {
-        let title = "ifmeter classes (rx + tx): \(Estimate.basis)\n"
+        let title = "ifmeter classes (rx + tx)\n"
         let classes = byClass(snapshot)
-        guard !classes.isEmpty else { return title + "No interface counted yet.\n" }
+        guard !classes.isEmpty else { return title + "No interface counted yet.\n\(Estimate.basis).\n" }
         var table = TextTable([("CLASS", .left), ("TODAY", .right), ("CYCLE", .right), ("SINCE BOOT", .right), ("ALL TIME", .right), ("INTERFACES", .left)])
         for (interfaceClass, members) in classes {
             func total(_ pick: (InterfaceSnapshot) -> LinkCounters) -> String {
@@ -166,7 +167,7 @@ package enum StatusReport {
             let names = members.filter { $0.presence != .retired }.map(\.name) + (members.contains { $0.presence == .retired } ? ["(retired)"] : [])
             table.append([interfaceClass.displayName, total(\.today), total(\.cycle), total(\.sinceBoot), total(\.allTime), names.joined(separator: " ")])
         }
-        return title + table.rendered() + "Note: \(Estimate.classCaveat).\n"
+        return title + table.rendered(fitting: 80) + "\(Estimate.classCaveat).\n\(Estimate.basis).\n"
     }
 
     static func byClass(_ snapshot: Snapshot) -> [(InterfaceClass, [InterfaceSnapshot])] {

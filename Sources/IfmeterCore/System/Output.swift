@@ -18,13 +18,25 @@ package enum Output {
         }
     }
 
-    /// Control sequences of ifmeter's own, written unfiltered.
-    package enum TerminalControl: String {
-        case clearScreen = "\u{1B}[H\u{1B}[2J"
+    /// Control sequences of ifmeter's own, written unfiltered: what `live` redraws its lines in place with.
+    package enum TerminalControl: Sendable, Hashable {
+        case carriageReturn
+        case cursorUp(Int)
+        case eraseLine
+        case eraseBelow
+
+        package var sequence: String {
+            switch self {
+            case .carriageReturn: "\r"
+            case .cursorUp(let lines): "\u{1B}[\(lines)A"
+            case .eraseLine: "\u{1B}[2K"
+            case .eraseBelow: "\u{1B}[J"
+            }
+        }
     }
 
     package static func terminalControl(_ control: TerminalControl) {
-        try? FileSystem.writeAll(1, Array(control.rawValue.utf8), path: "stdout")
+        try? FileSystem.writeAll(1, Array(control.sequence.utf8), path: "stdout")
     }
 
     static func write(_ text: String, to fd: Int32) {

@@ -26,17 +26,10 @@ package enum TimeText {
         return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// A bucket's label at its granularity. Hours show their minutes: in a half-hour zone an hour starts
-    /// at :30. Under --utc a bucket is labelled by its UTC start, since stored days need not begin at UTC midnight.
-    package static func bucket(_ start: Int64, _ granularity: Granularity) -> String {
-        if showsUTC { return format(start, "%Y-%m-%d %H:%MZ") }
-        return switch granularity {
-        case .fiveMinutes: format(start, "%Y-%m-%d %H:%M")
-        case .hour: format(start, "%Y-%m-%d %H:%M")
-        case .day: format(start, "%Y-%m-%d")
-        case .month: format(start, "%Y-%m")
-        case .year: format(start, "%Y")
-        }
+    /// A bucket's label at its granularity, in `formats`. Hours show their minutes: in a half-hour zone an
+    /// hour starts at :30. Under --utc a bucket is labelled by its UTC start, since stored days need not begin at UTC midnight.
+    package static func bucket(_ start: Int64, _ granularity: Granularity, formats: DateFormats = DateFormats()) -> String {
+        showsUTC ? format(start, "%Y-%m-%d %H:%MZ") : formats.label(start, granularity)
     }
 
     /// Parses "YYYY-MM-DD" or "YYYY-MM-DD HH:MM" (local time).
