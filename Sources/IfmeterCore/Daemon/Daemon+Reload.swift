@@ -61,6 +61,7 @@ extension Daemon {
         next.bootIDPath = configuration.bootIDPath
         next.metricsFile = configuration.metricsFile
         configuration = next
+        budgets.invalidate()
         store.countingWith = Self.countingWith(next, path: options.configurationPath)
         gathering.sampleIntervalChanged(to: reloaded.sampleInterval)
     }

@@ -76,6 +76,20 @@ package struct BudgetStatus: Sendable {
     package var interfaceCounted: Bool? = nil
 
     package var remaining: Int64 { Int64(clamping: budget.bytes) - Int64(clamping: used) }
+
+    package init(
+        budget: Budget, periodStart: Int64, periodEnd: Int64, billingDay: Int, used: UInt64, projection: BudgetProjection, state: State,
+        interfaceCounted: Bool? = nil
+    ) {
+        self.budget = budget
+        self.periodStart = periodStart
+        self.periodEnd = periodEnd
+        self.billingDay = billingDay
+        self.used = used
+        self.projection = projection
+        self.state = state
+        self.interfaceCounted = interfaceCounted
+    }
 }
 
 /// Everything `status`, `classes` and `check` show, read at one moment.
