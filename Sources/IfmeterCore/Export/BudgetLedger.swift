@@ -39,9 +39,16 @@ package struct BudgetLedger: Sendable {
     package func current(_ interfaces: [MetricsInterface]) -> [MetricsBudget] {
         statuses.map { status in
             let budget = status.budget
-            let grown = interfaces.filter { budget.covers(name: $0.device, interfaceClass: $0.info.interfaceClass.rawValue) }.reduce(UInt64(0)) { sum, interface in
+            var grown: UInt64 = 0
+            for interface in interfaces {
+                // Per sample: the class compared as a value, not spelt out.
+                let covered = switch budget.target {
+                case .interfaceClass(let wanted): interface.info.interfaceClass == wanted
+                case .interface(let wanted): interface.device == wanted
+                }
+                guard covered else { continue }
                 let (now, base) = (budget.direction.bytes(interface.totals), budget.direction.bytes(baseline[interface.device] ?? .zero))
-                return .saturating(sum, plus: now > base ? now - base : 0)
+                grown = .saturating(grown, plus: now > base ? now - base : 0)
             }
             return MetricsBudget(budget: budget, used: .saturating(status.used, plus: grown), periodStart: status.periodStart, periodEnd: status.periodEnd)
         }

@@ -189,7 +189,7 @@ package final class MetricsFile {
             output += Self.header("last_commit_timestamp_seconds", "Unix time of the daemon's last commit to its store.", "gauge")
             output += "ifmeter_last_commit_timestamp_seconds \(lastCommit)\n".utf8
         }
-        if !snapshot.budgets.isEmpty { Self.renderBudgets(snapshot.budgets, into: &output) }
+        if !snapshot.budgets.isEmpty { renderBudgets(snapshot.budgets, into: &output) }
         lastSize = output.count
         return output
     }
@@ -214,11 +214,17 @@ package final class MetricsFile {
         return Array("\(target),period=\"\(budget.period.rawValue)\",direction=\"\(budget.direction.rawValue)\"".utf8)
     }
 
-    private static func renderBudgets(_ budgets: [MetricsBudget], into output: inout [UInt8]) {
-        let labels = budgets.map { budgetLabels($0.budget) }
-        for family in budgetFamilies {
+    /// The labels of the budgets last rendered, escaped once: they change only at a reload.
+    private var budgetLabelCache: (budgets: [Budget], labels: [[UInt8]]) = ([], [])
+
+    private func renderBudgets(_ budgets: [MetricsBudget], into output: inout [UInt8]) {
+        if !budgetLabelCache.budgets.elementsEqual(budgets.lazy.map(\.budget)) {
+            budgetLabelCache = (budgets.map(\.budget), budgets.map { Self.budgetLabels($0.budget) })
+        }
+        let labels = budgetLabelCache.labels
+        for family in Self.budgetFamilies {
             output += family.header
-            for (budget, labels) in zip(budgets, labels) { sample(&output, family.prefix, labels, family.value(budget)) }
+            for (budget, labels) in zip(budgets, labels) { Self.sample(&output, family.prefix, labels, family.value(budget)) }
         }
     }
 
