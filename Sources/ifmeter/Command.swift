@@ -334,7 +334,7 @@ private struct GivenOptions {
         guard let bytes = ConfigurationFile.byteAmount(amount), bytes > 0, let decimal = ConfigurationFile.isDecimalAmount(amount) else {
             throw CommandLineError("--limit \(amount): expected an amount like 5GB (1000-based) or 5GiB (1024-based)", command: command)
         }
-        guard let target else { throw CommandLineError("--limit needs -i NAME: the interface or class it limits", command: command) }
+        guard let target else { throw CommandLineError("--limit needs -i IFACE: the interface or class it limits", command: command) }
         if InterfaceClass(rawValue: target) == nil, let meant = ConfigurationFile.misspeltClass(target) {
             throw CommandLineError("-i \(target): not a class; did you mean \(meant.rawValue)? (an interface name has a digit, like wwan0)", command: command)
         }

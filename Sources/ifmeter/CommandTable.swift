@@ -69,7 +69,7 @@ struct OptionSpec: Sendable, Hashable {
         ["--per"], value: "PERIOD", choices: BudgetPeriod.allCases.map(\.rawValue), "with --limit: hour, day, month, cycle (default, from BillingDay=) or year")
     static let direction = OptionSpec(
         ["--direction"], value: "DIR", choices: BudgetDirection.allCases.map(\.rawValue), "with --limit: rx, tx or total (default)")
-    static let budgetTarget = OptionSpec(["-i", "--interface"], value: "NAME", "with --limit: the interface or class (cellular, ...) it limits")
+    static let budgetTarget = OptionSpec(["-i", "--interface"], value: "IFACE", "with --limit: the interface, or the class (cellular, ...), it limits")
     static let quiet = OptionSpec(["--quiet"], "print nothing while every budget is ok: the exit status says it")
 
     static let version = OptionSpec(["--version"], "print the version and exit")
@@ -233,14 +233,15 @@ enum CommandName: String, CaseIterable, Sendable {
         case .check:
             """
             For cron and monitoring: compares each [Budgets] entry, or the one
-            --limit gives (as vnstat --alert), with its period's use: rx, tx or
-            rx + tx per hour, day, month, billing cycle or year. Exit 0 when all
-            are within budget, 1 when one is projected over by the end of its
-            period, 2 when one is exceeded, 64 for a bad option, 78 when no budget
-            is configured or the configuration is wrong. The projection is linear
-            over the time observed (from the period's start, or from when counting
-            began if later); none is made before a day (a 24th of a shorter
-            period) is observed, so a new period never alarms.
+            --limit gives (as vnStat's alert does), with its period's use: rx,
+            tx or rx + tx per hour, day, month, billing cycle or year. Exit 0
+            when all are within budget, 1 when one is projected over by the end
+            of its period, 2 when one is exceeded, 64 for a bad option, 78 when
+            no budget is configured or the configuration is wrong. The
+            projection is linear over the time observed (from the period's
+            start, or from when counting began if later); none is made before a
+            day (a 24th of a shorter period) is observed, so a new period never
+            alarms.
             """
         case .interfaces:
             """

@@ -112,7 +112,7 @@ import Testing
         (["forget", "--", "-x", "--", "-y"], CommandLineError("unexpected argument --", command: .forget)),
         (["dasy"], CommandLineError("unknown command dasy")),
         (["days", "--limit", "-1"], CommandLineError("--limit -1: expected a whole number from 0 to 1000000", command: .days)),
-        (["check", "--limit", "5GB"], CommandLineError("--limit needs -i NAME: the interface or class it limits", command: .check)),
+        (["check", "--limit", "5GB"], CommandLineError("--limit needs -i IFACE: the interface or class it limits", command: .check)),
         (["check", "--limit", "lots", "-i", "wwan0"], CommandLineError("--limit lots: expected an amount like 5GB (1000-based) or 5GiB (1024-based)", command: .check)),
         (["check", "--limit", "0", "-i", "wwan0"], CommandLineError("--limit 0: expected an amount like 5GB (1000-based) or 5GiB (1024-based)", command: .check)),
         (["check", "--limit", "5GB", "-i", "wwan0", "--per", "week"], CommandLineError("--per week: expected hour, day, month, cycle or year", command: .check)),
