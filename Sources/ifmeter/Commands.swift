@@ -197,7 +197,7 @@ enum Commands {
         let verdict = CheckVerdict(snapshot)
         if quiet && verdict == .ok { return verdict.rawValue }
         try context.print(display.json
-            ? StatusReport.checkJSON(snapshot, exitCode: verdict.rawValue).rendered() + "\n" : StatusReport.budgetLines(snapshot, units: display.units))
+            ? StatusReport.checkJSON(snapshot, exitCode: verdict.rawValue).rendered() + "\n" : StatusReport.checkText(snapshot, units: display.units))
         return verdict.rawValue
     }
 

@@ -173,7 +173,7 @@ import Testing
         // tun0: 590 kB of 500 kB: exceeded.
         #expect(snapshot.budgets.map(\.state) == [.projectedOver, .exceeded])
         #expect(CheckVerdict(snapshot).rawValue == 2)
-        try expectGolden("check.txt", StatusReport.budgetLines(snapshot, units: Units(scale: .si)))
+        try expectGolden("check.txt", StatusReport.checkText(snapshot, units: Units(scale: .si)))
     }
 
     /// Budgets per hour, day, month and cycle, on rx, tx or both: a table per period, the cycle's as before.
@@ -183,7 +183,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         #expect(snapshot.budgets.map(\.budget.period) == [.cycle, .day, .month, .hour, .cycle])
         #expect(snapshot.budgets.map(\.billingDay) == [15, 15, 15, 1, 1])
-        let text = StatusReport.budgetLines(snapshot, units: Units(scale: .si))
+        let text = StatusReport.checkText(snapshot, units: Units(scale: .si))
         try expectGolden("check-periods.txt", text)
         #expect(text.split(separator: "\n").allSatisfy { $0.count <= 80 })
         // The cycle's total sums days, the month's the month bucket: the same bytes here, from two sizes.

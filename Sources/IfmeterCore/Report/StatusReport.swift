@@ -150,6 +150,11 @@ package enum StatusReport {
             + "  projected over the budget\n"
     }
 
+    /// `check`'s screen: the budget tables and what the figures are.
+    package static func checkText(_ snapshot: Snapshot, units: Units) -> String {
+        budgetLines(snapshot, units: units) + Estimate.basis + "\n"
+    }
+
     /// "billing cycle 2026-11-15 to 2026-12-15", "day 2026-12-07", "hour 2026-12-07 14:00".
     static func periodPhrase(_ status: BudgetStatus) -> String {
         switch status.budget.period {
