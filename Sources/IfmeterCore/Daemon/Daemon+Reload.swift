@@ -36,6 +36,9 @@ extension Daemon {
                 Log.error("reload: keeping MetricsFile=\(configuration.metricsFile ?? ""): \(error)")
             }
         }
+        // New budgets are published at once, not a sample later.
+        let budgetsChanged = reloaded.budgets != configuration.budgets || reloaded.billingDay != configuration.billingDay
+            || reloaded.billingDays != configuration.billingDays
         apply(reloaded)
         do {
             let links = try linkSource.links()
@@ -49,7 +52,7 @@ extension Daemon {
         }
         // Unless churn has set the next read, which keeps the short slack.
         if !gathering.isGathering { TimerSlack.set(seconds: sampleSlack) }
-        if metricsMoved { publishMetrics() }
+        if metricsMoved || budgetsChanged { publishMetrics() }
         Log.notice("reloaded \(path)")
     }
 
@@ -61,7 +64,7 @@ extension Daemon {
         next.bootIDPath = configuration.bootIDPath
         next.metricsFile = configuration.metricsFile
         configuration = next
-        budgets.invalidate()
+        budgetLedger.invalidate()
         store.countingWith = Self.countingWith(next, path: options.configurationPath)
         gathering.sampleIntervalChanged(to: reloaded.sampleInterval)
     }

@@ -56,7 +56,7 @@ package final class Daemon {
     let events: LinkEventSocket
     var metrics: MetricsFile?
     /// Budget use for the metrics file, read from the store at commits, not at samples.
-    var budgets = BudgetLedger()
+    var budgetLedger = BudgetLedger()
     var budgetReads = RetriedCondition()
     /// The store's files and the journal: no output may land on them.
     let ownFiles: [String]
@@ -369,7 +369,7 @@ package final class Daemon {
                 eventSocketDrops: drops, retention: configuration.retention,
                 intervals: (configuration.sampleInterval, configuration.commitInterval))
             meter.committed(batch)
-            budgets.invalidate()
+            budgetLedger.invalidate()
             publishView()
             startNextJournalGeneration()
             meter.forgetGone(at: now.wall, keepGone: configuration.metricsKeepGone)
@@ -416,15 +416,15 @@ package final class Daemon {
     func budgetUse(_ interfaces: [MetricsInterface]) -> [MetricsBudget] {
         guard !configuration.budgets.isEmpty else { return [] }
         let now = Int64(health.lastSampleWall)
-        if budgets.needsRead(at: now) {
+        if budgetLedger.needsRead(at: now) {
             do {
-                try budgets.read(configuration, store: store, now: now)
+                try budgetLedger.read(configuration, store: store, now: now)
                 budgetReads.succeeded("\(store.path): budget use read again")
             } catch {
                 budgetReads.failed("budget use not read, the metrics keep the last figures: \(error)")
             }
         }
-        return budgets.current(interfaces)
+        return budgetLedger.current(interfaces)
     }
 
     private func shutdown() -> ExitCode {

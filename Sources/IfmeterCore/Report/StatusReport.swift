@@ -124,12 +124,16 @@ package enum StatusReport {
         return "daemon: \(health.stale ? "STALE, " : "")\(state), last commit \(TimeText.moment(last)) (\(ago) ago)"
     }
 
-    /// A table per period and direction, in the order configured; a plan's cycle alone reads as it always did.
+    /// A table per period and direction, in the order configured; the footnote names the cycle when every period is one.
     package static func budgetLines(_ snapshot: Snapshot, units: Units) -> String {
         var groups: [(heading: String, rows: [BudgetStatus])] = []
         for status in snapshot.budgets {
             let heading = "budgets, \(periodPhrase(status)) (\(status.budget.direction.phrase)):\n"
-            if let index = groups.firstIndex(where: { $0.heading == heading }) { groups[index].rows.append(status) } else { groups.append((heading, [status])) }
+            if let index = groups.firstIndex(where: { $0.heading == heading }) {
+                groups[index].rows.append(status)
+            } else {
+                groups.append((heading, [status]))
+            }
         }
         let output = groups.map { heading, rows in
             var table = TextTable([
