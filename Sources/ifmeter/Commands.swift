@@ -192,7 +192,16 @@ enum Commands {
         if context.configuration.budgets.isEmpty {
             throw .noBudgets(configPath: context.globals.configPath ?? Configuration.defaultPath)
         }
-        let snapshot = try readSnapshot(context, measureRates: false)
+        var snapshot = try readSnapshot(context, measureRates: false)
+        // -i takes an alias here too; a real name spelt the same wins.
+        if var budget, case .interface(let name) = budget.target {
+            let resolved = InterfaceSelection(groups: [[name]]).resolvingAliases(context.configuration.aliases, among: snapshot.interfaces.map(\.name))
+            if let meant = resolved.groups.first?.first, meant != name {
+                budget.target = .interface(meant)
+                context.configuration.budgets = [budget]
+                snapshot = try readSnapshot(context, measureRates: false)
+            }
+        }
         warnOfBudgets(snapshot)
         let verdict = CheckVerdict(snapshot)
         if quiet && verdict == .ok { return verdict.rawValue }
