@@ -85,9 +85,11 @@ case "stats":
         cpus.append(SystemClock.processCPU() - cpu)
     }
     print("links=\(list.count) stats_cpu_seconds=\(median(cpus))")
-// metrics N FILE: 200 renders and atomic writes of a metrics file for N tunnels, the daemon's per-sample export.
+// metrics N FILE [B]: 200 renders and atomic writes of a metrics file for N tunnels, the daemon's per-sample
+// export, with B budgets on the tunnel class (default 0), their use summed over every tunnel as the daemon does.
 case "metrics":
-    guard arguments.count == 3 else { fail("metrics N FILE") }
+    guard arguments.count == 3 || arguments.count == 4 else { fail("metrics N FILE [BUDGETS]") }
+    let budgetCount = arguments.count == 4 ? Int(arguments[3]) ?? 0 : 0
     let info = InterfaceInfo(interfaceClass: .tunnel, signal: "kind tun", kind: "tun")
     var interfaces = (0..<count).map {
         MetricsInterface(device: "tun\($0)", info: info, ifindex: Int32($0 + 2),
@@ -95,13 +97,21 @@ case "metrics":
                          resets: ["removed": 1])
     }
     let metrics = MetricsFile(path: arguments[2])
+    let ledger = BudgetLedger(statuses: (0..<budgetCount).map { index in
+        let budget = Budget(target: .interfaceClass(.tunnel), bytes: 1_000_000_000, period: BudgetPeriod.allCases[index % 5])
+        return BudgetStatus(
+            budget: budget, periodStart: 1_799_000_000, periodEnd: 1_801_000_000, billingDay: 1, used: 0,
+            projection: BudgetProjection(used: 0, cycleStart: 1_799_000_000, cycleEnd: 1_801_000_000, countingSince: 0, now: 1_800_000_000), state: .ok)
+    }, baseline: Dictionary(uniqueKeysWithValues: interfaces.map { ($0.device, $0.totals) }))
     var cpus: [Double] = []
     for round in 0..<200 {
         for index in interfaces.indices { interfaces[index].totals.rxBytes += UInt64(round) }
         let cpu = SystemClock.processCPU()
         do {
-            try metrics.write(MetricsSnapshot(interfaces: interfaces, lastSample: 1_800_000_000 + Double(round), sampleDuration: 0.001,
-                                              storeWriteErrors: 0, lastCommit: 1_800_000_000))
+            var snapshot = MetricsSnapshot(interfaces: interfaces, lastSample: 1_800_000_000 + Double(round), sampleDuration: 0.001,
+                                           storeWriteErrors: 0, lastCommit: 1_800_000_000)
+            if budgetCount > 0 { snapshot.budgets = ledger.current(interfaces) }
+            try metrics.write(snapshot)
         } catch { fail("\(error)") }
         cpus.append(SystemClock.processCPU() - cpu)
     }

@@ -83,7 +83,8 @@ enum Command: Sendable, Equatable {
     case status(InterfaceSelection, StatusLayout, DisplayOptions, all: Bool)
     case history(CommandName, InterfaceSelection, limit: Int?, TimeRange, DisplayOptions)
     case classes(DisplayOptions)
-    case check(DisplayOptions)
+    /// A budget from the command line (`--limit`) instead of [Budgets]; `quiet`: print only when one is not ok.
+    case check(Budget?, DisplayOptions, quiet: Bool)
     case events(InterfaceSelection, limit: Int, json: Bool)
     case live(InterfaceSelection, interval: Double, count: Int?, DisplayOptions, all: Bool)
     case export(InterfaceSelection, ExportFormat, Granularity, TimeRange)
@@ -236,7 +237,7 @@ enum CommandParser {
         case .classes:
             return .classes(try options.display())
         case .check:
-            return .check(try options.display())
+            return .check(try options.budget(), try options.display(), quiet: options.flag(.quiet))
         case .events:
             return .events(try options.selection(), limit: try options.number(.limit) ?? 50, json: options.flag(.json))
         case .live:
@@ -344,6 +345,32 @@ private struct GivenOptions {
         guard let text = try single(spec) else { return nil }
         guard let value = Choice(rawValue: text) else { throw CommandLineError("\(spec.name) \(text): expected \(expected)", command: command) }
         return value
+    }
+
+    /// `check --limit 5GB --per day --direction rx -i wwan0`: the terms of a [Budgets] line, as options.
+    func budget() throws(CommandLineError) -> Budget? {
+        let target = try single(.budgetTarget), period = try single(.per), direction = try single(.direction)
+        guard let amount = try single(.budgetLimit) else {
+            if let given = [(OptionSpec.budgetTarget, target), (.per, period), (.direction, direction)].first(where: { $0.1 != nil }) {
+                throw CommandLineError("\(given.0.name) applies with --limit, the budget checked instead of [Budgets]", command: command)
+            }
+            return nil
+        }
+        guard let bytes = ConfigurationFile.byteAmount(amount), bytes > 0, let decimal = ConfigurationFile.isDecimalAmount(amount) else {
+            throw CommandLineError("--limit \(amount): expected an amount like 5GB (1000-based) or 5GiB (1024-based)", command: command)
+        }
+        guard let target else { throw CommandLineError("--limit needs -i IFACE: the interface or class it limits", command: command) }
+        if InterfaceClass(rawValue: target) == nil, let meant = ConfigurationFile.misspeltClass(target) {
+            throw CommandLineError("-i \(target): not a class; did you mean \(meant.rawValue)? (an interface name has a digit, like wwan0)", command: command)
+        }
+        let named: Budget.Target
+        do { named = try ConfigurationFile.budgetTarget(target).target } catch {
+            throw CommandLineError("-i \(target): expected an interface or a class (\(InterfaceClass.spelledOut))", command: command)
+        }
+        return Budget(
+            target: named, bytes: bytes, decimal: decimal,
+            period: try choice(.per, BudgetPeriod.self, expected: "hour, day, month, cycle or year") ?? .cycle,
+            direction: try choice(.direction, BudgetDirection.self, expected: "rx, tx or total") ?? .total)
     }
 
     func range() throws(CommandLineError) -> TimeRange {

@@ -67,6 +67,14 @@ struct OptionSpec: Sendable, Hashable {
     static let utc = OptionSpec(["--utc"], "show times in UTC (buckets keep the zone the daemon counts in)")
 
     static let force = OptionSpec(["--force"], "remove the records: forget deletes data, so it asks for this")
+    static let budgetLimit = OptionSpec(["--limit"], value: "AMOUNT", "check this budget instead of [Budgets]: 5GB (1000-based) or 5GiB (1024-based)")
+    static let per = OptionSpec(
+        ["--per"], value: "PERIOD", choices: BudgetPeriod.allCases.map(\.rawValue), "with --limit: hour, day, month, cycle (default, from BillingDay=) or year")
+    static let direction = OptionSpec(
+        ["--direction"], value: "DIR", choices: BudgetDirection.allCases.map(\.rawValue), "with --limit: rx, tx or total (default)")
+    static let budgetTarget = OptionSpec(["-i", "--interface"], value: "IFACE", "with --limit: the interface, or the class (cellular, ...), it limits")
+    static let quiet = OptionSpec(["--quiet"], "print nothing while every budget is ok: the exit status says it")
+
     static let version = OptionSpec(["--version"], "print the version and exit")
 
     /// Accepted before or after any command.
@@ -127,7 +135,7 @@ enum CommandName: String, CaseIterable, Sendable {
         case .status: [.interface, .allInterfaces, .oneline, .json, .utc] + OptionSpec.units
         case .fiveminutes, .hours, .days, .months, .years, .top: [.interface, .limit] + OptionSpec.range + [.json, .utc] + OptionSpec.units
         case .classes: [.json] + OptionSpec.units
-        case .check: [.json, .utc] + OptionSpec.units
+        case .check: [.budgetLimit, .per, .direction, .budgetTarget, .quiet, .json, .utc] + OptionSpec.units
         case .events: [.interface, .limit, .json, .utc]
         case .live: [.interface, .allLinks, .interval, .count, .json] + OptionSpec.units
         case .export: [.interface, .format, .granularity] + OptionSpec.range + [.utc]
@@ -240,12 +248,16 @@ enum CommandName: String, CaseIterable, Sendable {
             """
         case .check:
             """
-            For cron and monitoring: compares each [Budgets] entry with this billing
-            cycle's use (rx + tx). Exit 0 when all are within budget, 1 when one is
-            projected over by the end of the cycle, 2 when one is exceeded, 78 when
-            no budget is configured. The projection is linear over the time
-            observed (from the cycle start, or from when counting began if later);
-            none is made before a day is observed, so a new cycle never alarms.
+            For cron and monitoring: compares each [Budgets] entry, or the one
+            --limit gives (as vnStat's alert does), with its period's use: rx,
+            tx or rx + tx per hour, day, month, billing cycle or year. Exit 0
+            when all are within budget, 1 when one is projected over by the end
+            of its period, 2 when one is exceeded, 64 for a bad option, 78 when
+            no budget is configured or the configuration is wrong. The
+            projection is linear over the time observed (from the period's
+            start, or from when counting began if later); none is made before a
+            day (a 24th of a shorter period) is observed, so a new period never
+            alarms.
             """
         case .interfaces:
             """

@@ -38,7 +38,7 @@ enum Commands {
         case .history(let name, let selection, let limit, let range, let display):
             return try history(name, selection, limit: limit, range, display, context)
         case .classes(let display): return try classes(display, context)
-        case .check(let display): return try check(display, context)
+        case .check(let budget, let display, let quiet): return try check(budget, display, quiet: quiet, context)
         case .events(let selection, let limit, let json): return try events(selection, limit: limit, json: json, context)
         case .live(let selection, let interval, let count, let display, let all):
             return try live(selection, interval: interval, count: count, display, all: all, context)
@@ -172,15 +172,27 @@ enum Commands {
         return 0
     }
 
-    static func check(_ display: DisplayOptions, _ context: Context) throws(CommandFailure) -> Int32 {
+    static func check(_ budget: Budget?, _ display: DisplayOptions, quiet: Bool, _ context: Context) throws(CommandFailure) -> Int32 {
+        var context = context
+        if let budget { context.configuration.budgets = [budget] }
         if context.configuration.budgets.isEmpty {
             throw .noBudgets(configPath: context.globals.configPath ?? Configuration.defaultPath)
         }
-        let snapshot = try readSnapshot(context, measureRates: false)
+        var snapshot = try readSnapshot(context, measureRates: false)
+        // -i takes an alias here too; a real name spelt the same wins.
+        if var budget, case .interface(let name) = budget.target {
+            let resolved = InterfaceSelection(groups: [[name]]).resolvingAliases(context.configuration.aliases, among: snapshot.interfaces.map(\.name))
+            if let meant = resolved.groups.first?.first, meant != name {
+                budget.target = .interface(meant)
+                context.configuration.budgets = [budget]
+                snapshot = try readSnapshot(context, measureRates: false)
+            }
+        }
         warnOfBudgets(snapshot)
         let verdict = CheckVerdict(snapshot)
+        if quiet && verdict == .ok { return verdict.rawValue }
         try context.print(display.json
-            ? StatusReport.checkJSON(snapshot, exitCode: verdict.rawValue).rendered() + "\n" : StatusReport.budgetLines(snapshot, units: context.units(display)))
+            ? StatusReport.checkJSON(snapshot, exitCode: verdict.rawValue).rendered() + "\n" : StatusReport.checkText(snapshot, units: context.units(display)))
         return verdict.rawValue
     }
 

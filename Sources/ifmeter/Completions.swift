@@ -220,7 +220,7 @@ extension OptionSpec {
         case "FILE": return .file
         case "DIR": return .directory
         case "IFACE": return .interface
-        case "N", "SECONDS", "DATE": return .text
+        case "N", "SECONDS", "DATE", "AMOUNT": return .text
         default: return nil
         }
     }

@@ -5,7 +5,7 @@ import IfmeterCore
 struct Context {
     let globals: GlobalOptions
     let environment: [String: String]
-    let configuration: Configuration
+    var configuration: Configuration
 
     init(_ globals: GlobalOptions, environment: [String: String], configuration: Configuration) {
         self.globals = globals

@@ -207,6 +207,7 @@ import Testing
     static let required: [CommandName: [(String, String)]] = [
         .live: [("--count", "1"), ("--interval", "0.1")],
         .graph: [("--svg", "/nonexistent/graph.svg")],
+        .check: [("--limit", "5GB"), ("-i", "lo")],
     ]
 
     /// The binary accepts every option of the table with a value of its kind

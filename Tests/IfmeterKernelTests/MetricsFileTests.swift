@@ -170,6 +170,56 @@ struct MetricsFileTests {
         #expect(daemon.log.contains("reload: keeping MetricsFile=\(textfiles)/ifmeter.prom"))
     }
 
+    /// Budgets and their use as gauges, with the period's bounds, equal to what check counts; new budgets
+    /// are published at the reload. (Use between reads of the store: `useGrowsWithTheRunningTotals`.)
+    @Test func budgetGaugesAgreeWithCheck() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.writeConfiguration("[Budgets]\ntunnel=1MB\ntun0=2KB per day rx\ntun0=1GB per hour tx\n")
+        let metrics = daemon.directory.appendingPathComponent("ifmeter.prom").path
+        try daemon.start(interval: 3600, extra: ["--metrics-file", metrics])
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 3, txPackets: 2, size: 1000, persist: true)
+        func gauges() throws -> [String: UInt64] {
+            var values: [String: UInt64] = [:]
+            for line in try String(contentsOfFile: metrics, encoding: .utf8).split(separator: "\n") where line.hasPrefix("ifmeter_budget_") {
+                let parts = line.split(separator: " ")
+                values[String(parts[0])] = UInt64(parts[1])
+            }
+            return values
+        }
+        func checked() throws -> [[String: Any]] {
+            let result = try runProcess(
+                TestEnvironment.binary("ifmeter"), ["--state-dir", daemon.stateDirectory, "--config", daemon.configPath, "check", "--json"])
+            #expect(result.status == 2, "\(result.standardError)")
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+            return try #require(document["budgets"] as? [[String: Any]])
+        }
+        let series = [
+            #"{class="tunnel",period="cycle",direction="total"}"#, #"{device="tun0",period="day",direction="rx"}"#,
+            #"{device="tun0",period="hour",direction="tx"}"#, #"{class="wifi",period="cycle",direction="total"}"#,
+        ]
+        daemon.signal(SIGHUP)  // tun0's first publication, at 0
+        try daemon.waitForLog("reloaded")
+        try daemon.writeConfiguration("[Budgets]\ntunnel=1MB\ntun0=2KB per day rx\ntun0=1GB per hour tx\nwifi=1GB\n")
+        daemon.signal(SIGHUP)  // a sample, a commit, the new budgets
+        try daemon.waitForLog("reloaded", occurrences: 2)
+        let reloaded = try gauges()
+        #expect(reloaded["ifmeter_budget_used_bytes" + series[1]] == 3_000, "\(reloaded)")
+        #expect(reloaded["ifmeter_budget_used_bytes" + series[2]] == 2_000)
+        #expect(reloaded["ifmeter_budget_bytes" + series[0]] == 1_000_000)
+        #expect(reloaded["ifmeter_budget_bytes" + series[1]] == 2_000)
+        #expect(reloaded["ifmeter_budget_bytes" + series[3]] == 1_000_000_000)
+        #expect(daemon.stop() == 0)  // the last commit, and the store read after it
+        let committed = try gauges()
+        for (index, budget) in try checked().enumerated() {
+            #expect(committed["ifmeter_budget_used_bytes" + series[index]] == number(budget["used_bytes"]), "\(series[index])")
+            #expect(committed["ifmeter_budget_used_bytes" + series[index]] == reloaded["ifmeter_budget_used_bytes" + series[index]])
+            let start = try #require(committed["ifmeter_budget_period_start_timestamp_seconds" + series[index]])
+            #expect(TimeText.utc(Int64(start)) == budget["period_start"] as? String)
+        }
+        let lint = try runProcess("/bin/sh", ["-c", "promtool check metrics < \(metrics)"])
+        #expect(lint.status == 0, "\(lint.standardOutput)\(lint.standardError)")
+    }
+
     private func storeHeader(_ daemon: DaemonHarness) throws -> String {
         String(decoding: (try FileSystem.readBytes(daemon.stateDirectory + "/ifmeter.db") ?? []).prefix(16), as: UTF8.self)
     }
@@ -217,6 +267,53 @@ struct MetricsFileTests {
         #expect(refusal?.errno == EFBIG)
         #expect(try FileSystem.readBytes(path) == written)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["ifmeter.prom"])
+    }
+
+    /// No budget, no budget family: a file without [Budgets] reads as before.
+    @Test func budgetsAreGaugesByTargetPeriodAndDirection() {
+        var withBudgets = snapshot(rx: 1)
+        withBudgets.budgets = [
+            MetricsBudget(budget: Budget(target: .interfaceClass(.cellular), bytes: 20_000_000_000), used: 7, periodStart: 1_799_000_000, periodEnd: 1_801_000_000),
+            MetricsBudget(budget: Budget(target: .interface("tun0"), bytes: 5, period: .day, direction: .rx), used: 9, periodStart: 1_799_990_000, periodEnd: 1_800_076_400),
+        ]
+        let text = MetricsFile(path: "/nonexistent/x.prom").render(withBudgets)
+        let plain = MetricsFile(path: "/nonexistent/x.prom").render(snapshot(rx: 1))
+        #expect(!plain.contains("budget"))
+        #expect(text.hasPrefix(plain))
+        let added = text.dropFirst(plain.count).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        #expect(added == [
+            #"ifmeter_budget_bytes{class="cellular",period="cycle",direction="total"} 20000000000"#,
+            #"ifmeter_budget_bytes{device="tun0",period="day",direction="rx"} 5"#,
+            #"ifmeter_budget_used_bytes{class="cellular",period="cycle",direction="total"} 7"#,
+            #"ifmeter_budget_used_bytes{device="tun0",period="day",direction="rx"} 9"#,
+            #"ifmeter_budget_period_start_timestamp_seconds{class="cellular",period="cycle",direction="total"} 1799000000"#,
+            #"ifmeter_budget_period_start_timestamp_seconds{device="tun0",period="day",direction="rx"} 1799990000"#,
+            #"ifmeter_budget_period_end_timestamp_seconds{class="cellular",period="cycle",direction="total"} 1801000000"#,
+            #"ifmeter_budget_period_end_timestamp_seconds{device="tun0",period="day",direction="rx"} 1800076400"#,
+        ])
+    }
+
+    /// Between reads of the store, use grows by what each covered interface's running total grew since.
+    static let growth: [(budget: Budget, used: UInt64)] = [
+        (Budget(target: .interface("tun0"), bytes: 1, direction: .rx), 100 + 40),
+        (Budget(target: .interface("tun0"), bytes: 1, direction: .tx), 100 + 0),
+        (Budget(target: .interfaceClass(.tunnel), bytes: 1), 100 + 40 + 500),  // wg0 is new since the read
+        (Budget(target: .interfaceClass(.cellular), bytes: 1), 100),
+    ]
+
+    @Test(arguments: growth)
+    func useGrowsWithTheRunningTotals(_ testCase: (budget: Budget, used: UInt64)) {
+        let (budget, used) = testCase
+        let projection = BudgetProjection(used: 100, cycleStart: 0, cycleEnd: 10, countingSince: 0, now: 5)
+        let status = BudgetStatus(budget: budget, periodStart: 0, periodEnd: 10, billingDay: 1, used: 100, projection: projection, state: .ok)
+        let ledger = BudgetLedger(statuses: [status], baseline: ["tun0": LinkCounters(rxBytes: 1_000, txBytes: 50)])
+        let tunnel = InterfaceInfo(interfaceClass: .tunnel, signal: "kind tun", kind: "tun")
+        let interfaces = [
+            MetricsInterface(device: "tun0", info: tunnel, ifindex: 4, totals: LinkCounters(rxBytes: 1_040, txBytes: 50), resets: [:]),
+            MetricsInterface(device: "wg0", info: tunnel, ifindex: 5, totals: LinkCounters(rxBytes: 500), resets: [:]),
+        ]
+        #expect(ledger.current(interfaces).map(\.used) == [used])
+        #expect(!ledger.needsRead(at: 9) && ledger.needsRead(at: 10))
     }
 
     @Test func labelsAndHelpAreEscaped() {

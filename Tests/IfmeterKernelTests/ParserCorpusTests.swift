@@ -39,7 +39,8 @@ import Testing
         }
         let pieces = ["[Daemon]", "[Classes]", "[Budgets]", "[Retention]", "[Interfaces]", "[Nope]", "SampleIntervalSec=", "MaxRate=",
                       "Watch=", "BillingDay=", "DailyDays=", "ppp*=", "wwan[=", "cellular=", "=", "\u{0}", "\r", "#", "  ", "99999999999999999999",
-                      "-1", "1e308", "nan", "G", "GiB", "ignore", "tunnel", "\u{FFFD}", "[", "]", "*", "?"]
+                      "-1", "1e308", "nan", "G", "GiB", "ignore", "tunnel", "\u{FFFD}", "[", "]", "*", "?",
+                      "BillingDay.", "wwan0=5GB", " per ", "day", "hour", " rx", " tx", "total", "\t"]
         return (0..<count).map { _ in
             var text = ""
             for _ in 0..<(next() % 40) {

@@ -235,6 +235,34 @@ struct StatusCommandTests {
         #expect(try ifmeter(daemon, ["check"]).status == 0)
     }
 
+    /// vnstat --alert's way: the budget on the command line, the verdict in the exit status; a wrong
+    /// option or config line is one line on stderr with its sysexits code.
+    @Test func checkTakesABudgetOnTheCommandLine() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.start(interval: 60)
+        try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 10, size: 1000, persist: true)
+        #expect(daemon.stop() == 0)
+        let rx = try ifmeter(daemon, ["check", "--limit", "5KB", "--per", "day", "--direction", "rx", "-i", "tun0"])
+        #expect(rx.status == 2, "\(rx.standardError)")
+        #expect(rx.standardOutput.hasPrefix("budgets, day "), "\(rx.standardOutput)")
+        #expect(rx.standardOutput.contains("(rx):\n") && rx.standardOutput.contains("EXCEEDED"))
+        #expect(try ifmeter(daemon, ["check", "--limit", "5KB", "--per", "day", "--direction", "tx", "-i", "tun0"]).status == 0)
+        let quiet = try ifmeter(daemon, ["check", "--quiet", "--limit", "1TB", "-i", "tunnel"])
+        #expect(quiet.status == 0 && quiet.standardOutput.isEmpty, "\(quiet.standardOutput)")
+        let loud = try ifmeter(daemon, ["check", "--quiet", "--limit", "1KB", "-i", "tunnel", "--per", "hour"])
+        #expect(loud.status == 2 && loud.standardOutput.contains("EXCEEDED"))
+        let usage = try ifmeter(daemon, ["check", "--per", "day"])
+        #expect(usage.status == ExitCode.usage.rawValue)
+        #expect(usage.standardError.split(separator: "\n").count == 1, "\(usage.standardError)")
+        try daemon.writeConfiguration("[Aliases]\ntun0=vpn\n")
+        let aliased = try ifmeter(daemon, ["check", "--limit", "5KB", "--per", "day", "--direction", "rx", "-i", "vpn"])
+        #expect(aliased.status == 2 && aliased.standardError.isEmpty, "\(aliased.standardError)")
+        try daemon.writeConfiguration("[Budgets]\ntun0=5GB per week\n")
+        let config = try ifmeter(daemon, ["check"])
+        #expect(config.status == ExitCode.config.rawValue)
+        #expect(config.standardError == "ifmeter: \(daemon.configPath):4: tun0=\"5GB per week\": expected per hour, day, month, cycle or year\n")
+    }
+
     /// A budget for an interface the store has never counted (named before
     /// the link first appears, or misspelt) is said once on stderr by check
     /// and status, and its row says so rather than "ok, too early": a cron

@@ -44,6 +44,18 @@ import Testing
         (["days", "--iec", "--bit-rates"], .history(.days, [], limit: nil, TimeRange(), DisplayOptions(scale: .iec, ratesInBits: true))),
         (["status", "--si", "--bytes"], .status([], .summary, DisplayOptions(scale: .raw), all: false)),
         (["check", "--help"], .help(.check)),
+        (["check"], .check(nil, DisplayOptions(), quiet: false)),
+        (["check", "--quiet", "--json"], .check(nil, DisplayOptions(json: true), quiet: true)),
+        // vnstat --alert's terms as options: the budget checked instead of [Budgets].
+        (["check", "--limit", "5GB", "--per", "day", "--direction", "rx", "-i", "wwan0"],
+         .check(Budget(target: .interface("wwan0"), bytes: 5_000_000_000, decimal: true, period: .day, direction: .rx), DisplayOptions(), quiet: false)),
+        (["check", "--limit=2GiB", "--interface=cellular"],
+         .check(Budget(target: .interfaceClass(.cellular), bytes: 2_147_483_648, decimal: false), DisplayOptions(), quiet: false)),
+        (["check", "-i", "tun0", "--limit", "100MB", "--per", "hour", "--direction", "tx", "--bytes"],
+         .check(Budget(target: .interface("tun0"), bytes: 100_000_000, decimal: true, period: .hour, direction: .tx),
+                DisplayOptions(scale: .raw), quiet: false)),
+        (["check", "--limit", "1T", "-i", "wlan0", "--per", "year"],
+         .check(Budget(target: .interface("wlan0"), bytes: 1_000_000_000_000, decimal: true, period: .year), DisplayOptions(), quiet: false)),
         (["--help"], .help(nil)),
         (["-h", "days", "--limit", "2"], .help(.days)),
         (["--version"], .version),
@@ -115,6 +127,18 @@ import Testing
         (["merge", "a0", "b0", "c0"], CommandLineError("unexpected argument c0", command: .merge)),
         (["dasy"], CommandLineError("unknown command dasy")),
         (["days", "--limit", "-1"], CommandLineError("--limit -1: expected a whole number from 0 to 1000000", command: .days)),
+        (["check", "--limit", "5GB"], CommandLineError("--limit needs -i IFACE: the interface or class it limits", command: .check)),
+        (["check", "--limit", "lots", "-i", "wwan0"], CommandLineError("--limit lots: expected an amount like 5GB (1000-based) or 5GiB (1024-based)", command: .check)),
+        (["check", "--limit", "0", "-i", "wwan0"], CommandLineError("--limit 0: expected an amount like 5GB (1000-based) or 5GiB (1024-based)", command: .check)),
+        (["check", "--limit", "5GB", "-i", "wwan0", "--per", "week"], CommandLineError("--per week: expected hour, day, month, cycle or year", command: .check)),
+        (["check", "--limit", "5GB", "-i", "wwan0", "--direction", "in"], CommandLineError("--direction in: expected rx, tx or total", command: .check)),
+        (["check", "--per", "day"], CommandLineError("--per applies with --limit, the budget checked instead of [Budgets]", command: .check)),
+        (["check", "-i", "wwan0"], CommandLineError("-i applies with --limit, the budget checked instead of [Budgets]", command: .check)),
+        (["check", "--limit", "5GB", "-i", "celular"],
+         CommandLineError("-i celular: not a class; did you mean cellular? (an interface name has a digit, like wwan0)", command: .check)),
+        (["check", "--limit", "5GB", "-i", "wwan*"], CommandLineError("-i wwan*: expected an interface or a class (wifi cellular tunnel wired other)", command: .check)),
+        (["check", "--limit", "5GB", "-i", "a", "-i", "b"], CommandLineError("-i given more than once", command: .check)),
+        (["check", "wwan0"], CommandLineError("unexpected argument wwan0", command: .check)),
     ]
 
     /// `-i` by alias, as vnStat's -i takes one; a real name wins over an alias spelt the same.
@@ -163,8 +187,13 @@ import Testing
                 var words = [command.rawValue] + (command == .graph && option != .svg ? ["--svg", "x"] : [])
                     + (command == .importHistory ? ["vnstat", "x"] : [])
                     + (command == .forget ? ["x", "--force"] : [])
+                    // check's budget options come together: --limit names its target.
+                    + (command == .check && option != .budgetLimit ? ["--limit", "5GB"] : [])
+                    + (command == .check && option != .budgetTarget ? ["-i", "wwan0"] : [])
                 words.append(option.name)
-                if option.takesValue { words.append(option.choices.first ?? (option.value == "DATE" ? "2026-01-01" : option.value == "SECONDS" ? "1" : option.value == "N" ? "1" : "x")) }
+                if option.takesValue {
+                    words.append(option.choices.first ?? (option.value == "DATE" ? "2026-01-01" : option.value == "SECONDS" || option.value == "N" ? "1" : option.value == "AMOUNT" ? "5GB" : "x"))
+                }
                 #expect(throws: Never.self, "\(words)") { try CommandParser.parse(words) }
             }
         }

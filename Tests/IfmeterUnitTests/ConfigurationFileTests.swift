@@ -53,7 +53,42 @@ import Testing
         #expect(configuration.budgets.first?.decimal == testCase.1)
     }
 
+    /// `[Budgets]` lines beyond a cycle's total: vnstat --alert's periods and directions, in any order.
+    static let budgetLines: [(line: String, budget: Budget)] = [
+        ("cellular=20GB", Budget(target: .interfaceClass(.cellular), bytes: 20_000_000_000, decimal: true)),
+        ("wwan0=1GB per day rx", Budget(target: .interface("wwan0"), bytes: 1_000_000_000, decimal: true, period: .day, direction: .rx)),
+        ("tun0 = 100MiB  tx\tper hour", Budget(target: .interface("tun0"), bytes: 104_857_600, period: .hour, direction: .tx)),
+        ("wifi=2TB per year", Budget(target: .interfaceClass(.wifi), bytes: 2_000_000_000_000, decimal: true, period: .year)),
+        ("wlan0=50GB per month total", Budget(target: .interface("wlan0"), bytes: 50_000_000_000, decimal: true, period: .month)),
+        ("wlan0=50GB per cycle", Budget(target: .interface("wlan0"), bytes: 50_000_000_000, decimal: true)),
+    ]
+
+    @Test(arguments: budgetLines)
+    func budgetLinesTakePeriodsAndDirections(_ testCase: (line: String, budget: Budget)) throws {
+        let configuration = try ConfigurationFile.parse("[Budgets]\n\(testCase.line)\n", path: "budgets.conf")
+        #expect(configuration.budgets == [testCase.budget])
+    }
+
+    /// One target may have a budget per period and direction; a billing day of its own moves its cycles only.
+    @Test func severalBudgetsAndBillingDaysPerTarget() throws {
+        let text = "[Budgets]\nBillingDay=12\nBillingDay.wwan0=3\nBillingDay.cellular=20\nwwan0=5GB\nwwan0=1GB per day\nwwan0=800MB per day rx\ntun0=1GB\ncellular=20GB\n"
+        let configuration = try ConfigurationFile.parse(text, path: "budgets.conf")
+        #expect(configuration.budgets.map(\.qualifier) == ["", "per day", "per day rx", "", ""])
+        #expect(configuration.budgets.map(configuration.billingDay(for:)) == [3, 3, 3, 12, 20])
+    }
+
     static let badFiles: [(text: String, error: String)] = [
+        ("[Budgets]\nwwan0=5GB\nwwan0=6GB", "bad.conf:3: wwan0= set twice in [Budgets]"),
+        ("[Budgets]\nwwan0=5GB per day rx\nwwan0=6GB rx per day", "bad.conf:3: wwan0= (per day rx) set twice in [Budgets]"),
+        ("[Budgets]\nwwan0=5GB per week", "bad.conf:2: wwan0=\"5GB per week\": expected per hour, day, month, cycle or year"),
+        ("[Budgets]\nwwan0=5GB per", "bad.conf:2: wwan0=\"5GB per\": expected per hour, day, month, cycle or year"),
+        ("[Budgets]\nwwan0=5GB per day per hour", "bad.conf:2: wwan0=\"5GB per day per hour\": per given twice"),
+        ("[Budgets]\nwwan0=5GB rx tx", "bad.conf:2: wwan0=\"5GB rx tx\": rx, tx or total given twice"),
+        ("[Budgets]\nwwan0=5GB daily", "bad.conf:2: wwan0=\"5GB daily\": \"daily\": expected per hour, day, month, cycle or year, then rx, tx or total"),
+        ("[Budgets]\nwwan0=per day 5GB", "bad.conf:2: wwan0=\"per day 5GB\": expected an amount like 20GB (1000-based) or 5GiB (1024-based)"),
+        ("[Budgets]\nBillingDay.wwan0=29", "bad.conf:2: BillingDay.wwan0=\"29\": expected a whole number from 1 to 28"),
+        ("[Budgets]\nBillingDay.wwan0=3\nBillingDay.wwan0=4", "bad.conf:3: BillingDay.wwan0= set twice in [Budgets]"),
+        ("[Budgets]\nBillingDay.celular=3", "bad.conf:2: \"celular\"=: not a class; did you mean cellular? " + misspeltClassNote),
         ("[Daemon]\nSampleIntervalSec=fast", "bad.conf:2: SampleIntervalSec=\"fast\": expected seconds from 0.1 to 86400.0"),
         ("[Daemon]\nSampleIntervalSec=0", "bad.conf:2: SampleIntervalSec=\"0\": expected seconds from 0.1 to 86400.0"),
         ("[Daemon]\nSampelIntervalSec=5", "bad.conf:2: unknown key \"SampelIntervalSec\" in [Daemon]; did you mean SampleIntervalSec=?"),

@@ -55,8 +55,12 @@ import Testing
         return (directory, store, configuration, TimeText.parse("2026-11-29 12:00")!)
     }
 
-    static func snapshot() throws -> (Snapshot, URL, CounterStore) {
-        let (directory, store, configuration, now) = try makeStore()
+    static func snapshot(budgets: String? = nil) throws -> (Snapshot, URL, CounterStore) {
+        var (directory, store, configuration, now) = try makeStore()
+        if let budgets {
+            configuration.budgets = []
+            configuration = try ConfigurationFile.parse("[Budgets]\nBillingDay=15\n" + budgets, path: "golden.conf", into: configuration)
+        }
         // The kernel now: wwan0 counted 4096 more bytes (4 packets) since
         // the last commit; tun0 (ifindex 7) is gone, which the stopped
         // daemon will record at its next start.
@@ -240,7 +244,21 @@ import Testing
         // tun0: 590 kB of 500 kB: exceeded.
         #expect(snapshot.budgets.map(\.state) == [.projectedOver, .exceeded])
         #expect(CheckVerdict(snapshot).rawValue == 2)
-        try expectGolden("check.txt", StatusReport.budgetLines(snapshot, units: Units(scale: .si)))
+        try expectGolden("check.txt", StatusReport.checkText(snapshot, units: Units(scale: .si)))
+    }
+
+    /// Budgets per hour, day, month and cycle, on rx, tx or both: a table per period, the cycle's as before.
+    @Test func budgetsPerPeriodAndDirection() throws {
+        let lines = "cellular=10MB\nwwan0=1MB per day rx\nwwan0=9MB per month\ntun0=100KB per hour tx\nBillingDay.tun0=1\ntun0=300KB tx\n"
+        let (snapshot, directory, _) = try Self.snapshot(budgets: lines)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(snapshot.budgets.map(\.budget.period) == [.cycle, .day, .month, .hour, .cycle])
+        #expect(snapshot.budgets.map(\.billingDay) == [15, 15, 15, 1, 1])
+        let text = StatusReport.checkText(snapshot, units: Units(scale: .si))
+        try expectGolden("check-periods.txt", text)
+        #expect(text.split(separator: "\n").allSatisfy { $0.count <= 80 })
+        // The cycle's total sums days, the month's the month bucket: the same bytes here, from two sizes.
+        #expect(snapshot.budgets[0].used == snapshot.interfaces.filter { $0.interfaceClass == "cellular" }.map(\.cycle.totalBytes).reduce(0, +))
     }
 
     /// Every kind of picture over the golden store, as the CLI draws it.

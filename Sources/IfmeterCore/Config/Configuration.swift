@@ -20,33 +20,6 @@ package struct Retention: Sendable, Hashable {
     }
 }
 
-/// A data-plan budget over a billing cycle: received plus transmitted bytes, as carriers count them.
-package struct Budget: Sendable, Hashable {
-    package enum Target: Sendable, Hashable {
-        case interfaceClass(InterfaceClass)
-        case interface(String)
-    }
-
-    package var target: Target
-    package var bytes: UInt64
-    /// Written in 1000-based units (`20GB`) as carriers sell plans, and shown in them unless asked otherwise.
-    package var decimal: Bool
-
-    package init(target: Target, bytes: UInt64, decimal: Bool = false) {
-        self.target = target
-        self.bytes = bytes
-        self.decimal = decimal
-    }
-
-    /// The name as configured: a class (`cellular`) or an interface (`wwan0`).
-    package var label: String {
-        switch target {
-        case .interfaceClass(let interfaceClass): interfaceClass.rawValue
-        case .interface(let name): name
-        }
-    }
-}
-
 /// How the CLI writes figures and dates unless its options say otherwise (`[Display]`).
 package struct DisplayDefaults: Sendable, Hashable {
     package var units = Units()
@@ -91,6 +64,8 @@ package struct Configuration: Sendable {
     package var retention = Retention()
     /// Day of the month a billing cycle starts (1...28), like vnStat's MonthRotate.
     package var billingDay = 1
+    /// `BillingDay.NAME=`: a class's or an interface's own day, for its budgets.
+    package var billingDays: [String: Int] = [:]
     package var budgets: [Budget] = []
     /// Names shown beside interface names (`[Aliases]`): display only, the store and -i keep the kernel's.
     package var aliases: [String: String] = [:]
@@ -125,6 +100,9 @@ package struct Configuration: Sendable {
     package static let defaultRuntimeDirectory = "/run/ifmeter"
 
     package static let journalName = "ifmeterd.journal"
+
+    /// The day a budget's cycles start: its target's own, else the global one.
+    package func billingDay(for budget: Budget) -> Int { billingDays[budget.label] ?? billingDay }
 
     package var classifier: Classifier { Classifier(sysfsRoot: sysfsRoot, overrides: overrides) }
 

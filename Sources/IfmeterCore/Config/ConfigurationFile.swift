@@ -66,7 +66,9 @@ package enum ConfigurationFile {
             guard let section else { throw fail("\(quoted(key))= outside any section") }
             guard !key.isEmpty else { throw fail("empty key") }
             // In [Classes] the first match wins: a glob given again would never apply.
-            guard seen.insert("\(section).\(key)").inserted else {
+            // A target may have several budgets (per day, per cycle): those judge their own repeats.
+            let isBudget = section == "Budgets" && !key.hasPrefix("BillingDay")
+            guard isBudget || seen.insert("\(section).\(key)").inserted else {
                 throw fail(section == "Classes" ? "\(key)= set twice in [Classes]; the first wins, this line would never apply" : "\(key)= set twice in [\(section)]")
             }
             do {
@@ -78,7 +80,7 @@ package enum ConfigurationFile {
         return configuration
     }
 
-    struct Message: Error { var text: String }
+    package struct Message: Error { package var text: String }
 
     /// "\r\n" is a single Character in Swift, so a file with CRLF line ends is split on both separators.
     package static func lines(of text: String) -> [Substring] {
@@ -119,7 +121,10 @@ package enum ConfigurationFile {
             guard days == 0 || days >= 32 else { throw Message(text: "DailyDays=\(days): keep at least 32 days (or 0, forever) to cover a billing cycle") }
             c.retention.dailyDays = days
         case ("Budgets", "BillingDay"): c.billingDay = Int(try count(value, key: key, range: 1...28))
-        case ("Budgets", _): c.budgets.append(try budget(target: key, value: value))
+        case ("Budgets", _) where key.hasPrefix("BillingDay."):
+            let target = try budgetTarget(String(key.dropFirst("BillingDay.".count)))
+            c.billingDays[target.label] = Int(try count(value, key: key, range: 1...28))
+        case ("Budgets", _): try addBudget(try budget(target: key, value: value), to: &c)
         case ("Aliases", _):
             let (name, alias) = try aliasEntry(name: key, value: value)
             c.aliases[name] = alias
@@ -190,39 +195,6 @@ package enum ConfigurationFile {
         return overflow ? nil : product
     }
 
-    /// A budget for a class (`cellular=20GB`) or an interface (`wwan0=5GiB`), which may be budgeted before
-    /// it is first seen; a key close to a class (`misspeltClass`) is a typo whose budget would never alarm.
-    static func budget(target typed: String, value: String) throws(Message) -> Budget {
-        let target = InterfaceClass(rawValue: typed) != nil ? typed : InterfaceName.fromUser(typed)
-        let interfaceClass = InterfaceClass(rawValue: target)
-        if interfaceClass == nil, let meant = misspeltClass(typed) {
-            throw Message(text: "\(quoted(typed))=: not a class; did you mean \(meant.rawValue)? (a key this close to a class names an interface only if it has a digit, like wwan0)")
-        }
-        // The key is judged first: the amount's error then names a class or an interface, never a 4 KiB line.
-        guard interfaceClass != nil
-            || ((InterfaceName.decode(target)?.count ?? .max) <= 15 && isValidGlob(target) && !target.contains(where: { "*?[".contains($0) }))
-        else {
-            throw Message(text: "\(quoted(target)): a budget names a class (\(InterfaceClass.allCases.map(\.rawValue).joined(separator: ", "))) or an interface")
-        }
-        guard let bytes = byteAmount(value), bytes > 0, let decimal = isDecimalAmount(value) else {
-            throw Message(text: "\(target)=\(quoted(value)): expected an amount like 20GB (1000-based) or 5GiB (1024-based)")
-        }
-        return Budget(target: interfaceClass.map { .interfaceClass($0) } ?? .interface(target), bytes: bytes, decimal: decimal)
-    }
-
-    /// The class a key that is not one was meant to be: five characters or more, no digit, within two
-    /// edits of a class's name. Kernel names nearly always carry a digit (`wwan0`), and short ones
-    /// (`wlan`) are too near everything to judge.
-    static func misspeltClass(_ key: String) -> InterfaceClass? {
-        guard key.count >= 5, !key.contains(where: { $0.isASCII && $0.isNumber }) else { return nil }
-        let typed = Array(key.lowercased())
-        return InterfaceClass.allCases
-            .filter { abs($0.rawValue.count - typed.count) <= 2 }
-            .map { ($0, editDistance(typed, Array($0.rawValue))) }
-            .filter { $0.1 <= 2 }
-            .min { $0.1 < $1.1 }?.0
-    }
-
     /// Damerau-Levenshtein distance (optimal string alignment): a transposition (`cellualr`) counts one.
     static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
         if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
@@ -241,12 +213,6 @@ package enum ConfigurationFile {
         return table[a.count][b.count]
     }
 
-    /// Whether an amount `byteAmount` accepts is in powers of 1000 (`5MB`, `5M`); nil if it refuses it.
-    static func isDecimalAmount(_ value: String) -> Bool? {
-        guard byteAmount(value) != nil else { return nil }
-        return ["KB", "MB", "GB", "TB", "K", "M", "G", "T"].contains { value.hasSuffix($0) } && !value.hasSuffix("iB")
-    }
-
     /// An alias for an interface: `wwan0=phone`. Shown on screens, so short
     /// and printable; the name is a kernel name, not a pattern.
     static func aliasEntry(name typed: String, value: String) throws(Message) -> (String, String) {
@@ -258,26 +224,6 @@ package enum ConfigurationFile {
             throw Message(text: "\(name)=\(quoted(value)): an alias is 1 to 32 printable characters")
         }
         return (name, value)
-    }
-
-    /// Bytes with an optional unit: B, K/KB/M/MB/G/GB/T/TB (powers of 1000)
-    /// or KiB/MiB/GiB/TiB (powers of 1024); decimals allowed ("1.5GiB").
-    static func byteAmount(_ value: String) -> UInt64? {
-        let units: [(String, Double)] = [
-            ("KiB", 1024), ("MiB", 1_048_576), ("GiB", 1_073_741_824), ("TiB", 1_099_511_627_776),
-            ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12), ("K", 1e3), ("M", 1e6), ("G", 1e9), ("T", 1e12), ("B", 1),
-        ]
-        var number = value
-        var multiplier = 1.0
-        for (suffix, factor) in units where value.hasSuffix(suffix) {
-            number = String(value.dropLast(suffix.count))
-            multiplier = factor
-            break
-        }
-        guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let amount = Double(number) else { return nil }
-        let bytes = amount * multiplier
-        guard bytes.isFinite, bytes < 9.2e18 else { return nil }
-        return UInt64(bytes.rounded())
     }
 
     static func absolutePath(_ value: String, key: String) throws(Message) -> String {

@@ -37,11 +37,14 @@ extension Daemon {
                 Log.error("reload: keeping MetricsFile=\(configuration.metricsFile ?? ""): \(error)")
             }
         }
+        // New budgets are published at once, not a sample later.
+        let budgetsChanged = reloaded.budgets != configuration.budgets || reloaded.billingDay != configuration.billingDay
+            || reloaded.billingDays != configuration.billingDays
         apply(reloaded)
         rewatch()
         // Unless churn has set the next read, which keeps the short slack.
         if !gathering.isGathering { TimerSlack.set(seconds: sampleSlack) }
-        if metricsMoved { publishMetrics() }
+        if metricsMoved || budgetsChanged { publishMetrics() }
         Log.notice("reloaded \(path)")
     }
 
@@ -68,6 +71,7 @@ extension Daemon {
         next.metricsFile = configuration.metricsFile
         next.chosen = configuration.chosen
         configuration = next
+        budgetLedger.invalidate()
         store.countingWith = Self.countingWith(next, path: options.configurationPath)
         gathering.sampleIntervalChanged(to: reloaded.sampleInterval)
     }

@@ -55,6 +55,9 @@ package final class Daemon {
     let linkSource: any LinkSource
     let events: LinkEventSocket
     var metrics: MetricsFile?
+    /// Budget use for the metrics file, read from the store at commits, not at samples.
+    var budgetLedger = BudgetLedger()
+    var budgetReads = RetriedCondition()
     /// The store's files and the journal: no output may land on them.
     let ownFiles: [String]
 
@@ -385,6 +388,7 @@ package final class Daemon {
                 eventSocketDrops: drops, retention: clockTrust.mayJudgeHistory ? configuration.retention : nil,
                 intervals: (configuration.sampleInterval, configuration.commitInterval))
             meter.committed(batch)
+            budgetLedger.invalidate()
             publishView()
             startNextJournalGeneration()
             meter.forgetGone(at: now.wall, keepGone: configuration.metricsKeepGone)
@@ -416,13 +420,30 @@ package final class Daemon {
         guard let metrics else { return }
         do {
             let interfaces = meter.publication(at: Int64(health.lastSampleWall), keepGone: configuration.metricsKeepGone, zeroFirst: !last)
-            try metrics.write(MetricsSnapshot(
+            var snapshot = MetricsSnapshot(
                 interfaces: interfaces, lastSample: health.lastSampleWall, sampleDuration: health.lastSampleDuration,
-                storeWriteErrors: health.storeWriteErrors, lastCommit: health.lastCommitWall))
+                storeWriteErrors: health.storeWriteErrors, lastCommit: health.lastCommitWall)
+            snapshot.budgets = budgetUse(interfaces)
+            try metrics.write(snapshot)
             health.metricsWrites.succeeded("\(metrics.path): metrics written again")
         } catch {
             health.metricsWrites.failed("metrics file not written\(options.once ? "" : ", will retry after each sample"): \(error)")
         }
+    }
+
+    /// Reads the store only after a commit, a reload or a period's end; a failed read keeps the last figures.
+    func budgetUse(_ interfaces: [MetricsInterface]) -> [MetricsBudget] {
+        guard !configuration.budgets.isEmpty else { return [] }
+        let now = Int64(health.lastSampleWall)
+        if budgetLedger.needsRead(at: now) {
+            do {
+                try budgetLedger.read(configuration, store: store, now: now)
+                budgetReads.succeeded("\(store.path): budget use read again")
+            } catch {
+                budgetReads.failed("budget use not read, the metrics keep the last figures: \(error)")
+            }
+        }
+        return budgetLedger.current(interfaces)
     }
 
     private func shutdown() -> ExitCode {

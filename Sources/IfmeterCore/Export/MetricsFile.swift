@@ -20,9 +20,25 @@ package struct MetricsInterface: Sendable {
     }
 }
 
+/// A budget and its use in the current period, as the metrics file shows it.
+package struct MetricsBudget: Sendable, Equatable {
+    package var budget: Budget
+    package var used: UInt64
+    package var periodStart: Int64
+    package var periodEnd: Int64
+
+    package init(budget: Budget, used: UInt64, periodStart: Int64, periodEnd: Int64) {
+        self.budget = budget
+        self.used = used
+        self.periodStart = periodStart
+        self.periodEnd = periodEnd
+    }
+}
+
 /// What the daemon publishes after a sample.
 package struct MetricsSnapshot: Sendable {
     package var interfaces: [MetricsInterface]
+    package var budgets: [MetricsBudget] = []
     /// Unix time of the sample.
     package var lastSample: Double
     package var sampleDuration: Double
@@ -173,8 +189,43 @@ package final class MetricsFile {
             output += Self.header("last_commit_timestamp_seconds", "Unix time of the daemon's last commit to its store.", "gauge")
             output += "ifmeter_last_commit_timestamp_seconds \(lastCommit)\n".utf8
         }
+        if !snapshot.budgets.isEmpty { renderBudgets(snapshot.budgets, into: &output) }
         lastSize = output.count
         return output
+    }
+
+    private static let budgetFamilies: [(header: [UInt8], prefix: [UInt8], value: @Sendable (MetricsBudget) -> UInt64)] = [
+        (header("budget_bytes", "A [Budgets] limit, by class or device, period (hour, day, month, cycle, year) and direction (rx, tx, total).", "gauge"),
+         Array("ifmeter_budget_bytes{".utf8), { $0.budget.bytes }),
+        (header("budget_used_bytes", "Bytes counted against the budget in its current period, as ifmeter check counts them.", "gauge"),
+         Array("ifmeter_budget_used_bytes{".utf8), { $0.used }),
+        (header("budget_period_start_timestamp_seconds", "Unix time the budget's current period began (period=\"cycle\": the billing cycle's start).", "gauge"),
+         Array("ifmeter_budget_period_start_timestamp_seconds{".utf8), { UInt64(clamping: $0.periodStart) }),
+        (header("budget_period_end_timestamp_seconds", "Unix time the budget's current period ends.", "gauge"),
+         Array("ifmeter_budget_period_end_timestamp_seconds{".utf8), { UInt64(clamping: $0.periodEnd) }),
+    ]
+
+    /// A budget's series are named by what it limits: `device` as the interface families, or `class`.
+    static func budgetLabels(_ budget: Budget) -> [UInt8] {
+        let target = switch budget.target {
+        case .interface(let name): "device=\"\(escapeLabel(name))\""
+        case .interfaceClass(let interfaceClass): "class=\"\(interfaceClass.rawValue)\""
+        }
+        return Array("\(target),period=\"\(budget.period.rawValue)\",direction=\"\(budget.direction.rawValue)\"".utf8)
+    }
+
+    /// The labels of the budgets last rendered, escaped once: they change only at a reload.
+    private var budgetLabelCache: (budgets: [Budget], labels: [[UInt8]]) = ([], [])
+
+    private func renderBudgets(_ budgets: [MetricsBudget], into output: inout [UInt8]) {
+        if !budgetLabelCache.budgets.elementsEqual(budgets.lazy.map(\.budget)) {
+            budgetLabelCache = (budgets.map(\.budget), budgets.map { Self.budgetLabels($0.budget) })
+        }
+        let labels = budgetLabelCache.labels
+        for family in Self.budgetFamilies {
+            output += family.header
+            for (budget, labels) in zip(budgets, labels) { Self.sample(&output, family.prefix, labels, family.value(budget)) }
+        }
     }
 
     private static func header(_ name: String, _ help: String, _ type: String, note: Bool = true) -> [UInt8] {

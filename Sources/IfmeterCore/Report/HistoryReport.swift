@@ -113,7 +113,7 @@ package enum HistoryReport {
     /// a twenty-fourth of the `bucket` was counted, at most a day's worth (as `check` waits a day before
     /// it projects a budget), since two minutes of a tunnel are no month's rate.
     static func estimate(_ counters: LinkCounters, elapsed: Int64, length: Int64, bucket: Int64) -> LinkCounters? {
-        guard elapsed >= max(60, min(bucket / 24, BudgetProjection.day)), length > 0 else { return nil }
+        guard elapsed >= BudgetProjection.leastObserved(periodLength: bucket), length > 0 else { return nil }
         let scale = Double(length) / Double(min(elapsed, length))
         func scaled(_ value: UInt64) -> UInt64 { UInt64(min(Double(value) * scale, Double(UInt64.max / 2))) }
         return LinkCounters(

@@ -57,11 +57,16 @@ package struct DaemonHealth: Sendable {
     package var stale: Bool
 }
 
-/// A budget's state in the current billing cycle.
+/// A budget's state in its current period.
 package struct BudgetStatus: Sendable {
     package enum State: String, Sendable { case ok, projectedOver = "projected-over", exceeded }
 
     package var budget: Budget
+    /// [start, end) of the period counted now: the hour, day, month, billing cycle or year.
+    package var periodStart: Int64
+    package var periodEnd: Int64
+    /// The day its cycles start (`BillingDay=`, or its target's own).
+    package var billingDay: Int
     package var used: UInt64
     /// A labelled linear projection of use at the end of the cycle, from the time observed.
     package var projection: BudgetProjection
@@ -71,6 +76,20 @@ package struct BudgetStatus: Sendable {
     package var interfaceCounted: Bool? = nil
 
     package var remaining: Int64 { Int64(clamping: budget.bytes) - Int64(clamping: used) }
+
+    package init(
+        budget: Budget, periodStart: Int64, periodEnd: Int64, billingDay: Int, used: UInt64, projection: BudgetProjection, state: State,
+        interfaceCounted: Bool? = nil
+    ) {
+        self.budget = budget
+        self.periodStart = periodStart
+        self.periodEnd = periodEnd
+        self.billingDay = billingDay
+        self.used = used
+        self.projection = projection
+        self.state = state
+        self.interfaceCounted = interfaceCounted
+    }
 }
 
 /// Everything `status`, `classes` and `check` show, read at one moment.
@@ -154,7 +173,8 @@ package enum SnapshotReader {
         }
         let importsByName = Dictionary(imports.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let yesterdayStart = TimeBuckets.start(of: .day, 1, before: now)
-        let days = try store.buckets(.day, from: min(cycleStart, yesterdayStart))
+        let daysFrom = min(cycleStart, yesterdayStart)
+        let days = try store.buckets(.day, from: daysFrom)
         let thisMonthStart = TimeBuckets.start(of: .month, containing: now)
         let lastMonths = try store.buckets(.month, from: TimeBuckets.start(of: .month, 1, before: now), to: thisMonthStart)
         let counted = try store.counted(bootID: bootID)
@@ -214,22 +234,9 @@ package enum SnapshotReader {
         let daemon = DaemonHealth(
             running: daemonRunning, lastCommit: lastCommit, commitInterval: commitInterval, sampleInterval: sampleInterval, stale: stale)
 
-        let budgets = configuration.budgets.map { budget -> BudgetStatus in
-            let members = interfaces.filter { snapshot in
-                switch budget.target {
-                case .interfaceClass(let interfaceClass): snapshot.interfaceClass == interfaceClass.rawValue
-                case .interface(let name): snapshot.name == name
-                }
-            }
-            var interfaceCounted: Bool?
-            if case .interface = budget.target { interfaceCounted = !members.isEmpty }
-            let used = members.reduce(UInt64(0)) { .saturating($0, plus: $1.cycle.totalBytes) }
-            // With no member yet, counting for it begins now.
-            let countingSince = members.map(\.firstSeen).min() ?? now
-            let projection = BudgetProjection(used: used, cycleStart: cycleStart, cycleEnd: cycleEnd, countingSince: countingSince, now: now)
-            let state: BudgetStatus.State =
-                used > budget.bytes ? .exceeded : projection.isTrusted && projection.projected > budget.bytes ? .projectedOver : .ok
-            return BudgetStatus(budget: budget, used: used, projection: projection, state: state, interfaceCounted: interfaceCounted)
+        let members = interfaces.map { BudgetMember(name: $0.name, interfaceClass: $0.interfaceClass, firstSeen: $0.firstSeen, uncommitted: $0.liveDelta) }
+        let budgets = try BudgetUse.statuses(configuration, members: members, now: now) { granularity, start throws(StoreError) in
+            granularity == .day && start >= daysFrom ? days : try store.buckets(granularity, from: start)
         }
         return Snapshot(
             now: now, bootID: bootID, billingDay: configuration.billingDay, cycleStart: cycleStart, cycleEnd: cycleEnd,

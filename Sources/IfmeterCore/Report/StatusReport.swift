@@ -125,32 +125,69 @@ package enum StatusReport {
         return "daemon: \(health.stale ? "STALE, " : "")\(state), last commit \(TimeText.moment(last)) (\(ago) ago)"
     }
 
+    /// A table per period and direction, in the order configured; the footnote names the cycle when every period is one.
     package static func budgetLines(_ snapshot: Snapshot, units: Units) -> String {
-        let output = "budgets, billing cycle \(TimeText.format(snapshot.cycleStart, "%Y-%m-%d")) to \(TimeText.format(snapshot.cycleEnd, "%Y-%m-%d")) (rx + tx):\n"
-        var table = TextTable([
-            ("", .left), ("used", .right), ("budget", .right), ("left", .right), ("projected", .right), ("observed", .right), ("", .left),
-        ])
+        var groups: [(heading: String, rows: [BudgetStatus])] = []
         for status in snapshot.budgets {
-            // A budget written "20GB" reads back in GB unless --si or --bytes chose.
-            let units = status.budget.decimal && units.scale == .iec ? Units(scale: .si, ratesInBits: units.ratesInBits) : units
-            let left = status.remaining >= 0 ? units.bytes(UInt64(status.remaining)) : "-" + units.bytes(UInt64(-status.remaining))
-            let projection = status.projection
-            let verdict: String
-            switch status.state {
-            // Short: the row stays within 80 columns (projected shows "-").
-            case .ok where status.interfaceCounted == false: verdict = "not counted yet"
-            case .ok: verdict = projection.isTrusted ? "ok" : "ok, too early"
-            case .projectedOver: verdict = "at risk"
-            case .exceeded: verdict = "EXCEEDED"
+            let heading = "budgets, \(periodPhrase(status)) (\(status.budget.direction.phrase)):\n"
+            if let index = groups.firstIndex(where: { $0.heading == heading }) {
+                groups[index].rows.append(status)
+            } else {
+                groups.append((heading, [status]))
             }
-            table.append([
-                status.budget.label, units.bytes(status.used), units.bytes(status.budget.bytes), left,
-                projection.isTrusted ? units.bytes(projection.projected) : "-", duration(projection.observedSeconds), verdict,
-            ])
         }
-        return output + table.rendered().split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") + "\n"
-            + "  projected: use at the cycle's end at the rate observed since counting\n"
-            + "  began; made after a day observed, at risk = projected over the budget\n"
+        let output = groups.map { heading, rows in
+            var table = TextTable([
+                ("", .left), ("used", .right), ("budget", .right), ("left", .right), ("projected", .right), ("observed", .right), ("", .left),
+            ])
+            for status in rows { table.append(budgetRow(status, units: units)) }
+            return heading + table.rendered().split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") + "\n"
+        }.joined()
+        let shortest = snapshot.budgets.map { $0.periodEnd - $0.periodStart }.min() ?? 0
+        if shortest >= 28 * BudgetProjection.day {
+            return output
+                + "  projected: use at the cycle's end at the rate observed since counting\n"
+                + "  began; made after a day observed, at risk = projected over the budget\n"
+        }
+        return output
+            + "  projected: use at the period's end at the rate observed since counting\n"
+            + "  began; made after a day observed (a 24th of a shorter period), at risk =\n"
+            + "  projected over the budget\n"
+    }
+
+    /// `check`'s screen: the budget tables and what the figures are.
+    package static func checkText(_ snapshot: Snapshot, units: Units) -> String {
+        budgetLines(snapshot, units: units) + Estimate.basis + "\n"
+    }
+
+    /// "billing cycle 2026-11-15 to 2026-12-15", "day 2026-12-07", "hour 2026-12-07 14:00".
+    static func periodPhrase(_ status: BudgetStatus) -> String {
+        switch status.budget.period {
+        case .cycle: "billing cycle \(TimeText.format(status.periodStart, "%Y-%m-%d")) to \(TimeText.format(status.periodEnd, "%Y-%m-%d"))"
+        case .hour: "hour \(TimeText.format(status.periodStart, "%Y-%m-%d %H:%M"))"
+        case .day: "day \(TimeText.format(status.periodStart, "%Y-%m-%d"))"
+        case .month: "month \(TimeText.format(status.periodStart, "%Y-%m"))"
+        case .year: "year \(TimeText.format(status.periodStart, "%Y"))"
+        }
+    }
+
+    static func budgetRow(_ status: BudgetStatus, units: Units) -> [String] {
+        // A budget written "20GB" reads back in GB unless --si or --bytes chose.
+        let units = status.budget.decimal && units.scale == .iec ? Units(scale: .si, ratesInBits: units.ratesInBits) : units
+        let left = status.remaining >= 0 ? units.bytes(UInt64(status.remaining)) : "-" + units.bytes(UInt64(-status.remaining))
+        let projection = status.projection
+        let verdict: String
+        switch status.state {
+        // Short: the row stays within 80 columns (projected shows "-").
+        case .ok where status.interfaceCounted == false: verdict = "not counted yet"
+        case .ok: verdict = projection.isTrusted ? "ok" : "ok, too early"
+        case .projectedOver: verdict = "at risk"
+        case .exceeded: verdict = "EXCEEDED"
+        }
+        return [
+            status.budget.label, units.bytes(status.used), units.bytes(status.budget.bytes), left,
+            projection.isTrusted ? units.bytes(projection.projected) : "-", duration(projection.observedSeconds), verdict,
+        ]
     }
 
     /// `ifmeter classes`: totals per class, never added up (tunnel traffic also crosses the link beneath it).
@@ -290,6 +327,9 @@ package enum StatusReport {
             ("observed_since", .string(TimeText.utc(status.projection.observedSince))),
             ("observed_seconds", .int(status.projection.observedSeconds)),
             ("state", .string(status.state.rawValue)),
+            ("period", .string(status.budget.period.rawValue)), ("direction", .string(status.budget.direction.rawValue)),
+            ("period_start", .string(TimeText.utc(status.periodStart))), ("period_end", .string(TimeText.utc(status.periodEnd))),
+            ("billing_day", .int(Int64(status.billingDay))),
         ])
     }
 }
