@@ -55,6 +55,8 @@ func report(_ failure: CommandFailure) -> (String, ExitCode) {
         return (error.description, .ioError)
     case .vnstat(let error):
         return (error.description, error.exitCode)
+    case .renderer(let message):
+        return (message, .software)
     }
 }
 
