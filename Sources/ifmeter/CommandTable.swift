@@ -343,7 +343,8 @@ enum CommandName: String, CaseIterable, Sendable {
             Without a command:
             \(optionLines(OptionSpec.leading, width: width))
             Exit codes: 0 ok, 64 usage, 65 unreadable store, 66 no store yet or missing
-            file, 69 kernel unavailable, 73 cannot write, 74 I/O error, 77 permission
+            file, 69 kernel (or rsvg-convert) unavailable, 70 PNG renderer failed,
+            73 cannot write, 74 I/O error, 77 permission
             denied (no daemon view and no right to read the store; forget), 78 configuration;
             check: 1, 2.
 

@@ -63,8 +63,8 @@ package enum SVGGraph {
         let slot = few ? max(16, (labelWidth + 8).rounded(.up)) : max(2, min(16, (960 / Double(max(count, 1))).rounded(.down)))
         let ticks = panels.map { panel in GraphAxis.valueTicks(largest: panel.points.map { max($0.rx, $0.tx) }.max() ?? 0, scale: units.scale) }
         let axisWidth = ticks.flatMap { $0.map { textWidth($0.label, size: fontSize) } }.max() ?? 0
-        // The first label, centred on the first bar, may reach left of the chart.
-        let left = max(margin + axisWidth + 6, margin + labelWidth / 2)
+        // The first label, centred on the first bar, may reach left of the chart; whole pixels keep bars crisp.
+        let left = max(margin + axisWidth + 6, margin + labelWidth / 2).rounded(.up)
         let chartWidth = Double(count) * slot
         let right = max(margin, labelWidth / 2 - slot / 2 + margin)
         let totalsWidth = panels.isEmpty || panels.allSatisfy({ $0.totals.isEmpty }) ? 0 : summaryColumns(panels, units: units).width
@@ -130,12 +130,15 @@ package enum SVGGraph {
                 _ = text(tick.label, x: left - 6, baseline: level + fontSize * 0.35, anchor: "end", fill: palette.muted)
             }
             line(left, baseline, left + chartWidth, baseline, palette.axis)
-            let barWidth = min(12, max(1, ((slot - 2) / 2).rounded(.down)))
+            // Too narrow for a pair side by side (the five-minute graph): one bar the slot wide, the smaller value over the larger.
+            let overlaid = slot < 6
+            let barWidth = overlaid ? slot : min(12, max(1, ((slot - 2) / 2).rounded(.down)))
             for (position, point) in panel.points.enumerated() {
                 let x = left + Double(position) * slot
-                let gap = (slot - 2 * barWidth) / 2
-                for (value, offset, colour, verb) in [(point.rx, 0.0, palette.received, "received"), (point.tx, barWidth, palette.transmitted, "transmitted")]
-                where value > 0 {
+                let gap = overlaid ? 0 : (slot - 2 * barWidth) / 2
+                var pair = [(point.rx, 0.0, palette.received, "received"), (point.tx, overlaid ? 0 : barWidth, palette.transmitted, "transmitted")]
+                if overlaid && point.tx > point.rx { pair.reverse() }
+                for (value, offset, colour, verb) in pair where value > 0 {
                     let height = max(1, (Double(value) / axisTop * chartHeight).rounded())
                     body += "<rect x=\"\(number(x + gap + offset))\" y=\"\(number(baseline - height))\" width=\"\(number(barWidth))\" height=\"\(number(height))\" fill=\"\(colour)\">"
                         + "<title>\(escape(point.detail)) \(verb) \(value) bytes</title></rect>\n"
