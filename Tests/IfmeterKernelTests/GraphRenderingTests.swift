@@ -283,6 +283,14 @@ struct GraphCommandTests {
         #expect(!FileManager.default.fileExists(atPath: missing))
     }
 
+    /// A PNG to a terminal is refused before anything is read (script(1) gives it one).
+    @Test func aPNGIsNeverWrittenToATerminal() throws {
+        let command = "\(TestEnvironment.binary("ifmeter")) --state-dir /nonexistent graph -o - --png"
+        let result = try runProcess("/usr/bin/script", ["-qec", command, "/dev/null"])
+        #expect(result.status == ExitCode.usage.rawValue, "\(result.standardOutput)")
+        #expect(result.standardOutput.contains("ifmeter: a PNG on a terminal shows as noise: redirect it (> traffic.png) or write it with -o traffic.png"))
+    }
+
     /// `--svg` naming a device (`/dev/null` as root, say): one line, exit
     /// 73, and the device stays; a FIFO, holding nothing, is replaced as a
     /// file is.

@@ -116,6 +116,13 @@ import Testing
         #expect(PNGRenderer.pngSize(Array("<?xml version=\"1.0\"?><svg/>".utf8)) == nil)
     }
 
+    @Test func aMissingRendererNamesThePackageAndWhereItLooked() {
+        #expect(PNGRenderingError.rendererMissing(searched: ["/usr/bin", "/bin"]).description
+            == "a PNG needs rsvg-convert, found in none of /usr/bin:/bin: install librsvg2-bin, or write an SVG")
+        #expect(PNGRenderingError.rendererMissing(searched: []).description
+            == "a PNG needs rsvg-convert, and PATH names no absolute directory to find it in: install librsvg2-bin, or write an SVG")
+    }
+
     @Test func theRenderersComplaintIsOneLine() {
         #expect(PNGRenderer.firstLine(Array("\n\u{1B}[31mError: bad\r\nmore\n".utf8)) == "[31mError: bad")
         #expect(PNGRenderer.firstLine([]) == "")

@@ -10,7 +10,9 @@ package enum PNGRenderingError: Error, Sendable, Equatable {
     package var description: String {
         switch self {
         case .rendererMissing(let searched):
-            "a PNG needs \(PNGRenderer.programName), found in none of \(searched.joined(separator: ":")): install \(PNGRenderer.debianPackage), or write an SVG"
+            "a PNG needs \(PNGRenderer.programName), "
+                + (searched.isEmpty ? "and PATH names no absolute directory to find it in" : "found in none of \(searched.joined(separator: ":"))")
+                + ": install \(PNGRenderer.debianPackage), or write an SVG"
         case .rendererFailed(let program, let how, let message):
             "\(program) \(how)\(message.isEmpty ? "" : ": \(message)"); no PNG written"
         }
