@@ -256,17 +256,7 @@ enum Commands {
         _ context: Context
     ) throws(CommandFailure) -> Int32 {
         // Found before anything is read, so a missing renderer costs nothing and writes nothing.
-        var renderer: String?
-        if format == .png {
-            if path == "-" && FileSystem.isTerminal(1) {
-                throw .usage(CommandLineError("a PNG on a terminal shows as noise: redirect it (> traffic.png) or write it with -o traffic.png", command: .graph))
-            }
-            let searched = PNGRenderer.searchDirectories(path: context.environment["PATH"])
-            guard let found = PNGRenderer.locate(in: searched) else {
-                throw .unavailable("\(path): \(PNGRenderingError.rendererMissing(searched: searched).description)")
-            }
-            renderer = found
-        }
+        let renderer = format == .png ? try pngRenderer(for: path, context) : nil
         // The picture is renamed over PATH: never over the store it is drawn from.
         let directory = context.stateDirectory
         let taken = CounterStore.stateFiles(in: directory) + [directory + "/" + Configuration.journalName]
@@ -306,6 +296,8 @@ enum Commands {
             do throws(PNGRenderingError) { bytes = try PNGRenderer.render(svg, with: renderer) } catch { throw .renderer("\(path): \(error.description)") }
         }
         if path == "-" {
+            // Text through print, which keeps a name's control characters off a terminal.
+            guard renderer != nil else { try context.print(svg); return 0 }
             do throws(SystemError) { try Output.standardOutputBytes(bytes) } catch { throw .output(error) }
             return 0
         }
@@ -319,6 +311,18 @@ enum Commands {
         }
         try context.print("wrote \(path)\n")
         return 0
+    }
+
+    /// rsvg-convert's path, or why a PNG cannot be made here.
+    static func pngRenderer(for path: String, _ context: Context) throws(CommandFailure) -> String {
+        if path == "-" && FileSystem.isTerminal(1) {
+            throw .usage(CommandLineError("a PNG on a terminal shows as noise: redirect it (> traffic.png) or write it with -o traffic.png", command: .graph))
+        }
+        let searched = PNGRenderer.searchDirectories(path: context.environment["PATH"])
+        guard let found = PNGRenderer.locate(in: searched) else {
+            throw .unavailable("\(path): \(PNGRenderingError.rendererMissing(searched: searched).description)")
+        }
+        return found
     }
 
     static func interfaces(all: Bool, json: Bool, _ context: Context) throws(CommandFailure) -> Int32 {
