@@ -62,7 +62,7 @@ struct RenderedImage {
 }
 
 @Suite struct GraphRenderingTests {
-    static let now = Int64(1_796_040_000)  // 2026-11-29 12:00 UTC
+    static let now = Int64(1_796_040_000)  // 2026-11-30 12:00 UTC
 
     /// Rows for every bucket of the range, a few interfaces of different
     /// classes, values growing so that every bar differs.
