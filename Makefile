@@ -123,7 +123,8 @@ FUZZ_SOURCES := $(wildcard Sources/IfmeterCore/Config/*.swift) $(wildcard Source
 # The store fuzzer: hostile values in every column of a store, then every
 # reader and the daemon's start-up over it (Fuzz/StoreFuzzer.swift).
 STORE_FUZZ_SOURCES := $(filter-out Sources/IfmeterCore/Kernel/Netlink.swift Sources/IfmeterCore/Kernel/InterfaceAddresses.swift \
-	$(wildcard Sources/IfmeterCore/Daemon/*.swift) Sources/IfmeterCore/System/ServiceManager.swift Sources/IfmeterCore/Kernel/ProcessContext.swift, \
+	$(wildcard Sources/IfmeterCore/Daemon/*.swift) Sources/IfmeterCore/System/ServiceManager.swift Sources/IfmeterCore/Kernel/ProcessContext.swift \
+	Sources/IfmeterCore/Kernel/ChildProcess.swift Sources/IfmeterCore/Report/PNGRenderer.swift, \
 	$(wildcard Sources/IfmeterCore/*/*.swift)) $(wildcard Sources/IfmeterAccounting/*.swift) Sources/IfmeterCore/Version.swift
 PARSER_FUZZ_BUILD = -parse-as-library -module-name IfmeterFuzz -package-name ifmeter $(FUZZ_SOURCES) Fuzz/ParserFuzzer.swift
 STORE_FUZZ_BUILD = -parse-as-library -module-name IfmeterFuzz -package-name ifmeter -D IFMETER_FUZZ \

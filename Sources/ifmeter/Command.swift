@@ -88,7 +88,7 @@ enum Command: Sendable, Equatable {
     case events(InterfaceSelection, limit: Int, json: Bool)
     case live(InterfaceSelection, interval: Double, count: Int?, DisplayOptions, all: Bool)
     case export(InterfaceSelection, ExportFormat, Granularity, TimeRange)
-    case graph(InterfaceSelection, GraphKind, path: String, days: Int)
+    case graph(InterfaceSelection, GraphKind, path: String, GraphFormat, GraphStyle, Units, days: Int)
     case interfaces(all: Bool, DisplayOptions)
 }
 
@@ -249,8 +249,12 @@ enum CommandParser {
             let granularity = try options.choice(.granularity, Granularity.self, expected: "5min, hour, day, month or year") ?? .day
             return .export(try options.selection(), format, granularity, try options.range())
         case .graph:
-            guard let path = try options.single(.svg) else { throw CommandLineError("graph needs --svg FILE", command: name) }
-            let kind = try options.choice(.kind, GraphKind.self, expected: "summary, hourly, daily, monthly or top") ?? .daily
+            let output = try options.single(.output)
+            let svg = try options.single(.svg)
+            if output != nil && svg != nil { throw CommandLineError("-o and --svg exclude each other: -o FILE.png for a PNG, -o FILE.svg for an SVG", command: name) }
+            guard let path = output ?? svg else { throw CommandLineError("graph needs -o FILE (FILE.png for a PNG) or --svg FILE", command: name) }
+            if svg != nil && options.flag(.png) { throw CommandLineError("--svg and --png exclude each other: -o FILE --png", command: name) }
+            let kind = try options.choice(.kind, GraphKind.self, expected: GraphKind.listed) ?? .daily
             var days = 30
             if let text = try options.single(.days) {
                 guard kind == .daily else { throw CommandLineError("--days applies to --kind daily only", command: name) }
@@ -260,7 +264,10 @@ enum CommandParser {
                 }
                 days = value
             }
-            return .graph(try options.selection(), kind, path: path, days: days)
+            let format = svg != nil ? GraphFormat.svg : GraphFormat.chosen(path: path, png: options.flag(.png))
+            return .graph(
+                try options.selection(), kind, path: path, format, options.flag(.dark) ? .dark : .light, Units(scale: options.flag(.si) ? .si : .iec),
+                days: days)
         case .interfaces:
             return .interfaces(all: options.flag(.all), try options.display())
         case .forget:

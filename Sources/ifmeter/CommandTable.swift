@@ -55,10 +55,13 @@ struct OptionSpec: Sendable, Hashable {
     static let format = OptionSpec(["--format"], value: "FORMAT", choices: ["csv", "jsonl"], "csv (default) or jsonl")
     static let granularity = OptionSpec(
         ["--granularity"], value: "G", choices: Granularity.allCases.map(\.rawValue), "5min, hour, day (default), month or year")
-    static let svg = OptionSpec(["--svg"], value: "FILE", "write the SVG there; - writes it to standard output")
+    static let output = OptionSpec(["-o", "--output"], value: "FILE", "write the picture there: a PNG when FILE ends in .png, else an SVG; - is standard output")
+    static let svg = OptionSpec(["--svg"], value: "FILE", "write an SVG there, whatever the name; - writes it to standard output")
+    static let png = OptionSpec(["--png"], "with -o: a PNG whatever the name (rendered by rsvg-convert, package librsvg2-bin)")
+    static let dark = OptionSpec(["--dark"], "light text and bars on a dark background")
     static let kind = OptionSpec(
         ["--kind"], value: "KIND", choices: GraphKind.allCases.map(\.rawValue),
-        "summary, hourly (the last 24 hours), daily (default), monthly (the last 12 months) or top (the 10 largest days)")
+        "summary, fiveminute (the last 48 hours), hourly (the last 24 hours), daily (default), monthly (the last 12 months), yearly (the last 10 years) or top (the 10 largest days)")
     static let days = OptionSpec(["--days"], value: "N", "with --kind daily: the last N days (default 30, at most 3660)")
     static let allInterfaces = OptionSpec(["--all"], "also interfaces that are gone")
     static let allLinks = OptionSpec(["--all"], "every link, also the unwatched ones (wired, other); never loopback")
@@ -139,7 +142,7 @@ enum CommandName: String, CaseIterable, Sendable {
         case .events: [.interface, .limit, .json, .utc]
         case .live: [.interface, .allLinks, .interval, .count, .json] + OptionSpec.units
         case .export: [.interface, .format, .granularity] + OptionSpec.range + [.utc]
-        case .graph: [.svg, .kind, .interface, .days, .utc]
+        case .graph: [.output, .svg, .png, .kind, .interface, .days, .dark, .si, .utc]
         case .interfaces: [.all, .json, .iec, .si, .bytes]
         case .importHistory: [.interface, .vnstatConfig]
         case .forget: [.force]
@@ -148,7 +151,7 @@ enum CommandName: String, CaseIterable, Sendable {
     }
 
     /// Those of `options` the command cannot run without; the help shows them without brackets.
-    var requiredOptions: [OptionSpec] { self == .graph ? [.svg] : self == .forget ? [.force] : [] }
+    var requiredOptions: [OptionSpec] { self == .graph ? [.output] : self == .forget ? [.force] : [] }
 
     var summary: String {
         switch self {
@@ -163,7 +166,7 @@ enum CommandName: String, CaseIterable, Sendable {
         case .events: "the reset log"
         case .live: "rates per interface, refreshed until Ctrl-C"
         case .export: "stored records as CSV or JSON lines"
-        case .graph: "an SVG picture: summary, hourly, daily, monthly or top"
+        case .graph: "a PNG or SVG picture, as vnstati draws: summary, fiveminute, hourly, daily, monthly, yearly or top"
         case .check: "exit 1 or 2 when a data budget is at risk or exceeded"
         case .interfaces: "the links, their class and why, their counters"
         case .watch: "count an interface from now on, whatever its class (vnStat's add)"
@@ -238,13 +241,14 @@ enum CommandName: String, CaseIterable, Sendable {
             """
         case .graph:
             """
-            Writes a self-contained SVG of received and transmitted bytes, a panel
-            per class (per interface, or merge, with -i): --kind summary (today,
-            yesterday, this and last month, and the last 24 hours), hourly (the
-            last 24 hours), daily (the last --days, default 30), monthly (the last
-            12 months) or top (the 10 largest days), as vnstati draws them. For a
-            PNG, pipe it through rsvg-convert: ifmeter graph --svg - | rsvg-convert
-            > traffic.png
+            Draws received and transmitted bytes as vnstati does, a panel per class
+            (per interface, or merge, with -i): --kind summary (today, yesterday,
+            this and last month, and the last 24 hours), fiveminute (the last 48
+            hours), hourly (the last 24 hours), daily (the last --days, default
+            30), monthly (the last 12 months), yearly (the last 10 years) or top
+            (the 10 largest days). -o traffic.png writes a PNG, rendered by
+            rsvg-convert (Debian package librsvg2-bin; exit 69 without it), any
+            other name a self-contained SVG.
             """
         case .check:
             """
@@ -399,7 +403,8 @@ enum CommandName: String, CaseIterable, Sendable {
             Without a command:
             \(optionLines(OptionSpec.leading, width: width))
             Exit codes: 0 ok, 64 usage, 65 unreadable store, 66 no store yet or missing
-            file, 69 kernel unavailable, 73 cannot write, 74 I/O error, 77 permission
+            file, 69 kernel (or rsvg-convert) unavailable, 70 PNG renderer failed,
+            73 cannot write, 74 I/O error, 77 permission
             denied (no daemon view and no right to read the store; forget), 78 configuration;
             check: 1, 2.
 

@@ -17,6 +17,8 @@ enum CommandFailure: Error {
     case vnstat(VnStatImportError)
     /// An edit the store (or the daemon holding it) refused, unchanged.
     case refused(EditOutcome)
+    /// A helper program ran and failed (EX_SOFTWARE): the PNG renderer.
+    case renderer(String)
 }
 
 /// One function per command; each returns its exit code.
@@ -43,7 +45,8 @@ enum Commands {
         case .live(let selection, let interval, let count, let display, let all):
             return try live(selection, interval: interval, count: count, display, all: all, context)
         case .export(let selection, let format, let granularity, let range): return try export(selection, format, granularity, range, context)
-        case .graph(let selection, let kind, let path, let days): return try graph(selection, kind, path: path, days: days, context)
+        case .graph(let selection, let kind, let path, let format, let style, let units, let days):
+            return try graph(selection, kind, path: path, format, style, units, days: days, context)
         case .interfaces(let all, let display): return try interfaces(all: all, display, context)
         }
     }
@@ -246,12 +249,17 @@ enum Commands {
         return 0
     }
 
-    static func graph(_ selection: InterfaceSelection, _ kind: GraphKind, path: String, days: Int, _ context: Context) throws(CommandFailure) -> Int32 {
+    static func graph(
+        _ selection: InterfaceSelection, _ kind: GraphKind, path: String, _ format: GraphFormat, _ style: GraphStyle, _ units: Units, days: Int,
+        _ context: Context
+    ) throws(CommandFailure) -> Int32 {
+        // Found before anything is read, so a missing renderer costs nothing and writes nothing.
+        let renderer = format == .png ? try pngRenderer(for: path, context) : nil
         // The picture is renamed over PATH: never over the store it is drawn from.
         let directory = context.stateDirectory
         let taken = CounterStore.stateFiles(in: directory) + [directory + "/" + Configuration.journalName]
         if path != "-", let clash = taken.first(where: { FileSystem.sameFile($0, path) }) {
-            throw .usage(CommandLineError("--svg \(path): the same file as \(clash), which ifmeter keeps; choose a file of its own", command: .graph))
+            throw .usage(CommandLineError("\(path): the same file as \(clash), which ifmeter keeps; choose a file of its own", command: .graph))
         }
         // Nor over the configuration in use, by any spelling: the next start would fail on a picture.
         let configuration = context.configPath
@@ -277,16 +285,23 @@ enum Commands {
         }, now: now.wall, days: days, byName: !selection.isEmpty, aliases: context.configuration.aliases)
         if let failure { throw .store(failure) }
         store.close()
-        var notes = [Estimate.basis + "."]
-        if selection.isEmpty { notes.append(Estimate.classCaveat + ".") }
-        let svg = SVGGraph.render(title: SVGGraph.title(kind, now: now.wall, days: days), notes: notes, panels: panels).svg
+        let svg = SVGGraph.render(
+            title: SVGGraph.title(kind, now: now.wall, days: days), caveat: SVGGraph.caveat(byClass: selection.isEmpty), panels: panels,
+            buckets: SVGGraph.buckets(kind), units: units, style: style
+        ).svg
+        var bytes = Array(svg.utf8)
+        if let renderer {
+            do throws(PNGRenderingError) { bytes = try PNGRenderer.render(svg, with: renderer) } catch { throw .renderer("\(path): \(error.description)") }
+        }
         if path == "-" {
-            try context.print(svg)
+            // Text through print, which keeps a name's control characters off a terminal.
+            guard renderer != nil else { try context.print(svg); return 0 }
+            do throws(SystemError) { try Output.standardOutputBytes(bytes) } catch { throw .output(error) }
             return 0
         }
         do {
             // Temporary file and rename: a symlink planted at PATH is replaced, never written through.
-            try FileSystem.writeAtomically(Array(svg.utf8), to: path)
+            try FileSystem.writeAtomically(bytes, to: path)
         } catch let error as SystemError {
             throw .cannotWrite(error)
         } catch {
@@ -294,6 +309,18 @@ enum Commands {
         }
         try context.print("wrote \(path)\n")
         return 0
+    }
+
+    /// rsvg-convert's path, or why a PNG cannot be made here.
+    static func pngRenderer(for path: String, _ context: Context) throws(CommandFailure) -> String {
+        if path == "-" && FileSystem.isTerminal(1) {
+            throw .usage(CommandLineError("a PNG on a terminal shows as noise: redirect it (> traffic.png) or write it with -o traffic.png", command: .graph))
+        }
+        let searched = PNGRenderer.searchDirectories(path: context.environment["PATH"])
+        guard let found = PNGRenderer.locate(in: searched) else {
+            throw .unavailable("\(path): \(PNGRenderingError.rendererMissing(searched: searched).description)")
+        }
+        return found
     }
 
     static func interfaces(all: Bool, _ display: DisplayOptions, _ context: Context) throws(CommandFailure) -> Int32 {

@@ -57,6 +57,8 @@ func report(_ failure: CommandFailure) -> (String, ExitCode) {
         return (error.description, error.exitCode)
     case .refused(let outcome):
         return (outcome.message, outcome.status)
+    case .renderer(let message):
+        return (message, .software)
     }
 }
 

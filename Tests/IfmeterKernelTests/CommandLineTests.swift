@@ -206,7 +206,7 @@ import Testing
 
     /// A file named as the state directory is said to be one, not taken
     /// for a directory where no daemon has run yet.
-    @Test(arguments: ["status", "days", "forget tun0"])
+    @Test(arguments: ["status", "days", "forget tun0 --force"])
     func aFileAsTheStateDirectoryIsNamedSo(_ command: String) throws {
         let directory = try TestEnvironment.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -206,7 +206,7 @@ import Testing
     /// What `ifmeter` needs besides the option under test to get past parsing.
     static let required: [CommandName: [(String, String)]] = [
         .live: [("--count", "1"), ("--interval", "0.1")],
-        .graph: [("--svg", "/nonexistent/graph.svg")],
+        .graph: [("-o", "/nonexistent/graph.svg")],
         .check: [("--limit", "5GB"), ("-i", "lo")],
     ]
 
@@ -220,7 +220,8 @@ import Testing
         for option in command.options + OptionSpec.global where option != .stateDirectory && option != .config {
             for name in option.names {
                 let words = [name] + Self.example(option)
-                let extra = (Self.required[command] ?? []).filter { !option.names.contains($0.0) }.flatMap { [$0.0, $0.1] }
+                // --svg stands in for -o, and excludes it.
+                let extra = (Self.required[command] ?? []).filter { !option.names.contains($0.0) && option != .svg }.flatMap { [$0.0, $0.1] }
                 let result = try runProcess(ifmeter, base + words + extra)
                 // Past parsing, a name nothing counts is a usage error too
                 // (lo is a link here, never counted).

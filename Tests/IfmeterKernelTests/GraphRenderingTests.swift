@@ -62,7 +62,7 @@ struct RenderedImage {
 }
 
 @Suite struct GraphRenderingTests {
-    static let now = Int64(1_796_040_000)  // 2026-11-29 12:00 UTC
+    static let now = Int64(1_796_040_000)  // 2026-11-30 12:00 UTC
 
     /// Rows for every bucket of the range, a few interfaces of different
     /// classes, values growing so that every bar differs.
@@ -85,16 +85,21 @@ struct RenderedImage {
 
     static let everyClass: [(String, InterfaceClass)] = [("wlp2s0", .wifi), ("wwan0", .cellular), ("tun0", .tunnel), ("enp3s0", .wired), ("br0", .other)]
 
-    static func drawing(_ kind: GraphKind, days: Int, interfaces: [(String, InterfaceClass)] = everyClass, byName: Bool = false) -> GraphDrawing {
+    static func drawing(
+        _ kind: GraphKind, days: Int, interfaces: [(String, InterfaceClass)] = everyClass, byName: Bool = false, style: GraphStyle = .light
+    ) -> GraphDrawing {
         setenv("TZ", "UTC", 1)
         tzset()
         let panels = SVGGraph.panels(kind, rows: { rows($0, from: $1, interfaces: interfaces) }, now: now, days: days, byName: byName,
                                      aliases: ["wwan0": "the phone on the roof"])
-        return SVGGraph.render(title: SVGGraph.title(kind, now: now, days: days), notes: [Estimate.basis + ".", Estimate.classCaveat + "."], panels: panels)
+        return SVGGraph.render(
+            title: SVGGraph.title(kind, now: now, days: days), caveat: SVGGraph.caveat(byClass: !byName), panels: panels, buckets: SVGGraph.buckets(kind),
+            style: style)
     }
 
     static let sizes: [(GraphKind, Int)] = [(.daily, 1), (.daily, 2), (.daily, 7), (.daily, 24), (.daily, 25), (.daily, 30), (.daily, 92), (.daily, 93),
-                                           (.daily, 365), (.daily, 3660), (.hourly, 30), (.monthly, 30), (.top, 30), (.summary, 30)]
+                                           (.daily, 365), (.daily, 3660), (.fiveminute, 30), (.hourly, 30), (.monthly, 30), (.yearly, 30),
+                                           (.top, 30), (.summary, 30)]
 
     /// No text leaves the picture or touches another: titles, notes, the
     /// legend, panel titles, axis values and the x labels.
@@ -112,18 +117,11 @@ struct RenderedImage {
                     Issue.record("\(a.text) overlaps \(b.text)")
                 }
             }
-            // The newest bucket always keeps its label.
             #expect(!drawing.axisLabels.isEmpty)
-            if size.kind != .top { #expect(drawing.axisLabels.last?.text == TimeText.format(Self.now, Self.labelFormat(size.kind, days: size.days))) }
-        }
-    }
-
-    static func labelFormat(_ kind: GraphKind, days: Int) -> String {
-        switch kind {
-        case .hourly, .summary: "%H"
-        case .monthly: "%Y-%m"
-        case .daily: days > 92 ? "%Y-%m-%d" : "%m-%d"
-        case .top: "%Y-%m-%d"
+            // The caveat is one line, and the value axis has gridlines besides 0.
+            #expect(drawing.texts.filter { $0.text == SVGGraph.caveat(byClass: !byName) }.count == 1)
+            #expect(drawing.texts.filter { $0.text.hasPrefix("Estimates") }.count == 1)
+            #expect(drawing.svg.components(separatedBy: "stroke=\"\(GraphPalette(.light).grid)\"").count - 1 >= 2 * 5)
         }
     }
 
@@ -138,7 +136,8 @@ struct RenderedImage {
     /// bars in both colours, nothing drawn in the outer margin (so nothing
     /// is clipped at an edge), and the title and notes no wider than the
     /// layout assumed (the width estimate holds for the real font).
-    @Test(arguments: [(GraphKind.daily, 1), (.daily, 7), (.daily, 30), (.daily, 400), (.hourly, 30), (.monthly, 30), (.top, 30), (.summary, 30)])
+    @Test(arguments: [(GraphKind.daily, 1), (.daily, 7), (.daily, 30), (.daily, 400), (.fiveminute, 30), (.hourly, 30), (.monthly, 30),
+                      (.yearly, 30), (.top, 30), (.summary, 30)])
     func rendersToAPNGThatFits(_ size: (kind: GraphKind, days: Int)) throws {
         let drawing = Self.drawing(size.kind, days: size.days, byName: true)
         let image = try RenderedImage(svg: drawing.svg)
@@ -162,6 +161,62 @@ struct RenderedImage {
             let ink = try #require(image.rightmostInk(top: Int(box.top) + 2, bottom: Int(box.bottom)), "\(box.text) not drawn")
             #expect(Double(ink) <= box.right + 1, "\(box.text) drawn to \(ink), laid out to \(box.right)")
         }
+    }
+}
+
+/// ifmeter's own renderer path: PNGRenderer running rsvg-convert as the CLI does.
+@Suite struct PNGRendererTests {
+    static func renderer() throws -> String {
+        try #require(PNGRenderer.locate(in: PNGRenderer.defaultSearch), "rsvg-convert (librsvg2-bin) is needed: make test-deps")
+    }
+
+    /// A real PNG at the size the SVG declares, for every kind and both styles.
+    @Test(arguments: GraphKind.allCases)
+    func thePNGIsAPNGOfTheSVGsSize(_ kind: GraphKind) throws {
+        for style in GraphStyle.allCases {
+            let drawing = GraphRenderingTests.drawing(kind, days: 30, style: style)
+            let png = try PNGRenderer.render(drawing.svg, with: try Self.renderer())
+            #expect(png.prefix(8) == [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
+            let size = try #require(PNGRenderer.pngSize(png))
+            #expect(size.width == drawing.width && size.height == drawing.height, "\(kind) \(style)")
+        }
+    }
+
+    /// The dark picture as a viewer shows it: dark at every edge, bars in the dark palette, and
+    /// text drawn in the light text colour.
+    @Test func theDarkPictureIsDarkAndItsBarsAndTextShow() throws {
+        let drawing = GraphRenderingTests.drawing(.daily, days: 30, style: .dark)
+        let image = try RenderedImage(svg: drawing.svg)
+        let palette = GraphPalette(.dark)
+        func rgb(_ colour: String) -> (UInt8, UInt8, UInt8) {
+            let value = Int(colour.dropFirst(), radix: 16)!
+            return (UInt8(value >> 16), UInt8(value >> 8 & 0xff), UInt8(value & 0xff))
+        }
+        for (x, y) in [(0, 0), (image.width - 1, 0), (0, image.height - 1), (image.width - 1, image.height - 1)] {
+            #expect(image.pixel(x, y) == rgb(palette.background), "(\(x), \(y))")
+        }
+        #expect(image.count(rgb(palette.received)) > 50 && image.count(rgb(palette.transmitted)) > 50)
+        #expect(image.count(rgb(palette.text)) > 20, "no text in the text colour")
+        #expect(image.count((255, 255, 255)) == 0, "white left in the dark picture")
+    }
+
+    /// A renderer that fails: its status and first line of complaint, in one line.
+    @Test func aFailingRendererIsReportedInOneLine() throws {
+        let directory = try TestEnvironment.temporaryDirectory("renderer")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fake = directory.appendingPathComponent("rsvg-convert").path
+        try "#!/bin/sh\ncat >/dev/null\necho 'Error reading SVG: bad' >&2\necho second line >&2\nexit 3\n".write(toFile: fake, atomically: true, encoding: .utf8)
+        #expect(chmod(fake, 0o755) == 0)
+        #expect(PNGRenderer.locate(in: PNGRenderer.searchDirectories(path: directory.path)) == fake)
+        #expect(throws: PNGRenderingError.rendererFailed(program: fake, how: "exited with status 3", message: "Error reading SVG: bad")) {
+            try PNGRenderer.render("<svg/>", with: fake)
+        }
+        try "#!/bin/sh\ncat >/dev/null\necho not a png\n".write(toFile: fake, atomically: true, encoding: .utf8)
+        #expect(throws: PNGRenderingError.rendererFailed(program: fake, how: "could not run", message: "run: Permission denied")) {
+            try PNGRenderer.render("<svg/>", with: fake)
+        }
+        #expect(chmod(fake, 0o755) == 0)
+        #expect(throws: PNGRenderingError.rendererFailed(program: fake, how: "wrote no PNG", message: "")) { try PNGRenderer.render("<svg/>", with: fake) }
     }
 }
 
@@ -192,6 +247,48 @@ struct GraphCommandTests {
         #expect(tooMany.standardError == "ifmeter: --days 1000000: expected a whole number from 1 to 3660 (see 'ifmeter graph --help')\n")
         #expect(tooMany.standardOutput.isEmpty)
         #expect(daemon.stop() == 0)
+    }
+
+    /// `-o traffic.png` writes a PNG of the SVG's size; without rsvg-convert on PATH, one line naming
+    /// the package, exit 69, nothing written; a failing one, one line, exit 70, nothing written.
+    @Test func aPNGIsWrittenOrNothingIs() throws {
+        let daemon = try DaemonHarness(namespace: NetworkNamespace())
+        try daemon.runOnce()
+        func ifmeter(_ arguments: [String], path: String? = nil) throws -> ProcessResult {
+            try daemon.namespace.run(["/usr/bin/env"] + (path.map { ["PATH=\($0)"] } ?? []) + [
+                TestEnvironment.binary("ifmeter"), "--state-dir", daemon.stateDirectory, "--config", daemon.configPath] + arguments)
+        }
+        let png = daemon.directory.appendingPathComponent("traffic.png").path
+        let written = try ifmeter(["graph", "-o", png, "--kind", "fiveminute", "--dark"])
+        #expect(written.status == 0, "\(written.standardError)")
+        #expect(written.standardOutput == "wrote \(png)\n")
+        let svg = try ifmeter(["graph", "-o", "-", "--kind", "fiveminute", "--dark"])
+        let size = try #require(PNGRenderer.pngSize([UInt8](try Data(contentsOf: URL(fileURLWithPath: png)))))
+        #expect(svg.standardOutput.contains("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(size.width)\" height=\"\(size.height)\" "), "\(size)")
+
+        let missing = daemon.directory.appendingPathComponent("missing.png").path
+        let unavailable = try ifmeter(["graph", "-o", missing], path: "/nonexistent:relative/bin")
+        #expect(unavailable.status == ExitCode.unavailable.rawValue)
+        #expect(unavailable.standardError
+            == "ifmeter: \(missing): a PNG needs rsvg-convert, found in none of /nonexistent: install librsvg2-bin, or write an SVG\n")
+        #expect(unavailable.standardOutput.isEmpty && !FileManager.default.fileExists(atPath: missing))
+
+        let fakeDirectory = daemon.directory.appendingPathComponent("bin").path
+        try FileManager.default.createDirectory(atPath: fakeDirectory, withIntermediateDirectories: false)
+        try "#!/bin/sh\necho 'out of memory' >&2\nexit 1\n".write(toFile: fakeDirectory + "/rsvg-convert", atomically: true, encoding: .utf8)
+        #expect(chmod(fakeDirectory + "/rsvg-convert", 0o755) == 0)
+        let failed = try ifmeter(["graph", "-o", missing], path: fakeDirectory)
+        #expect(failed.status == ExitCode.software.rawValue)
+        #expect(failed.standardError == "ifmeter: \(missing): \(fakeDirectory)/rsvg-convert exited with status 1: out of memory; no PNG written\n")
+        #expect(!FileManager.default.fileExists(atPath: missing))
+    }
+
+    /// A PNG to a terminal is refused before anything is read (script(1) gives it one).
+    @Test func aPNGIsNeverWrittenToATerminal() throws {
+        let command = "\(TestEnvironment.binary("ifmeter")) --state-dir /nonexistent graph -o - --png"
+        let result = try runProcess("/usr/bin/script", ["-qec", command, "/dev/null"])
+        #expect(result.status == ExitCode.usage.rawValue, "\(result.standardOutput)")
+        #expect(result.standardOutput.contains("ifmeter: a PNG on a terminal shows as noise: redirect it (> traffic.png) or write it with -o traffic.png"))
     }
 
     /// `--svg` naming a device (`/dev/null` as root, say): one line, exit

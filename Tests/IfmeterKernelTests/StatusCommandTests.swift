@@ -441,7 +441,7 @@ struct StatusCommandTests {
             (["days", "--limit", "zero"], "ifmeter: --limit zero: expected a whole number from 0 to 1000000 (see 'ifmeter days --help')\n"),
             (["days", "--begin", "last-week"], "ifmeter: --begin last-week: expected YYYY-MM-DD, \"YYYY-MM-DD HH:MM\", today or yesterday (see 'ifmeter days --help')\n"),
             (["export", "--format", "xml"], "ifmeter: --format xml: expected csv or jsonl (see 'ifmeter export --help')\n"),
-            (["graph"], "ifmeter: graph needs --svg FILE (see 'ifmeter graph --help')\n"),
+            (["graph"], "ifmeter: graph needs -o FILE (FILE.png for a PNG) or --svg FILE (see 'ifmeter graph --help')\n"),
         ]
         for (arguments, message) in cases {
             let result = try ifmeter(daemon, arguments)

@@ -23,9 +23,16 @@ import Testing
          .live(InterfaceSelection(groups: [["a", "b"]]), interval: 0.5, count: 2, DisplayOptions(ratesInBits: false), all: false)),
         (["live", "--all", "--count", "1"], .live([], interval: 1, count: 1, DisplayOptions(), all: true)),
         (["export", "--format", "jsonl", "--granularity", "5min", "-i", "tun0"], .export(["tun0"], .jsonl, .fiveMinutes, TimeRange())),
-        (["graph", "--svg", "-", "--days", "7"], .graph([], .daily, path: "-", days: 7)),
-        (["graph", "--svg", "g.svg", "--kind", "top", "-i", "wwan0"], .graph(["wwan0"], .top, path: "g.svg", days: 30)),
-        (["graph", "--svg", "-", "--days", "3660"], .graph([], .daily, path: "-", days: 3660)),
+        (["graph", "--svg", "-", "--days", "7"], .graph([], .daily, path: "-", .svg, .light, Units(), days: 7)),
+        (["graph", "--svg", "g.svg", "--kind", "top", "-i", "wwan0"], .graph(["wwan0"], .top, path: "g.svg", .svg, .light, Units(), days: 30)),
+        (["graph", "--svg", "-", "--days", "3660"], .graph([], .daily, path: "-", .svg, .light, Units(), days: 3660)),
+        // vnstati's -o: the name's extension chooses PNG; --png for any name, standard output too.
+        (["graph", "-o", "traffic.png"], .graph([], .daily, path: "traffic.png", .png, .light, Units(), days: 30)),
+        (["graph", "--output", "Traffic.PNG", "--kind", "fiveminute"], .graph([], .fiveminute, path: "Traffic.PNG", .png, .light, Units(), days: 30)),
+        (["graph", "-o", "traffic.svg", "--kind", "yearly", "--dark"], .graph([], .yearly, path: "traffic.svg", .svg, .dark, Units(), days: 30)),
+        (["graph", "-o", "-", "--png", "--si"], .graph([], .daily, path: "-", .png, .light, Units(scale: .si), days: 30)),
+        (["graph", "-o", "picture", "--png"], .graph([], .daily, path: "picture", .png, .light, Units(), days: 30)),
+        (["graph", "--svg", "traffic.png"], .graph([], .daily, path: "traffic.png", .svg, .light, Units(), days: 30)),
         (["fiveminutes", "-i", "wwan0", "--limit", "12"], .history(.fiveminutes, ["wwan0"], limit: 12, TimeRange(), DisplayOptions())),
         // vnStat's habits: a bare interface, a bare number as the limit, the short view forms, --limit 0.
         (["days", "7"], .history(.days, [], limit: 7, TimeRange(), DisplayOptions())),
@@ -101,12 +108,15 @@ import Testing
         (["days", "--limit", "1", "--limit", "2"], CommandLineError("--limit given more than once", command: .days)),
         (["interfaces", "--all=yes"], CommandLineError("--all takes no value", command: .interfaces)),
         (["days", "--limit", "zero"], CommandLineError("--limit zero: expected a whole number from 0 to 1000000", command: .days)),
-        (["graph"], CommandLineError("graph needs --svg FILE", command: .graph)),
+        (["graph"], CommandLineError("graph needs -o FILE (FILE.png for a PNG) or --svg FILE", command: .graph)),
+        (["graph", "-o", "a.png", "--svg", "b.svg"],
+         CommandLineError("-o and --svg exclude each other: -o FILE.png for a PNG, -o FILE.svg for an SVG", command: .graph)),
+        (["graph", "--svg", "b.svg", "--png"], CommandLineError("--svg and --png exclude each other: -o FILE --png", command: .graph)),
         (["graph", "--svg", "-", "--days", "3661"], CommandLineError("--days 3661: expected a whole number from 1 to 3660", command: .graph)),
         (["graph", "--svg", "-", "--days", "1000000"], CommandLineError("--days 1000000: expected a whole number from 1 to 3660", command: .graph)),
         (["graph", "--svg", "-", "--days", "0"], CommandLineError("--days 0: expected a whole number from 1 to 3660", command: .graph)),
         (["graph", "--svg", "-", "--kind", "hourly", "--days", "2"], CommandLineError("--days applies to --kind daily only", command: .graph)),
-        (["graph", "--svg", "-", "--kind", "weekly"], CommandLineError("--kind weekly: expected summary, hourly, daily, monthly or top", command: .graph)),
+        (["graph", "--svg", "-", "--kind", "weekly"], CommandLineError("--kind weekly: expected summary, fiveminute, hourly, daily, monthly, yearly or top", command: .graph)),
         (["days", "--begin", "2026-02-30"], CommandLineError("--begin 2026-02-30: expected YYYY-MM-DD, \"YYYY-MM-DD HH:MM\", today or yesterday", command: .days)),
         (["days", "--begin", "99999-01-01"], CommandLineError("--begin 99999-01-01: expected YYYY-MM-DD, \"YYYY-MM-DD HH:MM\", today or yesterday", command: .days)),
         (["days", "--end", "2026-13-01"], CommandLineError("--end 2026-13-01: expected YYYY-MM-DD, \"YYYY-MM-DD HH:MM\", today or yesterday", command: .days)),
@@ -184,7 +194,7 @@ import Testing
     @Test func everyOptionOfEveryCommandParses() throws {
         for command in CommandName.allCases {
             for option in command.options where option != .help {
-                var words = [command.rawValue] + (command == .graph && option != .svg ? ["--svg", "x"] : [])
+                var words = [command.rawValue] + (command == .graph && option != .svg && option != .output ? ["-o", "x"] : [])
                     + (command == .importHistory ? ["vnstat", "x"] : [])
                     + (command == .forget ? ["x", "--force"] : [])
                     // check's budget options come together: --limit names its target.

@@ -273,11 +273,30 @@ import Testing
         #expect(svg.contains(">cellular</text>"))
     }
 
-    static func graph(_ kind: GraphKind, store: CounterStore, now: Int64, days: Int, selection: InterfaceSelection = []) -> String {
+    /// The dark variant: the same picture in the dark palette, none of the light one's colours left.
+    @Test func theDarkGraphIsGoldenAndKeepsNoLightColour() throws {
+        let (snapshot, directory, store) = try Self.snapshot()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let svg = Self.graph(.summary, store: store, now: snapshot.now, days: 7, style: .dark)
+        try expectGolden("graph-summary-dark.svg", svg)
+        #expect(XMLParser(data: Data(svg.utf8)).parse())
+        let (light, dark) = (GraphPalette(.light), GraphPalette(.dark))
+        #expect(svg.contains("fill=\"\(dark.background)\"") && svg.contains("fill=\"\(dark.received)\"") && svg.contains("fill=\"\(dark.transmitted)\""))
+        for colour in [light.background, light.text, light.muted, light.grid, light.received, light.transmitted] {
+            #expect(!svg.contains("\"\(colour)\""), "\(colour) left in the dark picture")
+        }
+    }
+
+    static func graph(
+        _ kind: GraphKind, store: CounterStore, now: Int64, days: Int, selection: InterfaceSelection = [], style: GraphStyle = .light
+    ) -> String {
         let panels = SVGGraph.panels(kind, rows: { granularity, from in
             HistoryReport.rows(HistoryReport.Kind(listing: granularity), buckets: (try? store.buckets(granularity, from: from)) ?? [], live: [:],
                                classes: [:], now: now, names: selection, from: from, to: .max, limit: .max)
         }, now: now, days: days, byName: !selection.isEmpty)
-        return SVGGraph.render(title: SVGGraph.title(kind, now: now, days: days), notes: [Estimate.basis + ".", Estimate.classCaveat + "."], panels: panels).svg
+        return SVGGraph.render(
+            title: SVGGraph.title(kind, now: now, days: days), caveat: SVGGraph.caveat(byClass: selection.isEmpty), panels: panels,
+            buckets: SVGGraph.buckets(kind), style: style
+        ).svg
     }
 }

@@ -156,6 +156,19 @@ int ifm_is_tmpfs(int fd);
  * its layer's device): 1 or 0, or -1 with errno set. */
 int ifm_is_mount_root(int fd);
 
+/* ---- Child processes (the PNG renderer) ---- */
+
+/* An anonymous file (memfd_create(2), close-on-exec) to hand a child as
+ * standard input or output: no pipe to deadlock on, no file on disk.
+ * Returns the descriptor, or -1 with errno set. */
+int ifm_anonymous_file(const char *name);
+/* Runs the program at path (no shell, no PATH search) with `arguments`,
+ * `count` NUL-terminated strings laid end to end (argv[0] first), this
+ * process's environment, and input, output and errors on its descriptors
+ * 0, 1 and 2; waits for it. Returns 0 with *status as waitpid(2) gives it,
+ * or an errno value (posix_spawn's, or E2BIG for more than 64 arguments). */
+int ifm_spawn_and_wait(const char *path, const char *arguments, int count, int input, int output, int errors, int *status);
+
 /* ---- Service manager notification (sd_notify(3)) ---- */
 
 /* Sends message as one datagram to address, $NOTIFY_SOCKET's value: a path,

@@ -1,26 +1,3 @@
-/// One bar pair: received and transmitted bytes in a bucket.
-package struct GraphPoint: Sendable, Hashable {
-    package var label: String
-    /// The tooltip's name for the bucket ("2026-11-29").
-    package var detail: String
-    package var rx: UInt64
-    package var tx: UInt64
-}
-
-/// One line of a summary's totals ("today").
-package struct GraphTotal: Sendable, Hashable {
-    package var label: String
-    package var rx: UInt64
-    package var tx: UInt64
-}
-
-/// A class's or an interface's part of the picture.
-package struct GraphPanel: Sendable, Hashable {
-    package var title: String
-    package var totals: [GraphTotal] = []
-    package var points: [GraphPoint]
-}
-
 /// A string of text where the renderer put it, to check that none is clipped or overlaps another.
 package struct TextBox: Sendable, Hashable {
     package var text: String
@@ -46,8 +23,7 @@ package enum SVGGraph {
     static let titleSize = 14.0
     static let margin = 10.0
     static let chartHeight = 140.0
-    static let rxColour = "#2b6cb0"
-    static let txColour = "#dd6b20"
+    static let caveatSize = 10.0
 
     /// The width DejaVu Sans (Debian's fontconfig sans-serif) gives a string, from above: digits are
     /// 0.64 em there, most lower-case letters less; bold is wider.
@@ -55,98 +31,28 @@ package enum SVGGraph {
         Double(text.count) * size * (bold ? 0.74 : 0.66)
     }
 
-    // MARK: Data
+    /// The one line every picture carries: its figures are estimates, and by class they overlap.
+    package static func caveat(byClass: Bool) -> String {
+        byClass ? "Estimates from kernel counters, not billing-grade; tunnels also count in their link"
+            : "Estimates from kernel interface counters: not per-application, not billing-grade"
+    }
 
-    /// A picture's panels from `rows(granularity, from)`; `byName`: one per selected interface (or merge), not class.
-    package static func panels(
-        _ kind: GraphKind, rows: (Granularity, Int64) -> [HistoryRow], now: Int64, days: Int, byName: Bool,
-        aliases: [String: String] = [:]
-    ) -> [GraphPanel] {
-        func key(_ row: HistoryRow) -> String { byName ? row.name : row.interfaceClass }
-        func title(_ key: String) -> String {
-            if byName { return aliases[key].map { "\(key) (\($0))" } ?? key }
-            return InterfaceClass(rawValue: key)?.displayName ?? key
-        }
-        func ordered(_ keys: Set<String>) -> [String] {
-            if byName { return NaturalOrder.sorted(Array(keys)) }
-            return InterfaceClass.allCases.map(\.rawValue).filter(keys.contains) + keys.filter { InterfaceClass(rawValue: $0) == nil }.sorted()
-        }
-        func sums(_ granularity: Granularity, from: Int64) -> [String: [Int64: (rx: UInt64, tx: UInt64)]] {
-            var result: [String: [Int64: (rx: UInt64, tx: UInt64)]] = [:]
-            for row in rows(granularity, from) {
-                let start = TimeBuckets.start(of: granularity, containing: row.start)
-                let sum = result[key(row), default: [:]][start] ?? (0, 0)
-                result[key(row), default: [:]][start] = (.saturating(sum.rx, plus: row.counters.rxBytes), .saturating(sum.tx, plus: row.counters.txBytes))
-            }
-            return result
-        }
-        func series(_ granularity: Granularity, count: Int, label: String, detail: String) -> (starts: [Int64], sums: [String: [Int64: (rx: UInt64, tx: UInt64)]]) {
-            let starts = (0..<count).map { TimeBuckets.start(of: granularity, count - 1 - $0, before: now) }
-            return (starts, sums(granularity, from: starts[0]))
-        }
-        func points(_ starts: [Int64], _ values: [Int64: (rx: UInt64, tx: UInt64)], label: String, detail: String) -> [GraphPoint] {
-            starts.map { start in
-                let value = values[start] ?? (0, 0)
-                return GraphPoint(label: TimeText.format(start, label), detail: TimeText.format(start, detail), rx: value.rx, tx: value.tx)
-            }
-        }
+    /// The buckets a kind's bars stand for, whose boundaries the x axis labels; nil: label every bar.
+    package static func buckets(_ kind: GraphKind) -> Granularity? {
         switch kind {
-        case .daily, .hourly, .monthly:
-            let (granularity, count, label, detail): (Granularity, Int, String, String) =
-                switch kind {
-                case .hourly: (.hour, 24, "%H", "%Y-%m-%d %H:%M")
-                case .monthly: (.month, 12, "%Y-%m", "%Y-%m")
-                default: (.day, days, days > 92 ? "%Y-%m-%d" : "%m-%d", "%Y-%m-%d")
-                }
-            let data = series(granularity, count: count, label: label, detail: detail)
-            return ordered(Set(data.sums.keys)).map { GraphPanel(title: title($0), points: points(data.starts, data.sums[$0] ?? [:], label: label, detail: detail)) }
-        case .top:
-            let data = sums(.day, from: .min)
-            return ordered(Set(data.keys)).map { key in
-                let largest = (data[key] ?? [:]).sorted { ($0.value.rx &+ $0.value.tx, $1.key) > ($1.value.rx &+ $1.value.tx, $0.key) }.prefix(10)
-                return GraphPanel(title: title(key), points: largest.map {
-                    GraphPoint(label: TimeText.format($0.key, "%Y-%m-%d"), detail: TimeText.format($0.key, "%Y-%m-%d"), rx: $0.value.rx, tx: $0.value.tx)
-                })
-            }
-        case .summary:
-            let hours = series(.hour, count: 24, label: "%H", detail: "%Y-%m-%d %H:%M")
-            let dayStarts = [TimeBuckets.start(of: .day, 0, before: now), TimeBuckets.start(of: .day, 1, before: now)]
-            let monthStarts = [TimeBuckets.start(of: .month, 0, before: now), TimeBuckets.start(of: .month, 1, before: now)]
-            let daySums = sums(.day, from: dayStarts[1])
-            let monthSums = sums(.month, from: monthStarts[1])
-            let keys = Set(hours.sums.keys).union(daySums.keys).union(monthSums.keys)
-            return ordered(keys).map { key in
-                func total(_ label: String, _ values: [Int64: (rx: UInt64, tx: UInt64)]?, _ start: Int64) -> GraphTotal {
-                    let value = values?[start] ?? (0, 0)
-                    return GraphTotal(label: label, rx: value.rx, tx: value.tx)
-                }
-                return GraphPanel(
-                    title: title(key),
-                    totals: [
-                        total("today", daySums[key], dayStarts[0]), total("yesterday", daySums[key], dayStarts[1]),
-                        total(TimeText.format(monthStarts[0], "%Y-%m"), monthSums[key], monthStarts[0]),
-                        total(TimeText.format(monthStarts[1], "%Y-%m"), monthSums[key], monthStarts[1]),
-                    ],
-                    points: points(hours.starts, hours.sums[key] ?? [:], label: "%H", detail: "%Y-%m-%d %H:%M"))
-            }
+        case .summary, .hourly: .hour
+        case .fiveminute: .fiveMinutes
+        case .daily: .day
+        case .monthly: .month
+        case .yearly: .year
+        case .top: nil
         }
     }
 
-    package static func title(_ kind: GraphKind, now: Int64, days: Int) -> String {
-        switch kind {
-        case .summary: "Traffic summary at \(TimeText.format(now, "%Y-%m-%d %H:%M"))"
-        case .hourly: "Hourly traffic, the 24 hours to \(TimeText.format(TimeBuckets.start(of: .hour, 0, before: now), "%Y-%m-%d %H:00"))"
-        case .daily:
-            "Daily traffic, \(TimeText.format(TimeBuckets.start(of: .day, days - 1, before: now), "%Y-%m-%d")) to \(TimeText.format(now, "%Y-%m-%d"))"
-        case .monthly:
-            "Monthly traffic, \(TimeText.format(TimeBuckets.start(of: .month, 11, before: now), "%Y-%m")) to \(TimeText.format(now, "%Y-%m"))"
-        case .top: "The 10 largest days"
-        }
-    }
-
-    // MARK: Drawing
-
-    package static func render(title: String, notes: [String], panels: [GraphPanel], units: Units = Units()) -> GraphDrawing {
+    package static func render(
+        title: String, caveat: String, panels: [GraphPanel], buckets: Granularity?, units: Units = Units(), style: GraphStyle = .light
+    ) -> GraphDrawing {
+        let palette = GraphPalette(style)
         var texts: [TextBox] = []
         var body = ""
         var axisLabels: [TextBox] = []
@@ -155,16 +61,16 @@ package enum SVGGraph {
         let labelWidth = panels.flatMap(\.points).map { textWidth($0.label, size: fontSize) }.max() ?? 0
         let few = count <= 24
         let slot = few ? max(16, (labelWidth + 8).rounded(.up)) : max(2, min(16, (960 / Double(max(count, 1))).rounded(.down)))
-        let stride = few ? 1 : max(1, Int(((labelWidth + 8) / slot).rounded(.up)))
-        let largestLabels = panels.map { panel in units.bytes(panel.points.map { max($0.rx, $0.tx) }.max() ?? 0) }
-        let axisWidth = largestLabels.map { textWidth($0, size: fontSize) }.max() ?? 0
-        // The first label, centred on the first bar, may reach left of the chart.
-        let left = max(margin + axisWidth + 6, margin + labelWidth / 2)
+        let ticks = panels.map { panel in GraphAxis.valueTicks(largest: panel.points.map { max($0.rx, $0.tx) }.max() ?? 0, scale: units.scale) }
+        let axisWidth = ticks.flatMap { $0.map { textWidth($0.label, size: fontSize) } }.max() ?? 0
+        // The first label, centred on the first bar, may reach left of the chart; whole pixels keep bars crisp.
+        let left = max(margin + axisWidth + 6, margin + labelWidth / 2).rounded(.up)
         let chartWidth = Double(count) * slot
         let right = max(margin, labelWidth / 2 - slot / 2 + margin)
         let totalsWidth = panels.isEmpty || panels.allSatisfy({ $0.totals.isEmpty }) ? 0 : summaryColumns(panels, units: units).width
-        var width = max(left + chartWidth + right, 2 * margin + totalsWidth, 2 * margin + textWidth(title, size: titleSize, bold: true), 480)
-        let legend = [("received", rxColour), ("transmitted", txColour)]
+        var width = max(left + chartWidth + right, 2 * margin + totalsWidth, 2 * margin + textWidth(title, size: titleSize, bold: true),
+                        2 * margin + textWidth(caveat, size: caveatSize), 480)
+        let legend = [("received", palette.received), ("transmitted", palette.transmitted)]
         let legendWidth = legend.reduce(0) { $0 + 14 + textWidth($1.0, size: fontSize) + 12 }
         width = max(width, 2 * margin + legendWidth).rounded(.up)
 
@@ -183,11 +89,12 @@ package enum SVGGraph {
             body += "<text \(attributes)>\(escape(content))</text>\n"
             return box
         }
-        _ = text(title, x: margin, baseline: y, size: titleSize, bold: true)
-        for line in notes.flatMap({ wrap($0, width: width - 2 * margin) }) {
-            y += fontSize + 4
-            _ = text(line, x: margin, baseline: y, fill: "#555555")
+        func line(_ x1: Double, _ y1: Double, _ x2: Double, _ y2: Double, _ colour: String) {
+            body += "<line x1=\"\(number(x1))\" y1=\"\(number(y1))\" x2=\"\(number(x2))\" y2=\"\(number(y2))\" stroke=\"\(colour)\"/>\n"
         }
+        _ = text(title, x: margin, baseline: y, size: titleSize, bold: true)
+        y += caveatSize + 5
+        _ = text(caveat, x: margin, baseline: y, size: caveatSize, fill: palette.muted)
         y += fontSize + 8
         var x = margin
         for (name, colour) in legend {
@@ -213,34 +120,47 @@ package enum SVGGraph {
                 }
                 y += 6
             }
-            let top = y + 10
+            // Room above the chart for the top gridline's label, centred on its line.
+            let top = y + fontSize + 4
             let baseline = top + chartHeight
-            let largest = max(panel.points.map { max($0.rx, $0.tx) }.max() ?? 0, 1)
-            _ = text(largestLabels[index], x: left - 6, baseline: top + fontSize, anchor: "end")
-            _ = text("0", x: left - 6, baseline: baseline, anchor: "end")
-            body += "<line x1=\"\(number(left))\" y1=\"\(number(baseline))\" x2=\"\(number(left + chartWidth))\" y2=\"\(number(baseline))\" stroke=\"#999999\"/>\n"
-            let barWidth = min(12, max(1, ((slot - 2) / 2).rounded(.down)))
+            let axisTop = ticks[index].last!.bytes
+            for tick in ticks[index] {
+                let level = baseline - (tick.bytes / axisTop * chartHeight).rounded()
+                if tick.bytes > 0 { line(left, level, left + chartWidth, level, palette.grid) }
+                _ = text(tick.label, x: left - 6, baseline: level + fontSize * 0.35, anchor: "end", fill: palette.muted)
+            }
+            line(left, baseline, left + chartWidth, baseline, palette.axis)
+            // Too narrow for a pair side by side (the five-minute graph): one bar the slot wide, the smaller value over the larger.
+            let overlaid = slot < 6
+            let barWidth = overlaid ? slot : min(12, max(1, ((slot - 2) / 2).rounded(.down)))
             for (position, point) in panel.points.enumerated() {
                 let x = left + Double(position) * slot
-                let gap = (slot - 2 * barWidth) / 2
-                for (value, offset, colour, verb) in [(point.rx, 0.0, rxColour, "received"), (point.tx, barWidth, txColour, "transmitted")] where value > 0 {
-                    let height = max(1, (Double(value) / Double(largest) * chartHeight).rounded())
+                let gap = overlaid ? 0 : (slot - 2 * barWidth) / 2
+                var pair = [(point.rx, 0.0, palette.received, "received"), (point.tx, overlaid ? 0 : barWidth, palette.transmitted, "transmitted")]
+                if overlaid && point.tx > point.rx { pair.reverse() }
+                for (value, offset, colour, verb) in pair where value > 0 {
+                    let height = max(1, (Double(value) / axisTop * chartHeight).rounded())
                     body += "<rect x=\"\(number(x + gap + offset))\" y=\"\(number(baseline - height))\" width=\"\(number(barWidth))\" height=\"\(number(height))\" fill=\"\(colour)\">"
                         + "<title>\(escape(point.detail)) \(verb) \(value) bytes</title></rect>\n"
                 }
-                if (panel.points.count - 1 - position) % stride == 0 {
-                    let box = text(point.label, x: x + slot / 2, baseline: baseline + fontSize + 3, anchor: "middle")
-                    if index == 0 { axisLabels.append(box) }
-                }
             }
-            y = baseline + fontSize + 3
+            let labelled = buckets.map { GraphAxis.labelledBars(starts: panel.points.map(\.start), $0, slot: slot, room: labelWidth + 8) }
+                ?? Array(panel.points.indices)
+            for position in labelled {
+                let centre = left + (Double(position) + 0.5) * slot
+                line(centre, baseline, centre, baseline + 3, palette.axis)
+                // Low enough to clear the "0" beside the axis, which a first label centred on its bar may reach.
+                let box = text(panel.points[position].label, x: centre, baseline: baseline + fontSize + 7, anchor: "middle")
+                if index == 0 { axisLabels.append(box) }
+            }
+            y = baseline + fontSize + 7
         }
         let height = Int((y + 2 * margin).rounded(.up))
         let svg = """
             <?xml version="1.0" encoding="UTF-8"?>
-            <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(height)" viewBox="0 0 \(Int(width)) \(height)" font-family="sans-serif" font-size="\(number(fontSize))">
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(height)" viewBox="0 0 \(Int(width)) \(height)" font-family="sans-serif" font-size="\(number(fontSize))" fill="\(palette.text)">
             <title>\(escape(title))</title>
-            <rect width="100%" height="100%" fill="#ffffff"/>
+            <rect width="100%" height="100%" fill="\(palette.background)"/>
 
             """ + body + "</svg>\n"
         return GraphDrawing(width: Int(width), height: height, svg: svg, texts: texts, axisLabels: axisLabels)
@@ -257,18 +177,6 @@ package enum SVGGraph {
             ends.append(edge)
         }
         return (ends, edge)
-    }
-
-    static func wrap(_ text: String, width: Double) -> [String] {
-        var lines: [String] = []
-        for word in text.split(separator: " ") {
-            if let last = lines.last, textWidth(last + " " + word, size: fontSize) <= width {
-                lines[lines.count - 1] = last + " " + word
-            } else {
-                lines.append(String(word))
-            }
-        }
-        return lines
     }
 
     /// At most one decimal, none when whole: short, and the same on every machine.

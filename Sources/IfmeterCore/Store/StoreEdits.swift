@@ -19,12 +19,15 @@ extension CounterStore {
             return try forget(name)
                 ? EditOutcome(.success, "\(name): its records were removed from \(path); it was present at the last commit, so ifmeterd counts it on from zero")
                 : EditOutcome(.success, "\(name): removed from \(path)")
-        case .rename(let old, let new):
+        case .rename(let shownOld, let new):
+            let old = try storedName(shownAs: shownOld) ?? shownOld
             if let refused = try refusal(moving: old, to: new) { return refused }
             if try isKnown(new) { return EditOutcome(.usage, "\(new) has records of its own; merge \(old) \(new) adds \(old)'s to them") }
             try move(old, into: new)
             return EditOutcome(.success, "\(old): its history is now \(new)'s in \(path)")
-        case .merge(let source, let target):
+        case .merge(let shownSource, let shownTarget):
+            let source = try storedName(shownAs: shownSource) ?? shownSource
+            let target = try storedName(shownAs: shownTarget) ?? shownTarget
             if let refused = try refusal(moving: source, to: target) { return refused }
             try move(source, into: target)
             return EditOutcome(.success, "\(source): its history was added to \(target)'s in \(path)")
@@ -52,7 +55,7 @@ extension CounterStore {
     }
 
     private func isKnown(_ name: String) throws(StoreError) -> Bool {
-        if try interfaceID(name) != nil { return true }
+        if try storedName(shownAs: name) != nil { return true }
         return try importedInterfaces().contains { $0.name == name }
     }
 

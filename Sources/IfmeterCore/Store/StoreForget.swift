@@ -54,7 +54,7 @@ extension CounterStore {
 
     /// The name a row holds that readers show as `name` (`interfaceName`):
     /// the same, but for a row no daemon wrote, which they show encoded.
-    private func storedName(shownAs name: String) throws(StoreError) -> String? {
+    func storedName(shownAs name: String) throws(StoreError) -> String? {
         if !(try database.query("SELECT 1 FROM interface WHERE name = ?", [.text(name)]) { $0.integer(0) }).isEmpty { return name }
         return try database.query("SELECT name FROM interface") { $0.text(0) }.first { InterfaceName.fromUser($0) == name }
     }

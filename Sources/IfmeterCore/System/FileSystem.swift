@@ -27,6 +27,12 @@ package enum FileSystem {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
+    /// Whether path is a regular file this process may execute (following symlinks).
+    package static func isExecutableFile(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && access(path, X_OK) == 0
+    }
+
     package static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
 
     /// What can stand at a path that is neither a regular file nor a symbolic link.

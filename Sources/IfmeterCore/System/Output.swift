@@ -18,6 +18,17 @@ package enum Output {
         }
     }
 
+    /// Bytes as they are (a PNG), where `standardOutputReportingErrors` would make text safe.
+    package static func standardOutputBytes(_ bytes: [UInt8]) throws(SystemError) {
+        do {
+            try FileSystem.writeAll(1, bytes, path: "stdout")
+        } catch let error as SystemError {
+            throw error
+        } catch {
+            throw SystemError("write", path: "stdout", errno: EIO)
+        }
+    }
+
     /// Control sequences of ifmeter's own, written unfiltered: what `live` redraws its lines in place with.
     package enum TerminalControl: Sendable, Hashable {
         case carriageReturn

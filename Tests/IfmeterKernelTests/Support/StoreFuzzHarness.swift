@@ -91,7 +91,11 @@ enum StoreFuzzHarness {
                     HistoryReport.rows(HistoryReport.Kind(listing: granularity), buckets: (try? reader.buckets(granularity)) ?? [], live: live,
                                        classes: classes, now: now, names: [], from: from, to: .max, limit: .max)
                 }, now: now, days: 30, byName: false)
-                _ = SVGGraph.render(title: SVGGraph.title(kind, now: now, days: 30), notes: [Estimate.basis], panels: panels)
+                for style in GraphStyle.allCases {
+                    _ = SVGGraph.render(
+                        title: SVGGraph.title(kind, now: now, days: 30), caveat: SVGGraph.caveat(byClass: true), panels: panels,
+                        buckets: SVGGraph.buckets(kind), style: style)
+                }
             }
             for granularity in Granularity.allCases {
                 let buckets = try reader.buckets(granularity)
