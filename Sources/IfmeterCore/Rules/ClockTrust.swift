@@ -1,6 +1,6 @@
 /// What the daemon may do with the wall clock: date traffic, prune by it, move rows it left in
 /// the future. A Raspberry Pi boots with its clock in the past and NTP steps it forward; a wrong
-/// RTC boots in the future and is stepped back: counting goes on, dating waits (docs/CLOCK.md).
+/// RTC boots in the future and is stepped back: counting goes on, dating waits (ifmeterd(8), CLOCKS).
 package struct ClockTrust: Sendable, Equatable {
     /// One look at the clocks and at what the system says of them.
     package struct Reading: Sendable, Equatable {
