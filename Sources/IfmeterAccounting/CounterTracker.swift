@@ -42,6 +42,33 @@ package struct StoredLife: Sendable, Hashable {
 }
 
 /// What the store remembers when the daemon starts.
+/// A daemon's stop with its final sample committed: what the next boot did not see is bounded.
+package struct CleanStop: Sendable, Equatable {
+    package var bootID: String
+    package var at: Int64
+    package var linksUp: Set<Int32>
+
+    package init(bootID: String, at: Int64, linksUp: Set<Int32>) {
+        self.bootID = bootID
+        self.at = at
+        self.linksUp = linksUp
+    }
+
+    /// As the store's meta keeps it: "BOOT TIME IFINDEX,IFINDEX".
+    package var text: String { "\(bootID) \(at) \(linksUp.sorted().map(String.init).joined(separator: ","))" }
+
+    package init?(text: String) {
+        let words = text.split(separator: " ", omittingEmptySubsequences: false)
+        guard words.count == 3, !words[0].isEmpty, let at = Int64(words[1]) else { return nil }
+        var up: Set<Int32> = []
+        for index in words[2].split(separator: ",") {
+            guard let ifindex = Int32(index) else { return nil }
+            up.insert(ifindex)
+        }
+        self.init(bootID: String(words[0]), at: at, linksUp: up)
+    }
+}
+
 package struct StoredState: Sendable {
     /// The boot id of the last commit; nil for a new store.
     package var lastBootID: String?
@@ -54,12 +81,15 @@ package struct StoredState: Sendable {
     package var presentLinks: IfindexTable<String>?
     /// The ifindexes of lives that ended in the last commit's boot and namespace.
     package var endedIndexes: Set<Int32>
+    /// The last commit was a daemon's clean stop: when, and which links were up then.
+    package var cleanStop: CleanStop?
 
     package init(
         lastBootID: String? = nil, lastNamespace: NamespaceCookie = 0, openLives: [StoredLife] = [],
         knownNames: Set<String> = [], presentLinks: IfindexTable<String>? = nil,
-        endedIndexes: Set<Int32> = []
+        endedIndexes: Set<Int32> = [], cleanStop: CleanStop? = nil
     ) {
+        self.cleanStop = cleanStop
         self.lastBootID = lastBootID
         self.lastNamespace = lastNamespace
         self.openLives = openLives
@@ -173,6 +203,17 @@ package struct CounterTracker: Sendable {
 
     // MARK: Start (rules 2 to 5)
 
+    /// Rule 4's loss: after a kill or a power cut, what passed since the last commit is unknown; after
+    /// a clean stop, nothing for a link that was down then, else at most the time from the stop to this boot.
+    package static func rebootLoss(of life: TrackedLife, stop: CleanStop?, now: Instant) -> (loss: ResetEvent.Loss, detail: String) {
+        let fromZero = "counted from zero since boot"
+        guard let stop else { return (.unknown, "rebooted; traffic between the last save and the reboot is unknown; \(fromZero)") }
+        guard stop.linksUp.contains(life.ifindex) else { return (.none, "rebooted after the daemon's stop, the link down then: nothing lost; \(fromZero)") }
+        let unseen = now.wall - Int64(now.sinceBoot) - stop.at
+        guard unseen >= 0 else { return (.unknown, "rebooted after the daemon's stop, the clock since moved back: what the link carried after the stop is unknown; \(fromZero)") }
+        return (.unseen(seconds: UInt64(unseen)), "rebooted after the daemon's stop: not seen, the \(unseen) s between the stop and this boot; \(fromZero)")
+    }
+
     /// Reconciles what the store remembers with every link present now.
     package mutating func start(
         stored: StoredState, links listed: [LinkSample], at now: Instant, isWatched: WatchPolicy = { _ in true }
@@ -200,9 +241,9 @@ package struct CounterTracker: Sendable {
             if entry.bootID != bootID {
                 // Rule 4: the successor (same name) is counted from zero below.
                 outcome.ended(life, .reboot, bootID: entry.bootID, namespace: entry.namespace)
+                let loss = Self.rebootLoss(of: life, stop: stored.cleanStop?.bootID == entry.bootID ? stored.cleanStop : nil, now: now)
                 outcome.events.append(ResetEvent(
-                    .reboot, name: life.name, old: life.ifindex, new: byName[life.name]?.ifindex, loss: .unknown,
-                    detail: "rebooted; traffic between the last save and the reboot is unknown; counted from zero since boot"))
+                    .reboot, name: life.name, old: life.ifindex, new: byName[life.name]?.ifindex, loss: loss.loss, detail: loss.detail))
             } else if !isOurs(entry.namespace) {
                 // Not our namespace: whatever carries its ifindex or name here is another device.
                 outcome.ended(life, .namespaceChanged, bootID: bootID, namespace: entry.namespace)

@@ -107,6 +107,10 @@ package struct LinkSample: Sendable, Hashable {
     package var kind: String
     package var arpType: UInt16
     package var flags: UInt32
+
+    /// Whether it can carry traffic: administratively up (IFF_UP) and not reported down. A tun reports
+    /// its operational state unknown however busy it is.
+    package var canCarryTraffic: Bool { flags & 1 != 0 && operState != .down && operState != .lowerLayerDown && operState != .notPresent }
     package var operState: OperState
     package var counters: LinkCounters
 

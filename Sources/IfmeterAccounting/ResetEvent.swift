@@ -36,12 +36,15 @@ package struct ResetEvent: Sendable, Hashable {
         case unknown
         /// A delta was left out as implausible; these are its bytes.
         case discarded(rxBytes: UInt64, txBytes: UInt64)
+        /// The link was up, unwatched for at most these seconds (between a clean stop and the reboot).
+        case unseen(seconds: UInt64)
 
         package var name: String {
             switch self {
             case .none: "none"
             case .unknown: "unknown"
             case .discarded: "discarded"
+            case .unseen: "unseen"
             }
         }
     }

@@ -181,6 +181,33 @@ struct DaemonTests {
         }
     }
 
+    /// A reboot after a clean stop is no unknown loss: a link down at the stop lost nothing, one up
+    /// then was unwatched at most from the stop to the boot; after a kill it stays unknown.
+    @Test func aRebootAfterACleanStopBoundsWhatWasNotSeen() throws {
+        let far = try NetworkNamespace()
+        let daemon = try DaemonHarness(namespace: NetworkNamespace(), configuration: "[Interfaces]\nWatch=tunnel other\n")
+        try daemon.namespace.vethPair("veth-near", to: far, "veth-far")  // up, with its carrier
+        // A tun no process holds has no carrier: down, whatever IFF_UP says.
+        try daemon.namespace.tunTraffic(name: "tun1", subnet: 1, rxPackets: 1, size: 100, persist: true)
+        try daemon.namespace.awaitLinkWatcher("tun1", operstate: "down")
+        try daemon.start(interval: 60)
+        #expect(daemon.stop() == 0)
+        try daemon.setBootID("test-boot-2")
+        // The new boot began at this start: the machine's uptime is taken off its boot clock.
+        let uptime = try #require(Double(try String(contentsOfFile: "/proc/uptime", encoding: .utf8).split(separator: " ")[0]))
+        try daemon.start(interval: 60, environment: ["IFMETER_TEST_BOOTTIME_OFFSET": String(-uptime)])
+        let events = try daemon.store().events().filter { $0.reason == .reboot }
+        let up = try #require(events.first { $0.name == "veth-near" })
+        guard case .unseen(let seconds) = up.loss else { Issue.record("veth-near: \(up.loss)"); return }
+        #expect(seconds < 60 && up.detail.contains("not seen"), "\(seconds) \(up.detail)")
+        #expect(events.first { $0.name == "tun1" }?.loss == ResetEvent.Loss.none)
+        // A kill leaves no clean stop: what passed since the last commit is unknown.
+        #expect(daemon.stop(with: SIGKILL) != 0)
+        try daemon.setBootID("test-boot-3")
+        try daemon.runOnce()
+        #expect(try daemon.store().events().filter { $0.reason == .reboot }.suffix(2).allSatisfy { $0.loss == .unknown })
+    }
+
     @Test func aRebootCountsFromZeroAndIsRecorded() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.namespace.tunTraffic(name: "tun0", rxPackets: 1, size: 100, persist: true)

@@ -224,6 +224,22 @@ private func stored(_ bootID: String, _ life: TrackedLife, namespace: NamespaceC
         return tracker
     }
 
+    /// Rule 4's loss: unknown after a kill or a power cut; after a clean stop, none for a link that
+    /// was down then, else at most the seconds from the stop to this boot's start.
+    static let rebootLosses: [(stop: CleanStop?, now: Instant, loss: ResetEvent.Loss)] = [
+        (nil, Instant(wall: 1_800_000_100, sinceBoot: 20), .unknown),
+        (CleanStop(bootID: "old", at: 1_800_000_000, linksUp: []), Instant(wall: 1_800_000_100, sinceBoot: 20), .none),
+        (CleanStop(bootID: "old", at: 1_800_000_000, linksUp: [4]), Instant(wall: 1_800_000_100, sinceBoot: 20), .unseen(seconds: 80)),
+        (CleanStop(bootID: "old", at: 1_800_000_000, linksUp: [4]), Instant(wall: 1_799_999_000, sinceBoot: 20), .unknown),
+    ]
+
+    @Test(arguments: rebootLosses)
+    func rule4ALossAfterACleanStopIsBounded(_ stop: CleanStop?, _ now: Instant, _ loss: ResetEvent.Loss) {
+        let life = TrackedLife(ifindex: 4, name: "tun0", counters: .zero, sinceBoot: 10, firstSeen: 1_799_990_000, lastSeen: 1_800_000_000)
+        #expect(CounterTracker.rebootLoss(of: life, stop: stop, now: now).loss == loss)
+        #expect(CleanStop(text: CleanStop(bootID: "b-1", at: 7, linksUp: [4, 12]).text) == CleanStop(bootID: "b-1", at: 7, linksUp: [4, 12]))
+    }
+
     @Test func rule1NewLinkIsABaseline() {
         var tracker = running([])
         // Moved in from another namespace: its past was not seen here, and

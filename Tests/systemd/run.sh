@@ -443,7 +443,7 @@ done
 [ "$(in_ns runuser -u nobody -- ifmeter --version)" = "ifmeter ${v1%%-*}" ] || fail "ifmeter --version as nobody"
 in_ns runuser -u nobody -- ifmeter completions bash | grep '^complete -F _ifmeter ifmeter$' >/dev/null || fail "ifmeter completions bash"
 status=0
-refused=$(in_ns runuser -u nobody -- ifmeter forget tun8 2>&1 >/dev/null) || status=$?
+refused=$(in_ns runuser -u nobody -- ifmeter forget tun8 --force 2>&1 >/dev/null) || status=$?
 [ "$status" = 77 ] && [ "$(echo "$refused" | wc -l)" = 1 ] || fail "ifmeter forget as nobody: exit $status, '$refused' (expected one line, exit 77)"
 ok "the CLI as nobody (no group): status, a tunnel life within 30 s, the history views, --version, completions; forget refused in one line"
 
@@ -515,9 +515,15 @@ if grep -E 'SIGSYS|status=31|EPERM|Operation not permitted|Permission denied' "$
 if grep -F 'Failed to set thread priority' "$work/journal"; then fail "the journal shows libdispatch's thread priority line"; fi
 ok "the journal of ifmeterd: no SIGSYS, EPERM, permission denied or thread priority line ($(wc -l < "$work/journal") lines)"
 
+# --- ifmeter(1)'s edits while the daemon runs as its own user: handed to it by SIGHUP, answered.
+answer=$(in_ns ifmeter watch eth9 2>&1) || fail "ifmeter watch eth9 as root, ifmeterd running: $answer"
+answer=$(in_ns ifmeter unwatch eth9 2>&1) || fail "ifmeter unwatch eth9 as root, ifmeterd running: $answer"
+in_ns systemctl is-active --quiet ifmeterd || fail "ifmeterd stopped after an edit"
+ok "ifmeter watch and unwatch as root while ifmeterd runs sandboxed as its own user: applied by it and answered"
+
 # --- ifmeter(1)'s forget, as root: the daemon starts again after it.
 in_ns systemctl stop ifmeterd.socket ifmeterd
-in_ns ifmeter forget tun0 > /dev/null || fail "ifmeter forget tun0 as root"
+in_ns ifmeter forget tun0 --force > /dev/null || fail "ifmeter forget tun0 as root"
 in_ns systemctl start ifmeterd.socket ifmeterd || fail "ifmeterd does not start after 'ifmeter forget' run as root: $(in_ns ls -l /var/lib/ifmeter)"
 ok "ifmeter forget as root with the daemon stopped; it starts again"
 

@@ -449,7 +449,11 @@ package final class Daemon {
     private func shutdown() -> ExitCode {
         ServiceManager.notify("STOPPING=1")
         samplePass(eventsWereLost: false)
-        commit(at: readClock())
+        let now = readClock()
+        // What the next boot cannot have seen is bounded by this stop, for the links that were up.
+        let up = ((try? linkSource.links()) ?? []).filter { $0.canCarryTraffic && meter.lives[$0.ifindex] != nil }.map(\.ifindex)
+        store.cleanStop = CleanStop(bootID: bootID, at: now.wall, linksUp: Set(up))
+        commit(at: now)
         publishMetrics(last: true)
         store.close()
         let failing = health.storeWrites.isFailing

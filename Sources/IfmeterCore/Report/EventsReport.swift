@@ -41,7 +41,12 @@ package enum EventsReport {
             ("old_ifindex", event.oldIfindex.map { .int(Int64($0)) } ?? .null),
             ("new_ifindex", event.newIfindex.map { .int(Int64($0)) } ?? .null),
             ("reason", .string(event.reason.rawValue)), ("loss", .string(event.loss.name)), ("detail", .string(event.detail)),
-        ] + (event.pending ? [("pending", .bool(true))] : []))
+        ] + (event.pending ? [("pending", .bool(true))] : []) + Self.unseenField(event.loss))
+    }
+
+    private static func unseenField(_ loss: ResetEvent.Loss) -> [(String, JSON)] {
+        guard case .unseen(let seconds) = loss else { return [] }
+        return [("unseen_seconds", .int(Int64(clamping: seconds)))]
     }
 }
 
@@ -52,6 +57,7 @@ extension ResetEvent.Loss {
         case .none: "nothing lost"
         case .unknown: "loss unknown"
         case .discarded: "traffic discarded"
+        case .unseen(let seconds): "not seen for at most \(counted(Int(clamping: seconds), "second"))"
         }
     }
 }

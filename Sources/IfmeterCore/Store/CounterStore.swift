@@ -38,6 +38,8 @@ package final class CounterStore {
 
     /// Meta rows a daemon keeps current at each commit: the configuration it counts with.
     package var countingWith: [(key: String, value: String)] = []
+    /// Set by the daemon for its final commit at a stop (`CleanStop`); every other commit clears it.
+    package var cleanStop: CleanStop?
 
     /// Five-minute rows that start before this are in the coarser rows too.
     var foldedThrough: Int64 = 0

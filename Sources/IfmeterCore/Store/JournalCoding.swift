@@ -134,6 +134,9 @@ extension ByteWriter {
             u8(2)
             u64(rx)
             u64(tx)
+        case .unseen(let seconds):
+            u8(3)
+            u64(seconds)
         }
         string(value.detail)
     }
@@ -235,6 +238,7 @@ extension ByteReader {
         case 0: loss = .none
         case 1: loss = .unknown
         case 2: loss = .discarded(rxBytes: try u64(), txBytes: try u64())
+        case 3: loss = .unseen(seconds: try u64())
         case let tag: throw Malformed(description: "loss \(tag)")
         }
         return ResetEvent(reason, name: name, old: old, new: new, loss: loss, detail: try string())

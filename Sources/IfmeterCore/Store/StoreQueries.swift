@@ -158,6 +158,12 @@ extension CounterStore {
         try events(where: "")
     }
 
+    private var hasUnseenLosses: Bool {
+        get throws(StoreError) {
+            try database.query("SELECT count(*) FROM pragma_table_info('event') WHERE name = 'unseen_seconds'") { $0.integer(0) }.first == 1
+        }
+    }
+
     /// Each interface's latest reset, without reading the whole log.
     package func lastEvents() throws(StoreError) -> [String: StoredEvent] {
         let latest = try events(where: "WHERE e.id IN (SELECT max(id) FROM event GROUP BY interface_id)")
@@ -165,13 +171,16 @@ extension CounterStore {
     }
 
     private func events(where condition: String) throws(StoreError) -> [StoredEvent] {
+        // A schema-2 store read as it is (no writer upgraded it) has no unseen losses.
+        let unseen = try hasUnseenLosses ? "e.unseen_seconds" : "NULL"
         return try database.query("""
-            SELECT e.time, i.name, e.reason, e.old_ifindex, e.new_ifindex, e.loss, e.detail, e.discarded_rx_bytes, e.discarded_tx_bytes
+            SELECT e.time, i.name, e.reason, e.old_ifindex, e.new_ifindex, e.loss, e.detail, e.discarded_rx_bytes, e.discarded_tx_bytes, \(unseen)
             FROM event e JOIN interface i ON i.id = e.interface_id \(condition) ORDER BY e.id
             """) { (row) throws(StoreError) in
             let loss: ResetEvent.Loss = switch row.text(5) {
             case "none": .none
             case "discarded": .discarded(rxBytes: UInt64(bitPattern: row.integer(7)), txBytes: UInt64(bitPattern: row.integer(8)))
+            case "unseen" where !row.isNull(9): .unseen(seconds: UInt64(max(0, row.integer(9))))
             default: .unknown
             }
             return StoredEvent(
@@ -370,7 +379,7 @@ extension CounterStore {
         }
         return StoredState(
             lastBootID: lastBoot, lastNamespace: lastNamespace, openLives: lives, knownNames: Set(names), presentLinks: present,
-            endedIndexes: endedIndexes)
+            endedIndexes: endedIndexes, cleanStop: try meta("clean_stop").flatMap(CleanStop.init(text:)))
     }
 
 }

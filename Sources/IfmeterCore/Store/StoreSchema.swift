@@ -1,5 +1,5 @@
 extension CounterStore {
-    package static let schemaVersion: Int64 = 2
+    package static let schemaVersion: Int64 = 3
 
     /// One step of a future schema upgrade: the SQL that takes a store of
     /// `version - 1` to `version`, run in one transaction with the version.
@@ -14,7 +14,17 @@ extension CounterStore {
     }
 
     /// The steps from schema 1 on: 2 adds the imported history.
-    package static let migrations = [Migration(version: 2, sql: importTables)]
+    package static let migrations = [Migration(version: 2, sql: importTables), Migration(version: 3, sql: unseenLoss)]
+
+    /// Schema 3: a loss may be `unseen` for at most `unseen_seconds` (a clean stop, then a reboot). A
+    /// CHECK changes only with its table: the log is copied into the new one, ids and all.
+    static let unseenLoss = eventTable(named: "event_v3") + """
+        INSERT INTO event_v3(id, time, interface_id, boot_id, reason, old_ifindex, new_ifindex, loss, discarded_rx_bytes, discarded_tx_bytes, detail, basis)
+          SELECT id, time, interface_id, boot_id, reason, old_ifindex, new_ifindex, loss, discarded_rx_bytes, discarded_tx_bytes, detail, basis FROM event;
+        DROP TABLE event;
+        ALTER TABLE event_v3 RENAME TO event;
+        CREATE INDEX event_time ON event(time);
+        """
 
     /// History brought from another tool (`ifmeter import vnstat`), apart from what ifmeter counted:
     /// the daemon never reads, folds or prunes it, and its metrics never include it. Keyed by name,
@@ -126,8 +136,11 @@ extension CounterStore {
         """
 
     /// The event table: the resets and ends of lives, and what each lost.
-    static let eventTable = """
-        CREATE TABLE event (
+    static let eventTable = eventTable(named: "event")
+
+    static func eventTable(named name: String) -> String {
+        """
+        CREATE TABLE \(name) (
             id INTEGER PRIMARY KEY,
             time INTEGER NOT NULL,
             interface_id INTEGER NOT NULL REFERENCES interface(id),
@@ -135,13 +148,15 @@ extension CounterStore {
             reason TEXT NOT NULL,
             old_ifindex INTEGER,
             new_ifindex INTEGER,
-            loss TEXT NOT NULL CHECK (\(oneOf("loss", ["none", "unknown", "discarded"]))),
+            loss TEXT NOT NULL CHECK (\(oneOf("loss", ["none", "unknown", "discarded", "unseen"]))),
             discarded_rx_bytes INTEGER,
             discarded_tx_bytes INTEGER,
+            unseen_seconds INTEGER,
             detail TEXT NOT NULL,
             basis TEXT NOT NULL DEFAULT '\(basis)'
         );
         """
+    }
 
     /// How many resets of each reason an interface had whose rows are pruned, so that
     /// `ifmeter_resets_total` never goes down at a restart. No foreign key, as `bucket`.

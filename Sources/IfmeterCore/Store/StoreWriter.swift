@@ -39,6 +39,8 @@ extension CounterStore {
             ("sample_interval", String(intervals.sample)), ("commit_interval", String(intervals.commit)), ("timezone", zone),
         ]
         entries += countingWith
+        // Only the stop's own commit says so: any later commit makes the last one a running daemon's.
+        entries.append(("clean_stop", cleanStop?.text ?? ""))
         if let journalGeneration { entries.append(("journal_generation", String(journalGeneration))) }
         if let eventSocketDrops { entries.append(("event_socket_drops", eventSocketDrops)) }
         try writeMeta(entries)
@@ -260,15 +262,20 @@ extension CounterStore {
 
     private func writeEvent(_ event: ResetEvent, at time: Int64, bootID: String) throws(StoreError) {
         let id = try interfaceID(event.name, info: nil, at: time)
-        var discarded: [SQLiteValue] = [.null, .null]
-        if case .discarded(let rx, let tx) = event.loss { discarded = [Self.value(rx), Self.value(tx)] }
+        var measures: [SQLiteValue] = [.null, .null, .null]
+        if case .discarded(let rx, let tx) = event.loss { measures = [Self.value(rx), Self.value(tx), .null] }
+        if case .unseen(let seconds) = event.loss { measures = [.null, .null, Self.value(seconds)] }
         try database.run("""
-            INSERT INTO event(time, interface_id, boot_id, reason, old_ifindex, new_ifindex, loss, discarded_rx_bytes, discarded_tx_bytes, detail)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO event(time, interface_id, boot_id, reason, old_ifindex, new_ifindex, loss, discarded_rx_bytes, discarded_tx_bytes, unseen_seconds, detail)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [.integer(time), .integer(id), .text(bootID), .text(event.reason.rawValue),
                   event.oldIfindex.map { .integer(Int64($0)) } ?? .null, event.newIfindex.map { .integer(Int64($0)) } ?? .null,
-                  .text(event.loss.name)] + discarded + [.text(event.detail)])
-        guard event.loss != .none else { return }
+                  .text(event.loss.name)] + measures + [.text(event.detail)])
+        // A bounded, unwatched moment marks no row: the marker is for what cannot be known.
+        switch event.loss {
+        case .none, .unseen: return
+        case .unknown, .discarded: break
+        }
         // The totals and the buckets of that moment may miss traffic: say why on the rows.
         let why = "\(event.reason.rawValue) at \(TimeText.utc(time)): \(event.detail)"
         try database.run("UPDATE interface SET incomplete = ? WHERE id = ?", [.text(why), .integer(id)])

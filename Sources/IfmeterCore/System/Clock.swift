@@ -6,15 +6,18 @@ package struct SystemClock: Sendable {
     package var offset: Double
     /// Tests step the wall clock alone, as NTP does, by writing seconds into this file.
     let wallStepFile: String?
+    /// Tests stand a fresh boot by taking the machine's uptime off the boot clock.
+    let bootOffset: Double
 
     package init(environment: [String: String]) {
         offset = environment["IFMETER_TEST_CLOCK_OFFSET"].flatMap(Double.init) ?? 0
         wallStepFile = environment["IFMETER_TEST_WALL_STEP_FILE"]
+        bootOffset = environment["IFMETER_TEST_BOOTTIME_OFFSET"].flatMap(Double.init) ?? 0
     }
 
     package func now() -> Instant {
         let step = wallStepFile.flatMap { try? FileSystem.readText($0) }.flatMap { Double($0.trimmingWhitespace()) } ?? 0
-        return Instant(wall: Int64(Self.read(CLOCK_REALTIME) + offset + step), sinceBoot: Self.read(CLOCK_BOOTTIME) + offset)
+        return Instant(wall: Int64(Self.read(CLOCK_REALTIME) + offset + step), sinceBoot: Self.read(CLOCK_BOOTTIME) + offset + bootOffset)
     }
 
     /// CLOCK_MONOTONIC seconds, for intervals within one process.
