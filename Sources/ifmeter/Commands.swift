@@ -344,20 +344,23 @@ enum Commands {
     static func live(
         _ selection: InterfaceSelection, interval: Double, count: Int?, _ display: DisplayOptions, all: Bool, _ context: Context
     ) throws(CommandFailure) -> Int32 {
-        let configuration = context.configuration
-        // --all: every class; loopback and ignored links have none.
-        let shownClasses = all ? Set(InterfaceClass.allCases) : configuration.watchedClasses
+        var configuration = context.configuration
+        configuration.chosen = context.chosenWatches()
         let source: NetlinkLinkSource
         do { source = try NetlinkLinkSource() } catch { throw .kernel("\(error)") }
         let classifier = configuration.classifier
+        // --all: every class; loopback and ignored links have none. Else what the daemon counts (`ifmeter watch` too).
+        func shows(_ link: LinkSample) -> String? {
+            let interfaceClass = classifier.classify(link).interfaceClass
+            guard all ? interfaceClass != nil : configuration.watches(link.name, interfaceClass) else { return nil }
+            return (interfaceClass ?? .other).rawValue
+        }
         var previous = try kernelSample(source)
-        let watched = previous.links.filter { classifier.classify($0).interfaceClass.map(shownClasses.contains) ?? false }
+        let watched = previous.links.filter { shows($0) != nil }
         let selection = try checkSelection(selection, known: watched.map(\.name), present: previous.links, configuration: configuration, .live)
         func include(_ link: LinkSample) -> String? {
-            guard let interfaceClass = classifier.classify(link).interfaceClass, shownClasses.contains(interfaceClass),
-                selection.isEmpty || selection.members.contains(link.name)
-            else { return nil }
-            return interfaceClass.rawValue
+            guard selection.isEmpty || selection.members.contains(link.name) else { return nil }
+            return shows(link)
         }
         // Ctrl-C ends the screen with a summary rather than killing it mid-line.
         let signals: Int32

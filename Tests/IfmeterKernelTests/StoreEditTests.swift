@@ -76,6 +76,9 @@ struct StoreEditTests {
         // With no daemon, the choice goes straight to the store; the next start counts from its first sample.
         let again = try ifmeter(daemon, ["watch", "veth-near"])
         #expect(again.status == 0, "\(again.standardError)")
+        let live = try daemon.namespace.run([TestEnvironment.binary("ifmeter"), "--state-dir", daemon.stateDirectory, "--config", daemon.configPath,
+                                             "live", "--count", "1", "--interval", "0.1"])
+        #expect(live.standardOutput.contains("veth-near"), "\(live.standardOutput) \(live.standardError)")
         try daemon.start(interval: 60)
         try daemon.namespace.sendOverVeth(to: far, count: 3, size: 300)
         #expect(daemon.stop() == 0)
