@@ -114,8 +114,10 @@ enum CommandParser {
                 optionsEnded = true
                 continue
             }
-            // vnStat's short forms name a view: `ifmeter -d wlan0` is `ifmeter days -i wlan0`.
-            if command == nil && !optionsEnded, let name = Self.vnstatViews[word] {
+            // vnStat's short forms name a view: `ifmeter -d wlan0` is `ifmeter days -i wlan0`. Its -h
+            // (hours) too, as the first word with no command after it: elsewhere -h is help.
+            let vnstatHours = word == "-h" && index == 1 && !words.contains { $0 == "help" || CommandName(rawValue: $0) != nil }
+            if command == nil && !optionsEnded, let name = vnstatHours ? .hours : Self.vnstatViews[word] {
                 command = name
                 continue
             }
@@ -179,7 +181,7 @@ enum CommandParser {
         return Invocation(globals: globals, command: try build(name, operands: operands, &options))
     }
 
-    /// vnStat's view options, each the ifmeter command of the same view (-h stays help).
+    /// vnStat's view options, each the ifmeter command of the same view (its -h: see `parse`).
     static let vnstatViews: [String: CommandName] = [
         "-5": .fiveminutes, "-d": .days, "-m": .months, "-y": .years, "-t": .top, "-l": .live,
     ]

@@ -402,6 +402,9 @@ enum CommandName: String, CaseIterable, Sendable {
             \(optionLines(OptionSpec.global, width: width))
             Without a command:
             \(optionLines(OptionSpec.leading, width: width))
+            vnStat's forms: ifmeter wlan0, -5, -h (hours, as the first word), -d, -m,
+            -y, -t, -l; days 7 (a limit).
+
             Exit codes: 0 ok, 64 usage, 65 unreadable store, 66 no store yet or missing
             file, 69 kernel (or rsvg-convert) unavailable, 70 PNG renderer failed,
             73 cannot write, 74 I/O error, 77 permission

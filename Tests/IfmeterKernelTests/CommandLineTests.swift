@@ -9,7 +9,7 @@ import Testing
     let ifmeter = TestEnvironment.binary("ifmeter")
 
     @Test func helpGoesToStandardOutput() throws {
-        for arguments in [["--help"], ["-h"], ["interfaces", "--help"]] {
+        for arguments in [["--help"], ["--config", "/dev/null", "-h"], ["interfaces", "--help"], ["status", "-h"]] {
             let result = try runProcess(ifmeter, arguments)
             #expect(result.status == 0)
             #expect(result.standardOutput.hasPrefix("Usage: ifmeter"))

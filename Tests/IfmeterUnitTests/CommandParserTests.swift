@@ -65,6 +65,11 @@ import Testing
          .check(Budget(target: .interface("wlan0"), bytes: 1_000_000_000_000, decimal: true, period: .year), DisplayOptions(), quiet: false)),
         (["--help"], .help(nil)),
         (["-h", "days", "--limit", "2"], .help(.days)),
+        // vnStat's -h is its hours view, as the first word with no command named.
+        (["-h"], .history(.hours, [], limit: nil, TimeRange(), DisplayOptions())),
+        (["-h", "wlan0", "--json"], .history(.hours, ["wlan0"], limit: nil, TimeRange(), DisplayOptions(json: true))),
+        (["days", "-h"], .help(.days)),
+        (["--config", "/c", "-h"], .help(nil)),
         (["--version"], .version),
         (["--config", "/c", "--version"], .version),
         (["completions", "zsh"], .completions(.zsh)),
