@@ -15,7 +15,7 @@ cache_root=${IFMETER_VM_CACHE:-/var/cache/ifmeter-vm}
 # Each run: its name, the guest clock of its first boot, and its tests
 # (t_NAME in guest/tests/*.sh), run in order in one guest.
 runs=(
-  "boot now boot"
+  "links now boot wifi wireguard rndis_host cdc_ether_local cdc_ether_global cdc_ncm wwan unplug"
 )
 
 cannot_run() {

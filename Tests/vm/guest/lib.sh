@@ -82,3 +82,25 @@ stored_totals() {
   awk -F, 'NR > 1 { rx[$1] += $5; tx[$1] += $6 } END { for (name in rx) print name, rx[name], tx[name] }'
 }
 
+# wireguard_pair: wg0 (10.0.2.1) here, its peer wg1 (10.0.2.2) in the netns
+# peer. wg1 keeps its UDP socket in the namespace it was made in, so both
+# ends meet over this namespace's loopback.
+wireguard_pair() {
+  [ -e /run/netns/peer ] || ip netns add peer
+  echo 2DEVbzN8oX2vMb0T5FgKsThTQ7Vd1k4wZw8F0a5B4nU= > /run/wg0.key
+  echo aFGH1w6J0wG8sN3x9kQ4Rz7bF2cV5tY8uI1oP3lK6mE= > /run/wg1.key
+  pub0=$(wg pubkey < /run/wg0.key)
+  pub1=$(wg pubkey < /run/wg1.key)
+  ip link add wg0 type wireguard
+  ip link add wg1 type wireguard
+  wg set wg0 private-key /run/wg0.key listen-port 51820 peer "$pub1" allowed-ips 10.0.2.2/32 endpoint 127.0.0.1:51821
+  wg set wg1 private-key /run/wg1.key listen-port 51821 peer "$pub0" allowed-ips 10.0.2.1/32 endpoint 127.0.0.1:51820
+  printf 'link set wg1 netns peer\naddr add 10.0.2.1/24 dev wg0\nlink set wg0 up\n' | ip -batch -
+  printf 'addr add 10.0.2.2/24 dev wg1\nlink set wg1 up\n' | ip -n peer -batch -
+}
+
+# WireGuard sends a keepalive 10 s after the last reply: no peers, no timers.
+wireguard_quiet() {
+  wg set wg0 peer "$pub1" remove
+  ip netns exec peer wg set wg1 peer "$pub0" remove
+}
