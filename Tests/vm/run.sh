@@ -16,6 +16,7 @@ cache_root=${IFMETER_VM_CACHE:-/var/cache/ifmeter-vm}
 # (t_NAME in guest/tests/*.sh), run in order in one guest.
 runs=(
   "links now boot wifi wireguard rndis_host cdc_ether_local cdc_ether_global cdc_ncm wwan unplug"
+  "power-cut now power_cut"
 )
 
 cannot_run() {
