@@ -68,6 +68,7 @@ chmod 0755 "$initrd"/init
 (cd "$initrd" && find . | cpio -o -H newc --quiet) > "$work/initrd.cpio"
 
 size=$(( $(du -sm "$root" | cut -f1) + 64 ))
-mkfs.ext4 -q -F -L ifmeter-vm -d "$root" "$work/root.img" "${size}M"
+truncate -s "${size}M" "$work/root.img"
+mkfs.ext4 -q -F -L ifmeter-vm -d "$root" "$work/root.img"
 mkdir -p "$out"
 mv "$work/vmlinux" "$work/initrd.cpio" "$work/root.img" "$out/"

@@ -12,10 +12,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache_root=${IFMETER_VM_CACHE:-/var/cache/ifmeter-vm}
 
-# Each run: its name, the guest clock of its first boot, and its tests
-# (t_NAME in guest/tests/*.sh), run in order in one guest.
+# Each run: its name, the guest's clock at its first boot (UTC, or now), and
+# its tests (t_NAME in guest/tests/*.sh), run in order in one guest.
 runs=(
-  "links now boot wifi wireguard rndis_host cdc_ether_local cdc_ether_global cdc_ncm wwan unplug"
+  "links 2027-03-01T12:00:00 boot wifi wireguard rndis_host cdc_ether_local cdc_ether_global cdc_ncm wwan unplug"
   "power-cut now power_cut"
 )
 
@@ -48,6 +48,8 @@ if [ ! -e "$guest/root.img" ]; then
   rm -rf "$guest.new"
   "$here/build-guest.sh" "$guest.new"
   mv "$guest.new" "$guest"
+  # One guest is kept: a run already booted from an older one reads its open files.
+  find "$cache_root" -mindepth 1 -maxdepth 1 -type d ! -name "$key" -exec rm -rf {} +
 fi
 flock -u 9
 
@@ -100,7 +102,7 @@ for run in "${runs[@]}"; do
   : > "$dir/share/results"
   lines=""
   for boots in 1 2 3 4; do
-    printf 'BOOT=%s\nTESTS="%s"\nGUEST_TIMEOUT=%s\n' "$boots" "$tests" "$GUEST_TIMEOUT" > "$dir/share/plan"
+    printf 'BOOT=%s\nTESTS="%s"\nGUEST_TIMEOUT=%s\nCLOCK=%s\n' "$boots" "$tests" "$GUEST_TIMEOUT" "$rtc" > "$dir/share/plan"
     rm -f "$dir/share/next"
     boot "$dir" "$rtc"
     [ -e "$dir/share/next" ] || break

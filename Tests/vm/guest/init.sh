@@ -1,7 +1,8 @@
 #!/bin/sh
 # PID 1 of the guest, started by the initramfs with the root read-only and
 # the share on /mnt/vm: mounts the rest, runs this boot's tests under a
-# timeout, then powers off. PID 1 must never exit (the kernel panics).
+# timeout, then powers off. No set -e: PID 1 must reach the power-off
+# whatever fails, and never exit (the kernel panics).
 set -u
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH

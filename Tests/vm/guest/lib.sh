@@ -5,7 +5,7 @@ share=/mnt/vm
 bin=$share/bin
 
 # A test's result: fail ends it with one line; ok sets what its pass line says.
-fail() { echo "$*" > "/run/why-$current"; exit 1; }
+fail() { echo "$*" >&2; echo "$*" > "/run/why-$current"; exit 1; }
 ok() { echo "$*" > "/run/ok-$current"; }
 
 run_test() {

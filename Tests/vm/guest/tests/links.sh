@@ -50,9 +50,11 @@ link_with_address() {
 }
 
 all_usb_links_up() {
-  for n in 1 2 3 4 5 6; do
-    [ -n "$(link_with_address "$(cat /sys/kernel/config/usb_gadget/g$n/functions/*/host_addr)")" ] || return 1
-  done
+  while read -r n _ _ mac _; do
+    [ -z "$n" ] || [ -n "$(link_with_address "$mac")" ] || return 1
+  done <<EOF
+$gadgets
+EOF
 }
 
 associated() { read -r state < /sys/class/net/wlan0/operstate; [ "$state" = up ]; }
@@ -93,7 +95,9 @@ links_up() {
   wireguard_pair
 
   # USB: one gadget per function on dummy_hcd; wwan is an LTE stick's ids.
-  echo "$gadgets" | while read -r line; do [ -z "$line" ] || gadget $line; done
+  while read -r line; do [ -z "$line" ] || gadget $line; done <<EOF
+$gadgets
+EOF
   until_true 30 all_usb_links_up || fail "the USB links' host sides did not appear in 30 s: $(ls /sys/class/net)"
 
   # Addresses 10.0.N.1 here and 10.0.N.2 in peer, neighbours permanent so
@@ -105,11 +109,11 @@ links_up() {
   printf 'addr add 10.0.1.2/24 dev wlan1\nneigh replace 10.0.1.1 lladdr %s dev wlan1 nud permanent\n' "$sta_mac" > /run/peer.batch
   echo "wifi wlan0 10.0.1.2" >> /run/links/table
   echo "wireguard wg0 10.0.2.2" >> /run/links/table
-  echo "$gadgets" | while read -r n test _; do
+  while read -r n test function mac _; do
     [ -n "$n" ] || continue
-    f=$(echo /sys/kernel/config/usb_gadget/g$n/functions/*)
+    f=/sys/kernel/config/usb_gadget/g$n/functions/$function.f$n
     read -r far < "$f/ifname"
-    link=$(link_with_address "$(cat "$f/host_addr")")
+    link=$(link_with_address "$mac")
     read -r far_mac < "$f/dev_addr"
     read -r here_mac < "/sys/class/net/$link/address"
     echo "link set $far netns peer" >> /run/here.batch
@@ -119,7 +123,9 @@ links_up() {
     printf 'addr add 10.0.1%s.2/24 dev %s\nlink set %s up\nneigh replace 10.0.1%s.1 lladdr %s dev %s nud permanent\n' \
       "$n" "$far" "$far" "$n" "$here_mac" "$far" >> /run/peer.batch
     echo "$test $link 10.0.1$n.2" >> /run/links/table
-  done
+  done <<EOF
+$gadgets
+EOF
   ip -batch /run/here.batch
   ip -n peer -batch /run/peer.batch
   until_true 30 associated || fail "wlan0 did not associate with the access point in 30 s"
@@ -142,7 +148,7 @@ links_up() {
   echo "$unplugged $rx $tx" > /run/links/unplugged
   echo "" > /sys/kernel/config/usb_gadget/g6/UDC
   until_true 10 gone "$unplugged" || fail "$unplugged still there 10 s after its gadget was unbound"
-  sleep 1.5
+  until_true 10 grep -q "^$unplugged: removed" /run/ifmeterd.log || true
   daemon_stop
   while read -r _ link _; do
     if [ "$link" = "$unplugged" ]; then cat /run/links/unplugged; else kernel_bytes "$link"; echo "$link $rx $tx"; fi
