@@ -116,7 +116,8 @@ for run in "${runs[@]}"; do
     case $line in
       pass*) passed=$((passed + 1)) ;;
       *) failed=$((failed + 1))
-         [ ! -s "$dir/share/logs/$test.log" ] || sed "s/^/  $test: /" "$dir/share/logs/$test.log" | tail -n 20 ;;
+         # The log before its last line, which the result line already holds.
+         [ ! -s "$dir/share/logs/$test.log" ] || sed '$d' "$dir/share/logs/$test.log" | tail -n 20 | sed "s/^/  $test: /" ;;
     esac
   done
   if grep -q ": no result$" <<< "$lines"; then tail -n 5 "$dir/console.log" | sed "s/^/  console: /"; fi
