@@ -4,10 +4,8 @@
 # guest is built once and cached (build-guest.sh); each run below boots it
 # with the share (guest/, the binaries, the results) and a persistent disk
 # that a test keeps across the boots it asks for (guest/lib.sh, next_boot).
-#
-#   run.sh --check              prints why it cannot run here (exit 1), or nothing
-#   run.sh BINDIR [RUN...]      the lane (root), on BINDIR's ifmeterd and ifmeter;
-#                               IFMETER_VM_KEEP=1 keeps the runs' shares, logs and disks
+#   run.sh --check          prints why it cannot run here (exit 1), or nothing
+#   run.sh BINDIR [RUN...]  the lane (root) on BINDIR's ifmeterd and ifmeter (IFMETER_VM_KEEP=1 keeps its files)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache_root=${IFMETER_VM_CACHE:-/var/cache/ifmeter-vm}

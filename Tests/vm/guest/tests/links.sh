@@ -172,7 +172,8 @@ check_link() {
   link=$(field "$1" 2 /run/links/table)
   expected=$(echo "$expectations" | grep "^$1|")
   expected=${expected#*|}
-  reported=$(grep "^$link	" /run/links/classes | cut -f2-) || fail "ifmeter interfaces did not list $link"
+  reported=$(grep "^$link	" /run/links/classes | cut -f2-)
+  [ -n "$reported" ] || fail "ifmeter interfaces did not list $link"
   [ "$reported" = "$(echo "$expected" | tr '|' '\t')" ] \
     || fail "$link: class and reason '$(echo "$reported" | tr '\t' '|')', expected '$expected'"
   before_rx=$(field "$link" 2 /run/links/before) before_tx=$(field "$link" 3 /run/links/before)
