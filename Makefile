@@ -28,9 +28,11 @@ DEB_PACKAGES := pkg-config libnl-3-dev libnl-route-3-dev libsqlite3-dev zlib1g-d
 # the real consumers), mandoc (man page lint), zsh and fish (completion
 # syntax), lintian (the package), procps (pgrep) and curl (node_exporter's
 # /metrics) for the real-systemd test; librsvg2-bin (rsvg-convert) and netpbm
-# (pngtopnm) render the graphs to pixels the tests inspect.
+# (pngtopnm) render the graphs to pixels the tests inspect. The real-kernel
+# lane (Tests/vm) boots Debian's kernel in qemu on a guest that debootstrap
+# builds, packed by xz-utils, cpio and e2fsprogs (mkfs.ext4 -d).
 TEST_PACKAGES := iproute2 sqlite3 vnstat util-linux procps systemd prometheus prometheus-node-exporter mandoc zsh fish lintian curl \
-	librsvg2-bin netpbm
+	librsvg2-bin netpbm qemu-system-x86 debootstrap xz-utils cpio e2fsprogs
 
 # The one version source; the Debian revision counts packagings of it.
 VERSION := $(shell sed -n 's/^ *[a-z]* static let number = "\([^"]*\)"$$/\1/p' Sources/IfmeterCore/Version.swift)
@@ -39,7 +41,7 @@ DEB_DIR ?= $(CURDIR)/.build/deb
 DEB_ARCH = $$(dpkg --print-architecture)
 DEB_FILE = $(DEB_DIR)/ifmeter_$(VERSION)-$(DEB_REVISION)_$(DEB_ARCH).deb
 
-.PHONY: test-unit all toolchain deps test-deps bench-deps install-packages build release deb test soak fuzz fuzz-check asan bench memory link-order run install uninstall clean
+.PHONY: test-vm vm-lane test-unit all toolchain deps test-deps bench-deps install-packages build release deb test soak fuzz fuzz-check asan bench memory link-order run install uninstall clean
 
 all: build
 
@@ -220,6 +222,16 @@ test: test-deps deb fuzz-check
 	# Two golden tests set TZ=UTC for the whole process: every test starts
 	# in it, so none running beside them sees the zone change under it.
 	TZ=UTC IFMETER_DEB="$(DEB_FILE)" $(SWIFT) test --skip-build
+	@$(MAKE) --no-print-directory vm-lane
+
+# The real-kernel lane alone: Wi-Fi, WireGuard and USB links in a Debian
+# guest under qemu (Tests/vm/run.sh), on the release binaries.
+test-vm: test-deps release
+	@$(MAKE) --no-print-directory vm-lane
+
+# Its "N passed, N failed" line, or one line saying why it cannot run here.
+vm-lane:
+	@if reason=$$(Tests/vm/run.sh --check); then Tests/vm/run.sh "$(RELEASE_BIN)"; else echo "vm lane: skipped: $$reason"; fi
 
 # The unit tests alone: no root, no namespace, no binary; seconds.
 test-unit: deps
