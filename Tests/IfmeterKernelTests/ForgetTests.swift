@@ -8,10 +8,6 @@ import Testing
 /// one transaction, applied here with no daemon running (StoreEditTests: with one).
 @Suite(.enabled(if: TestEnvironment.isRoot, TestEnvironment.rootReason))
 struct ForgetTests {
-    private func ifmeter(_ daemon: DaemonHarness, _ arguments: [String]) throws -> ProcessResult {
-        try runProcess(TestEnvironment.binary("ifmeter"), ["--state-dir", daemon.stateDirectory, "--config", daemon.configPath] + arguments)
-    }
-
     @Test func forgetRemovesEveryRowOfOneInterfaceWithTheDaemonStopped() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.start(interval: 60)
@@ -20,11 +16,11 @@ struct ForgetTests {
         #expect(daemon.stop() == 0)
         #expect(try daemon.totals("tun0").rxBytes == 3000)
 
-        let unknown = try ifmeter(daemon, ["forget", "tun9", "--force"])
+        let unknown = try daemon.ifmeter(["forget", "tun9", "--force"])
         #expect(unknown.status == ExitCode.usage.rawValue)
         #expect(unknown.standardError.hasPrefix("ifmeter: no interface tun9 (known: tun0 tun1)"))
 
-        let removed = try ifmeter(daemon, ["forget", "tun0", "--force"])
+        let removed = try daemon.ifmeter(["forget", "tun0", "--force"])
         #expect(removed.status == 0, "\(removed.standardError)")
         #expect(try daemon.totalsIfAny("tun0") == nil)
         #expect(try daemon.reasons("tun0").isEmpty)
@@ -46,7 +42,7 @@ struct ForgetTests {
         #expect(daemon.stop() == 0)
         let nobody = try #require(getpwnam("nobody")).pointee
         _ = try mustRun("/bin/chown", ["-R", "nobody:\(nobody.pw_gid)", daemon.stateDirectory])
-        let removed = try ifmeter(daemon, ["forget", "tun0", "--force"])
+        let removed = try daemon.ifmeter(["forget", "tun0", "--force"])
         #expect(removed.status == 0, "\(removed.standardError)")
         for file in try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory) {
             var info = stat()
@@ -68,7 +64,7 @@ struct ForgetTests {
         #expect(try daemon.totalsIfAny("-x") != nil)
         _ = try daemon.namespace.exec(["ip", "link", "delete", "dev", "-x"])
         try daemon.runOnce()
-        let removed = try ifmeter(daemon, ["forget", "--force", "--", "-x"])
+        let removed = try daemon.ifmeter(["forget", "--force", "--", "-x"])
         #expect(removed.status == 0, "\(removed.standardError)")
         #expect(try daemon.totalsIfAny("-x") == nil)
         #expect(try daemon.totalsIfAny("tun1") != nil)
@@ -85,7 +81,7 @@ struct ForgetTests {
         try daemon.waitForLog("vpn0: removed")
         #expect(daemon.stop(with: SIGKILL) == SIGKILL)
         #expect(try daemon.storeFile().interfaces().first { $0.name == "vpn0" } == nil)
-        let removed = try ifmeter(daemon, ["forget", "vpn0", "--force"])
+        let removed = try daemon.ifmeter(["forget", "vpn0", "--force"])
         #expect(removed.status == 0, "\(removed.standardError)")
         try daemon.runOnce()
         #expect(try daemon.totalsIfAny("vpn0") == nil)
@@ -118,7 +114,7 @@ struct ForgetTests {
         #expect(try daemon.totals("tun6").rxBytes == 2000)
         #expect(try daemon.totals("tun7").rxBytes == 700)
 
-        let removed = try ifmeter(daemon, ["forget", "tun6", "--force"])
+        let removed = try daemon.ifmeter(["forget", "tun6", "--force"])
         #expect(removed.standardOutput == "tun6: removed from \(daemon.stateDirectory)/ifmeter.db\n", "\(removed.standardError)")
         #expect(try daemon.totalsIfAny("tun6") == nil)
         try daemon.namespace.tunTraffic(name: "tun7", rxPackets: 1, size: 500, persist: true)  // while stopped
@@ -127,7 +123,7 @@ struct ForgetTests {
         #expect(try daemon.store().events().isEmpty)
         #expect(try daemon.totalsIfAny("tun6") == nil)
 
-        let present = try ifmeter(daemon, ["forget", "tun7", "--force"])
+        let present = try daemon.ifmeter(["forget", "tun7", "--force"])
         #expect(present.standardOutput == countedOn("tun7", daemon))
         #expect(try daemon.totals("tun7") == .zero)
         try daemon.namespace.tunTraffic(name: "tun7", rxPackets: 1, size: 300, persist: true)
@@ -142,7 +138,7 @@ struct ForgetTests {
     @Test func forgettingARenamedLinksNewNameSaysItIsCountedOn() throws {
         let daemon = try renamedWhileCounted()
 
-        let forgotten = try ifmeter(daemon, ["forget", "tun7", "--force"])
+        let forgotten = try daemon.ifmeter(["forget", "tun7", "--force"])
         #expect(forgotten.standardOutput == countedOn("tun7", daemon), "\(forgotten.standardError)")
         try daemon.namespace.tunTraffic(name: "tun7", rxPackets: 1, size: 500, persist: true)  // while stopped
         try daemon.runOnce()

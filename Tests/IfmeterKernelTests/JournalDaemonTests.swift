@@ -66,10 +66,6 @@ struct JournalDaemonTests {
         return CommitBatch(pending: pending)
     }
 
-    private func ifmeter(_ daemon: DaemonHarness, _ arguments: [String]) throws -> ProcessResult {
-        try daemon.namespace.run([TestEnvironment.binary("ifmeter"), "--state-dir", daemon.stateDirectory, "--config", daemon.configPath] + arguments)
-    }
-
     /// Another store's journal, a damaged one, one that would take a total
     /// past 2^62, a symlink at the journal's path, a journal whose creation
     /// was cut short: the daemon starts, says so in one line naming the
@@ -149,7 +145,7 @@ struct JournalDaemonTests {
         try daemon.runOnce()
         try FileManager.default.removeItem(atPath: daemon.journalPath)
         try FileManager.default.createDirectory(atPath: daemon.journalPath, withIntermediateDirectories: false)
-        let shown = try ifmeter(daemon, ["status"])
+        let shown = try daemon.ifmeter(["status"], inNamespace: true)
         #expect(shown.status == 0)
         let lines = shown.standardError.split(separator: "\n")
         #expect(lines.count == 1)

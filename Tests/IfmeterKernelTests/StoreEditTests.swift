@@ -8,10 +8,6 @@ import Testing
 /// to the daemon, which applies it between two commits and counts on; nothing it counted is lost.
 @Suite(.enabled(if: TestEnvironment.isRoot, TestEnvironment.rootReason))
 struct StoreEditTests {
-    private func ifmeter(_ daemon: DaemonHarness, _ arguments: [String]) throws -> ProcessResult {
-        try runProcess(TestEnvironment.binary("ifmeter"), ["--state-dir", daemon.stateDirectory, "--config", daemon.configPath] + arguments)
-    }
-
     @Test func renameMergeAndForgetWhileTheDaemonCounts() throws {
         let daemon = try DaemonHarness(namespace: NetworkNamespace())
         try daemon.start(interval: 60)
@@ -19,23 +15,23 @@ struct StoreEditTests {
         try daemon.namespace.tunTraffic(name: "tun1", subnet: 1, rxPackets: 2, size: 500)
         try daemon.namespace.tunTraffic(name: "tun3", subnet: 3, rxPackets: 1, size: 300, persist: true)
 
-        let renamed = try ifmeter(daemon, ["rename", "tun0", "wg0"])
+        let renamed = try daemon.ifmeter(["rename", "tun0", "wg0"])
         #expect(renamed.status == 0, "\(renamed.standardError)")
         #expect(renamed.standardOutput.hasPrefix("tun0: its history is now wg0's"))
-        let merged = try ifmeter(daemon, ["merge", "tun1", "wg0"])
+        let merged = try daemon.ifmeter(["merge", "tun1", "wg0"])
         #expect(merged.status == 0, "\(merged.standardError)")
-        let present = try ifmeter(daemon, ["rename", "tun3", "wg3"])
+        let present = try daemon.ifmeter(["rename", "tun3", "wg3"])
         #expect(present.status == ExitCode.usage.rawValue)
         #expect(present.standardError.hasPrefix("ifmeter: tun3 is a link counted now"))
-        let taken = try ifmeter(daemon, ["rename", "wg0", "tun3"])
+        let taken = try daemon.ifmeter(["rename", "wg0", "tun3"])
         #expect(taken.standardError == "ifmeter: tun3 has records of its own; merge wg0 tun3 adds wg0's to them\n")
-        let unforced = try ifmeter(daemon, ["forget", "tun3"])
+        let unforced = try daemon.ifmeter(["forget", "tun3"])
         #expect(unforced.status == ExitCode.usage.rawValue)
 
         // The daemon counts on: tun3's next traffic, and the wg0 it now holds, survive its stop.
         try daemon.namespace.exec(["ip", "link", "del", "tun3"])
         try daemon.namespace.tunTraffic(name: "tun3", subnet: 3, rxPackets: 2, size: 300)
-        let status = try ifmeter(daemon, ["status", "--all", "--json"])
+        let status = try daemon.ifmeter(["status", "--all", "--json"])
         #expect(status.standardOutput.contains("\"wg0\""))
         #expect(!status.standardOutput.contains("\"tun0\"") && !status.standardOutput.contains("\"tun1\""))
         #expect(daemon.stop() == 0)
@@ -46,7 +42,7 @@ struct StoreEditTests {
         #expect(try daemon.totals("tun3").rxBytes == 3 * 300)
 
         try daemon.start(interval: 60)
-        let forgotten = try ifmeter(daemon, ["forget", "wg0", "--force"])
+        let forgotten = try daemon.ifmeter(["forget", "wg0", "--force"])
         #expect(forgotten.status == 0, "\(forgotten.standardError)")
         #expect(daemon.stop() == 0)
         #expect(try daemon.totalsIfAny("wg0") == nil)
@@ -60,13 +56,12 @@ struct StoreEditTests {
         try daemon.namespace.vethPair("veth-near", to: far, "veth-far")
         try daemon.start(interval: 60)
         try daemon.namespace.sendOverVeth(to: far, count: 4, size: 400)  // not watched: not counted
-        let watched = try ifmeter(daemon, ["watch", "veth-near"])
+        let watched = try daemon.ifmeter(["watch", "veth-near"])
         #expect(watched.status == 0, "\(watched.standardError)")
-        let listed = try daemon.namespace.run(
-            [TestEnvironment.binary("ifmeter"), "--state-dir", daemon.stateDirectory, "--config", daemon.configPath, "interfaces"])
+        let listed = try daemon.ifmeter(["interfaces"], inNamespace: true)
         #expect(listed.standardOutput.contains("veth-near"), "\(listed.standardOutput)")
         try daemon.namespace.sendOverVeth(to: far, count: 5, size: 500)
-        let unwatched = try ifmeter(daemon, ["unwatch", "veth-near"])
+        let unwatched = try daemon.ifmeter(["unwatch", "veth-near"])
         #expect(unwatched.status == 0, "\(unwatched.standardError)")
         try daemon.namespace.sendOverVeth(to: far, count: 2, size: 100)  // after it: not counted
         #expect(daemon.stop() == 0)
@@ -74,10 +69,9 @@ struct StoreEditTests {
         #expect(try daemon.store().chosenWatches() == ["veth-near": false])
 
         // With no daemon, the choice goes straight to the store; the next start counts from its first sample.
-        let again = try ifmeter(daemon, ["watch", "veth-near"])
+        let again = try daemon.ifmeter(["watch", "veth-near"])
         #expect(again.status == 0, "\(again.standardError)")
-        let live = try daemon.namespace.run([TestEnvironment.binary("ifmeter"), "--state-dir", daemon.stateDirectory, "--config", daemon.configPath,
-                                             "live", "--count", "1", "--interval", "0.1"])
+        let live = try daemon.ifmeter(["live", "--count", "1", "--interval", "0.1"], inNamespace: true)
         #expect(live.standardOutput.contains("veth-near"), "\(live.standardOutput) \(live.standardError)")
         try daemon.start(interval: 60)
         try daemon.namespace.sendOverVeth(to: far, count: 3, size: 300)
@@ -96,7 +90,7 @@ struct StoreEditTests {
         let reloaded = try runProcess("/bin/sh", ["-c", "kill -HUP $(cat \(pidFile))"])
         #expect(reloaded.status == 0, "\(reloaded.standardError)")
         try daemon.waitForLog("reload")
-        let status = try ifmeter(daemon, ["status", "--json"])
+        let status = try daemon.ifmeter(["status", "--json"])
         #expect(status.standardOutput.contains("\"running\": true"), "\(status.standardOutput)")
         #expect(daemon.stop() == 0)
     }

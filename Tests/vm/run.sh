@@ -15,6 +15,7 @@ cache_root=${IFMETER_VM_CACHE:-/var/cache/ifmeter-vm}
 runs=(
   "links 2027-03-01T12:00:00 boot wifi wireguard rndis_host cdc_ether_local cdc_ether_global cdc_ncm wwan unplug"
   "power-cut now power_cut"
+  "reboot-clock now clean_reboot clock_back clock_forward"
 )
 
 cannot_run() {
@@ -102,6 +103,7 @@ for run in "${runs[@]}"; do
   for boots in 1 2 3 4; do
     printf 'BOOT=%s\nTESTS="%s"\nGUEST_TIMEOUT=%s\nCLOCK=%s\n' "$boots" "$tests" "$GUEST_TIMEOUT" "$rtc" > "$dir/share/plan"
     rm -f "$dir/share/next"
+    date +%s > "$dir/share/host-clock"  # the true time, for a guest whose clock is set wrong
     boot "$dir" "$rtc"
     [ -e "$dir/share/next" ] || break
     read -r _ rtc < "$dir/share/next"

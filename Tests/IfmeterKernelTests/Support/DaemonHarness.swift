@@ -197,6 +197,12 @@ final class DaemonHarness {
         return process.terminationStatus
     }
 
+    /// `ifmeter` on this daemon's store and configuration, run here or in its namespace (whose links it then reads).
+    func ifmeter(_ arguments: [String], inNamespace: Bool = false) throws -> ProcessResult {
+        let command = [TestEnvironment.binary("ifmeter"), "--state-dir", stateDirectory, "--config", configPath] + arguments
+        return inNamespace ? try namespace.run(command) : try runProcess(command[0], Array(command.dropFirst()))
+    }
+
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     /// The store as `ifmeter` reads it: the file, completed by what the

@@ -99,6 +99,11 @@ wireguard_pair() {
   printf 'addr add 10.0.2.2/24 dev wg1\nlink set wg1 up\n' | ip -n peer -batch -
 }
 
+# ping_wireguard_peer COUNT: COUNT pings of 1028 bytes over wg0 to its peer, every one answered.
+ping_wireguard_peer() {
+  ping -q -c "$1" -i 0.05 -s 1000 -W 5 10.0.2.2 > /run/ping.log || fail "ping over wg0: $(tail -n 2 /run/ping.log)"
+}
+
 # WireGuard sends a keepalive 10 s after the last reply: no peers, no timers.
 wireguard_quiet() {
   wg set wg0 peer "$pub1" remove

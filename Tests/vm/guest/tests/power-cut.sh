@@ -15,7 +15,7 @@ t_power_cut() {
     kernel_bytes wg0
     before_rx=$rx before_tx=$tx
     daemon_start "$state" --interval 1 --commit-interval 5
-    ping -q -c 20 -i 0.05 -s 1000 -W 5 10.0.2.2 > /run/ping.log || fail "ping over wg0: $(tail -n 2 /run/ping.log)"
+    ping_wireguard_peer 20
     wireguard_quiet
     kernel_bytes wg0
     expected="wg0 $((rx - before_rx)) $((tx - before_tx))"
