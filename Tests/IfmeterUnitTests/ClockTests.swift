@@ -63,6 +63,14 @@ import Testing
         #expect(!waited.mayJudgeHistory)
         _ = waited.observe(Self.reading(1_796_000_400, 310, expected: true))
         #expect(!waited.isHolding && !waited.mayJudgeHistory)
+        // Offline, never synchronised: a day unstepped, and the prune may run.
+        var offline = waited
+        _ = offline.observe(Self.reading(1_796_000_100 + 86_390, 86_400, expected: true))
+        #expect(!offline.mayJudgeHistory)
+        _ = offline.observe(Self.reading(1_796_000_100 + 86_400, 86_410, expected: true))
+        #expect(offline.mayJudgeHistory)
+        _ = offline.observe(Self.reading(1_796_000_100 + 90_000, 86_425, expected: true))  // stepped: a day again
+        #expect(!offline.mayJudgeHistory)
         _ = waited.observe(Self.reading(1_796_000_415, 325, synced: true, expected: true))
         #expect(waited.mayJudgeHistory)
         #expect(ClockTrust(Self.reading(1_796_000_100, 10), lastCommit: Self.lastCommit, wait: 300).mayJudgeHistory)

@@ -38,9 +38,14 @@ package struct ClockTrust: Sendable, Equatable {
 
     /// A step smaller than this is a slew or a sample's jitter, not a change of the clock.
     package static let stepThreshold = 2.0
+    /// A clock a time service never synchronised (an offline box) judges history once it has run this
+    /// long unstepped: a prune can wait, but not for ever.
+    package static let unsynchronisedTrustAfter = 86_400.0
 
     package private(set) var hold: Hold?
     private var holdBegan: Double
+    /// The boot clock at start, or at the last step: how long the wall clock has run unchanged.
+    private var steadySince: Double
     private var offset: Double
     private var reading: Reading
     private var released = false
@@ -52,6 +57,7 @@ package struct ClockTrust: Sendable, Equatable {
         reading = first
         offset = first.wall - first.boottime
         holdBegan = first.boottime
+        steadySince = first.boottime
         self.wait = wait
         if first.synchronized || wait <= 0 {
             hold = nil
@@ -65,7 +71,10 @@ package struct ClockTrust: Sendable, Equatable {
     package mutating func observe(_ next: Reading) -> Change {
         var change = Change()
         let nextOffset = next.wall - next.boottime
-        if abs(nextOffset - offset) >= Self.stepThreshold { change.step = nextOffset - offset }
+        if abs(nextOffset - offset) >= Self.stepThreshold {
+            change.step = nextOffset - offset
+            steadySince = next.boottime
+        }
         offset = nextOffset
         reading = next
         guard let hold else { return change }
@@ -92,7 +101,9 @@ package struct ClockTrust: Sendable, Equatable {
     /// Traffic waits undated in memory (no scheduled commit) while this holds.
     package var isHolding: Bool { hold != nil }
 
-    /// Whether the retention prune may run and rows dated after now may be moved to now: never by
-    /// a clock a time service was expected to synchronise and has not.
-    package var mayJudgeHistory: Bool { hold == nil && (reading.synchronized || !reading.syncExpected) }
+    /// Whether the retention prune may run and rows dated after now may be moved to now: not by a
+    /// clock a time service was expected to synchronise and has not, until it ran a day unstepped.
+    package var mayJudgeHistory: Bool {
+        hold == nil && (reading.synchronized || !reading.syncExpected || reading.boottime - steadySince >= Self.unsynchronisedTrustAfter)
+    }
 }
