@@ -328,7 +328,9 @@ package final class Daemon {
     // MARK: Steps
 
     /// One sample: queued events, a fresh dump, the commit or journal append the route decides, the metrics file.
-    package func samplePass(eventsWereLost: Bool = false) {
+    /// Returns the links dumped (none when the dump failed).
+    @discardableResult
+    package func samplePass(eventsWereLost: Bool = false) -> [LinkSample] {
         defer { writeStepLines() }
         let started = SystemClock.monotonic()
         let lost = readEvents(missed: eventsWereLost ? .lost : nil) || eventsWereLost
@@ -340,7 +342,7 @@ package final class Daemon {
             Log.error("netlink dump failed: \(error)")
             // What the events said is made durable all the same.
             keep(route(commitDue: false), at: now)
-            return
+            return []
         }
         if policyAwaitsDump {
             policyAwaitsDump = false
@@ -351,6 +353,7 @@ package final class Daemon {
         let commitDue = clockTrust.takeRelease() || SystemClock.boottime() - health.lastCommit >= configuration.commitInterval
         keep(route(commitDue: commitDue && !clockTrust.isHolding), at: now)
         publishMetrics()
+        return links
     }
 
     /// Link events at the end of a gathering: a life that began or ended is made durable now, not at the commit.
@@ -448,10 +451,10 @@ package final class Daemon {
 
     private func shutdown() -> ExitCode {
         ServiceManager.notify("STOPPING=1")
-        samplePass(eventsWereLost: false)
+        let links = samplePass(eventsWereLost: false)
         let now = readClock()
         // What the next boot cannot have seen is bounded by this stop, for the links that were up.
-        let up = ((try? linkSource.links()) ?? []).filter { $0.canCarryTraffic && meter.lives[$0.ifindex] != nil }.map(\.ifindex)
+        let up = links.filter { $0.canCarryTraffic && meter.lives[$0.ifindex] != nil }.map(\.ifindex)
         store.cleanStop = CleanStop(bootID: bootID, at: now.wall, linksUp: Set(up))
         commit(at: now)
         publishMetrics(last: true)

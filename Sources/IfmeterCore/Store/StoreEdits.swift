@@ -33,7 +33,7 @@ extension CounterStore {
             return EditOutcome(.success, "\(source): its history was added to \(target)'s in \(path)")
         case .watch(let name), .unwatch(let name):
             let watched = if case .watch = edit { true } else { false }
-            try setMeta(Self.watchKey + name, watched ? "watch" : "ignore")
+            try writeMeta([(Self.watchKey + name, watched ? "watch" : "ignore")])
             return EditOutcome(.success, watched
                 ? "\(name): counted from now on, whatever its class (ifmeter unwatch \(name) stops it)"
                 : "\(name): not counted from now on; its history stays (ifmeter forget \(name) --force removes it)")
@@ -48,10 +48,6 @@ extension CounterStore {
             (String(row.text(0).dropFirst(Self.watchKey.count)), row.text(1) == "watch")
         }
         return Dictionary(rows, uniquingKeysWith: { first, _ in first })
-    }
-
-    private func setMeta(_ key: String, _ value: String) throws(StoreError) {
-        try database.run("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [.text(key), .text(value)])
     }
 
     private func isKnown(_ name: String) throws(StoreError) -> Bool {
